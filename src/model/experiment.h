@@ -1,0 +1,77 @@
+/* experiment.h: the typed, validated experiment.
+ *
+ * experiment_from_config() checks every key against one schema table
+ * (experiment.c): unknown keys, wrong types, bad units, out-of-range values
+ * and impossible combinations are PG_EXIT_INPUT naming file, line and key.
+ * Keys not given take the defaults of the table.  `pipegrid keys` prints the
+ * table, so the documentation of keys cannot drift from the code.
+ */
+#ifndef PG_MODEL_EXPERIMENT_H
+#define PG_MODEL_EXPERIMENT_H
+
+#include "model/config.h"
+#include "util/error.h"
+
+#define PG_NAME_MAX 512
+
+typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT } workload_kind;
+typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
+typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE } offload_policy;
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN } recompute_policy;
+
+typedef struct experiment {
+    /* schedule */
+    char schedule[PG_NAME_MAX];     /* generator name or "file:PATH" */
+    int pp;
+    int microbatches;               /* 0 until derived from batch sizes */
+    int chunks;                     /* stages per rank for interleaved / hanayo */
+
+    /* parallelism and batch */
+    int tp, dp;
+    int micro_batch_size;           /* samples */
+    int global_batch_size;          /* samples; 0 = not given */
+
+    /* workload */
+    workload_kind workload;
+    char profile_path[PG_NAME_MAX]; /* WL_PROFILE */
+    double uniform_f_s, uniform_b_s, uniform_w_s;
+    double uniform_w_fraction;      /* M_W / M_B */
+    double uniform_activation_bytes;/* bytes of one M_B (whole rank share) */
+    double uniform_params;          /* parameters of one rank's share */
+    int gpt_layers, gpt_hidden, gpt_heads, gpt_seq, gpt_vocab;
+
+    /* network / platform */
+    network_kind network;
+    char platform_path[PG_NAME_MAX];/* NET_PLATFORM */
+    double ideal_latency_s;
+    int cluster_nodes, cluster_gpus_per_node;
+    char cluster_gpu[64];
+    double cluster_nvlink_bw, cluster_ib_bw, cluster_pcie_bw;   /* bytes/s; 0 = GPU type default */
+
+    /* memory */
+    double memory_limit;            /* M_B units; 0 = none */
+    double memory_capacity_bytes;   /* 0 = each GPU's own */
+    double bytes_per_param;         /* weights + grads + optimizer; default 16 (mixed-precision Adam) */
+    offload_policy offload;
+    double offload_ratio;
+    recompute_policy recompute;
+
+    /* where each value came from, for messages after validation */
+    pg_origin origin_schedule, origin_pp, origin_microbatches, origin_workload, origin_network;
+} experiment;
+
+/* Defaults for every key (the bundled default experiment overrides some). */
+void experiment_defaults(experiment *e);
+
+int experiment_from_config(const config *c, experiment *e, pg_status *st);
+
+/* The schema, for `pipegrid keys` and the README. */
+typedef struct exp_key_doc {
+    const char *key;
+    const char *type;        /* "int", "seconds", "bytes", "bytes/s", "enum", ... */
+    const char *default_text;
+    const char *help;
+} exp_key_doc;
+const exp_key_doc *experiment_key_docs(size_t *count);
+
+#endif

@@ -1,0 +1,67 @@
+/* platform.h: the cluster as pipegrid sees it, without SimGrid.
+ *
+ * A platform is a SimGrid XML file (platforms/*.xml, or one generated into a
+ * temporary file for network=ideal and network=cluster).  This module reads
+ * the XML with libxml2 to check it is well formed (errors give file and
+ * line) and to list the GPUs: hosts with <prop id="kind" value="gpu"/>,
+ * ordered by their "node" and "local_rank" properties.  Each GPU has
+ *   speed (host speed, flop/s), memory (prop "memory", bytes with unit),
+ *   gpu type (prop "gpu"), and the host-memory endpoint of its node
+ *   (the host with kind=cpu and the same node), the target of offload copies.
+ * The simulator then loads the same file into SimGrid.
+ */
+#ifndef PG_MODEL_PLATFORM_H
+#define PG_MODEL_PLATFORM_H
+
+#include "model/experiment.h"
+#include "util/error.h"
+
+typedef struct pg_gpu {
+    char host[64];            /* SimGrid host name */
+    int node;
+    int local_rank;
+    double speed_flops;
+    double memory_bytes;
+    char type[32];            /* "h100-sxm", ... ("" if not given) */
+    int cpu_index;            /* index into platform_desc.cpu_host, -1 if none */
+} pg_gpu;
+
+typedef struct platform_desc {
+    char xml_path[4096];      /* file SimGrid loads */
+    int is_temporary;         /* generated: removed by platform_free */
+    int ngpus;
+    pg_gpu *gpu;              /* [ngpus], node-major, local_rank-minor */
+    int ncpus;
+    char (*cpu_host)[64];     /* host-memory endpoint per node */
+    double *cpu_memory_bytes; /* host memory capacity per node (0 = unknown) */
+} platform_desc;
+
+/* Read and check a platform XML. */
+int platform_load(const char *path, platform_desc *p, pg_status *st);
+
+/* network=ideal: ngpus GPUs of the given speed; every route between two GPUs
+ * has latency latency_s and no bandwidth limit worth the name (transfers are
+ * zero-byte messages). */
+int platform_make_ideal(int ngpus, double latency_s, double speed_flops, double memory_bytes,
+                        platform_desc *p, pg_status *st);
+
+/* network=cluster: generated from the cluster.* keys of e. */
+int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st);
+
+void platform_free(platform_desc *p);
+
+/* GPU system presets (speed, memory, NVLink/PCIe/NIC bandwidths, source). */
+typedef struct gpu_system {
+    const char *name;         /* "a100-80g", "h100-sxm", ... */
+    double speed_flops;       /* dense BF16 peak */
+    double memory_bytes;
+    double nvlink_bw;         /* per GPU, each direction, bytes/s */
+    double pcie_bw;           /* per GPU, each direction, bytes/s */
+    double nic_bw;            /* per GPU NIC, bytes/s */
+    double host_memory_bytes; /* per node */
+    const char *source;
+} gpu_system;
+const gpu_system *gpu_system_find(const char *name);
+const gpu_system *gpu_systems(size_t *count);
+
+#endif

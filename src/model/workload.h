@@ -1,0 +1,49 @@
+/* workload.h: what one stage costs, per microbatch.
+ *
+ * A workload is the model cut into nstages stages (pp * v), each with its
+ * measured (or modelled) times and memory.  Times are on the reference GPU
+ * the profile was measured on (ref_speed_flops); the simulator scales them
+ * by ref_speed / speed of the GPU that runs the stage.  ref_speed_flops == 0
+ * means the times are absolute and never scaled (workload=uniform).
+ *
+ * Memory per stage follows the zero-bubble accounting: F stores act_b_bytes
+ * (what B needs), B releases act_b_bytes - act_w_bytes, W releases the rest.
+ */
+#ifndef PG_MODEL_WORKLOAD_H
+#define PG_MODEL_WORKLOAD_H
+
+#include "model/experiment.h"
+#include "util/error.h"
+
+typedef struct stage_cost {
+    double f_s, b_s, w_s;        /* seconds on the reference GPU */
+    double act_b_bytes;          /* stored by F for B */
+    double act_w_bytes;          /* still held after B, for W */
+    double boundary_bytes;       /* output activation sent to the next stage; the gradient back is the same size */
+    double param_count;          /* parameters held by the stage */
+    double fwd_flops;            /* model FLOPs of F (B + W = 2x), for MFU */
+    double workspace_bytes;      /* transient buffers while an op of this stage runs */
+    int layers;                  /* transformer layers in the stage (informational) */
+} stage_cost;
+
+typedef struct workload {
+    char name[128];
+    char source[512];            /* provenance of the numbers */
+    char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
+    double ref_speed_flops;      /* 0 = absolute times */
+    int nstages;
+    stage_cost *stage;           /* [nstages] */
+    int seq_len;                 /* tokens per sample (0 = unknown) */
+    int micro_batch_size;        /* samples per microbatch */
+} workload;
+
+/* Build the workload of experiment e cut into nstages stages. */
+int workload_build(const experiment *e, int nstages, workload *w, pg_status *st);
+void workload_free(workload *w);
+
+/* Load a profile YAML (profiles/*.yaml) and cut it into nstages stages
+ * (evenly by layers, or by the profile's explicit split if it has one for
+ * that count).  Errors name file, line and key. */
+int workload_load_profile(const char *path, int nstages, workload *w, pg_status *st);
+
+#endif

@@ -1,0 +1,149 @@
+/* schedule.h: a pipeline schedule as pure data.
+ *
+ * The model is the one of the seed papers.  A model of S = pp * v stages is
+ * placed on pp ranks (GPUs); stage_rank[s] says which rank runs stage s.
+ * For every stage s and microbatch j there is one forward F(s,j) and either a
+ * fused backward BW(s,j) or the split pair B(s,j) (input gradient) and
+ * W(s,j) (weight gradient).  Each rank executes its own op list in order,
+ * one op at a time.  Dependencies:
+ *     F(s,j)      <- F(s-1,j)                      (activation from stage s-1)
+ *     B|BW(s,j)   <- B|BW(s+1,j)  for s < S-1      (gradient from stage s+1)
+ *     B|BW(S-1,j) <- F(S-1,j)                      (the loss turn)
+ *     W(s,j)      <- B(s,j)
+ * A dependency between stages on different ranks is a message (activation
+ * forward, gradient backward); on the same rank it is free.
+ *
+ * This layer never touches SimGrid: generators are pure functions of their
+ * parameters, which is what lets schedules be tested, exported and planned
+ * without a simulation.
+ */
+#ifndef PG_SCHEDULE_SCHEDULE_H
+#define PG_SCHEDULE_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "util/error.h"
+#include "util/strbuf.h"
+
+typedef enum op_kind {
+    OP_F = 0,   /* forward */
+    OP_B,       /* backward for the input gradient (split backward) */
+    OP_W,       /* backward for the weight gradient (split backward) */
+    OP_BW,      /* fused backward: B then W in one op */
+    OP_KIND_COUNT
+} op_kind;
+
+typedef struct sched_op {
+    int32_t stage;       /* 0 .. nstages-1, model order */
+    int32_t mb;          /* microbatch 0 .. m-1 */
+    uint8_t kind;        /* op_kind */
+} sched_op;
+
+typedef struct schedule {
+    char name[48];       /* generator name ("1f1b", "file:x.csv", ...) */
+    int pp;              /* ranks */
+    int v;               /* stages per rank */
+    int nstages;         /* pp * v */
+    int m;               /* microbatches */
+    int *stage_rank;     /* [nstages] rank of each stage */
+    int *nops;           /* [pp] length of each rank's list */
+    size_t *cap;         /* [pp] allocated length */
+    sched_op **ops;      /* [pp][nops[r]] execution order of rank r */
+} schedule;
+
+/* What generators receive.  Times are for one microbatch of one whole rank's
+ * share of the model (a rank with v stages spends t/v per stage op); the
+ * cost-aware generators (zb-auto, zb-v, v-*) use them, the fixed ones do not. */
+typedef struct sched_params {
+    int pp;
+    int m;
+    int chunks;            /* stages per rank for interleaved / hanayo; V schedules force 2 */
+    double t_f, t_b, t_w;  /* seconds, per rank share */
+    double t_comm;         /* seconds added to every cross-rank dependency */
+    double mem_limit;      /* activation limit per rank in M_B units (contract's memory.limit); <= 0: none given */
+    double w_fraction;     /* M_W / M_B: what W still holds after B */
+} sched_params;
+
+/* ---- container ---------------------------------------------------------- */
+
+/* Allocate an empty schedule of pp ranks and nstages = pp * v stages. */
+void sched_init(schedule *s, const char *name, int pp, int v, int m);
+void sched_free(schedule *s);
+void sched_push(schedule *s, int rank, op_kind kind, int stage, int mb);
+int sched_total_ops(const schedule *s);
+/* Deep copy. */
+void sched_copy(schedule *dst, const schedule *src);
+
+/* ---- placements (fill stage_rank) ------------------------------------- */
+void sched_place_contiguous(schedule *s);  /* v = 1: stage s on rank s */
+void sched_place_looping(schedule *s);     /* interleaved: stage s on rank s mod pp */
+void sched_place_v(schedule *s);           /* v = 2: rank i holds stages i and 2pp-1-i */
+void sched_place_wave(schedule *s);        /* hanayo: 0..pp-1, pp-1..0, 0..pp-1, ... */
+
+/* Local chunk index of stage s on its rank (0 .. v-1), in model order. */
+int sched_stage_chunk(const schedule *s, int stage);
+
+/* ---- dependencies -------------------------------------------------------- */
+
+/* Whether the schedule splits backward (any B or W op) or fuses it (BW). */
+int sched_is_split(const schedule *s);
+
+/* The op op depends on, if any: returns 1 and fills *pred, or 0 for an op
+ * with no predecessor (F of stage 0).  For a backward of stage s < S-1 the
+ * predecessor is the backward of s+1, of kind B or BW as the schedule uses. */
+int sched_pred(const schedule *s, sched_op op, sched_op *pred);
+
+/* ---- generators ------------------------------------------------------- */
+
+typedef int (*sched_gen_fn)(const sched_params *p, schedule *out, pg_status *st);
+
+typedef struct sched_generator {
+    const char *name;       /* contract name: "gpipe", "1f1b", ... */
+    sched_gen_fn generate;
+    const char *summary;    /* one line for --help and the README */
+} sched_generator;
+
+/* NULL if unknown. */
+const sched_generator *sched_find_generator(const char *name);
+/* Table terminated by an entry with name == NULL. */
+const sched_generator *sched_generators(void);
+
+/* Generate by name (not "file:"): validates p first (pp >= 1, m >= 1, ...),
+ * then validates the result.  Errors are PG_EXIT_INPUT. */
+int sched_generate(const char *name, const sched_params *p, schedule *out, pg_status *st);
+
+/* ---- validation ------------------------------------------------------- */
+
+/* Structure: every (stage, mb) has exactly one F and exactly one BW or one
+ * B and one W (never a mix), each op sits on the rank holding its stage,
+ * indices in range.  PG_EXIT_INPUT naming the first offending op. */
+int sched_validate(const schedule *s, pg_status *st);
+
+/* Can the order complete?  Replays the dependency graph abstractly; if some
+ * rank's next op can never become ready, returns PG_EXIT_DEADLOCK and lists
+ * every blocked rank's next op and what it waits for, e.g.
+ *   "deadlock: rank 0 blocked at B(stage 0, mb 3) waiting for B(stage 1, mb 3); ..." */
+int sched_check_deadlock(const schedule *s, pg_status *st);
+
+/* ---- ideal timing (the papers' model, no SimGrid) ----------------------- */
+
+/* Times per op in the papers' evaluator model: op ends at
+ * max(end of previous op on the rank, end of predecessor + t_comm if it is
+ * on another rank) + duration; duration of a stage op is t/v (BW = (b+w)/v).
+ * start/end arrays are indexed like ops ([rank][i]), allocated by the callee
+ * (free with sched_times_free).  Returns PG_EXIT_DEADLOCK if it cannot complete. */
+typedef struct sched_times {
+    double **start, **end;   /* [pp][nops] */
+    double makespan;         /* max end - min start over all ranks */
+    double span;             /* max over ranks of (last end - first start) */
+} sched_times;
+int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, double t_comm,
+                     sched_times *out, pg_status *st);
+void sched_times_free(const schedule *s, sched_times *t);
+
+/* ---- names ------------------------------------------------------------ */
+const char *op_kind_name(op_kind k);     /* "F", "B", "W", "BW" */
+/* "F(stage 3, mb 7)" into buf. */
+char *sched_op_str(sched_op op, char *buf, int len);
+
+#endif

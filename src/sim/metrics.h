@@ -1,0 +1,65 @@
+/* metrics.h: the numbers users read, computed from a timeline (no SimGrid).
+ *
+ * Definitions (the contract's):
+ *   makespan        first op start to last op end, over all ranks
+ *   span            max over ranks of (last op end - first op start): the papers' "cost"
+ *   bubble_ratio    (span - busy time of the rank with the largest span) / span
+ *   peak_activations per rank, peak count of stored activations in stage units:
+ *                   +1/v at the start of F, -1/v at the end of the W or BW that frees it
+ *   peak_memory_bytes per rank: static + activations (F start +M_B, B end -(M_B-M_W),
+ *                   W end -M_W) + the running op's workspace
+ * Events at the same instant release before they allocate.
+ */
+#ifndef PG_SIM_METRICS_H
+#define PG_SIM_METRICS_H
+
+#include "model/platform.h"
+#include "model/workload.h"
+#include "schedule/schedule.h"
+#include "sim/timeline.h"
+
+typedef struct rank_metrics {
+    double first_start, last_end;
+    double span;
+    double busy_s;               /* sum of op durations */
+    double idle_s;               /* span - busy */
+    double peak_activations;     /* stage units */
+    double peak_memory_bytes;
+    double peak_time_s;          /* when the memory peak happens */
+    double static_bytes;         /* weights + gradients + optimizer state */
+    double peak_activation_bytes;/* activation bytes at the memory peak */
+    double capacity_bytes;       /* of its GPU */
+    double recompute_s;
+    double offload_bytes;
+    int gpu;                     /* index into platform */
+} rank_metrics;
+
+typedef struct run_metrics {
+    int pp;
+    double makespan;
+    double span;
+    double bubble_ratio;
+    int span_rank;               /* rank with the largest span */
+    double total_busy_s;
+    double samples_per_s, tokens_per_s;
+    double mfu;                  /* 0 when model FLOPs or GPU peak are unknown */
+    double iteration_s;          /* whole iteration (pipeline here; + DP all-reduce and optimizer later) */
+    double lower_bound;          /* 0 = not computed */
+    int noom; int *oom;          /* ranks over capacity */
+    rank_metrics *rank;          /* [pp] */
+} run_metrics;
+
+typedef struct metrics_input {
+    const schedule *sched;
+    const workload *wl;
+    const platform_desc *plat;
+    const int *rank_gpu;
+    const timeline *tl;
+    double bytes_per_param;
+    double capacity_override_bytes;  /* memory.capacity; 0 = GPU's own */
+} metrics_input;
+
+void metrics_compute(const metrics_input *in, run_metrics *out);
+void metrics_free(run_metrics *m);
+
+#endif
