@@ -1,0 +1,63 @@
+/* cli.h: the pipegrid command line.
+ *
+ * Every subcommand that reads an experiment goes through the same job
+ * pipeline (job.c): experiment file (or the bundled default) + --set
+ * overrides -> typed experiment -> workload -> schedule -> platform.  Each
+ * step reports bad input as exit 2 with file, line and key; the subcommand
+ * only decides what to do with the result.
+ */
+#ifndef PG_CLI_CLI_H
+#define PG_CLI_CLI_H
+
+#include "model/config.h"
+#include "model/experiment.h"
+#include "model/platform.h"
+#include "model/workload.h"
+#include "schedule/schedule.h"
+#include "util/error.h"
+
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV } output_format;
+
+/* Options shared by run, schedule, bound and sweep. */
+typedef struct cli_options {
+    const char *experiment_path;   /* NULL: the bundled default experiment */
+    const char **sets;             /* "KEY=VALUE" in command-line order */
+    int nsets;
+    output_format format;
+    const char *trace_path;        /* --trace */
+    int color;                     /* schedule show: -1 auto, 0 never, 1 always */
+    int simulated;                 /* schedule show --simulated */
+    const char **grids;            /* sweep --grid KEY=V1,V2 */
+    int ngrids;
+    int jobs;                      /* sweep -j */
+    const char *output_path;       /* sweep -o: resume file */
+} cli_options;
+
+/* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format. */
+int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, cli_options *o, pg_status *st);
+void cli_options_free(cli_options *o);
+
+typedef struct job {
+    config cfg;
+    experiment exp;
+    workload wl;
+    schedule sched;
+    platform_desc plat;
+    int *rank_gpu;                 /* [pp] GPU index of each pipeline rank */
+    int have_wl, have_sched, have_plat;
+} job;
+
+int job_load_experiment(job *j, const cli_options *o, pg_status *st);
+int job_build_schedule(job *j, pg_status *st);   /* also builds the workload */
+int job_build_platform(job *j, pg_status *st);
+void job_free(job *j);
+
+/* Subcommands: return the process exit code. */
+int cmd_run(int argc, char **argv);
+int cmd_schedule(int argc, char **argv);
+int cmd_keys(int argc, char **argv);
+
+/* Print st->msg to stderr as "pipegrid: <msg>" and return st->code. */
+int cli_report_error(const pg_status *st);
+
+#endif

@@ -1,0 +1,87 @@
+/* cmd_run.c: `pipegrid run`: simulate one experiment and report it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "report/report.h"
+#include "sim/metrics.h"
+#include "sim/sim.h"
+
+static int write_report(const report_input *ri, output_format format)
+{
+    strbuf out;
+    sb_init(&out);
+    switch (format) {
+    case FORMAT_JSON:
+        report_json(ri, &out);
+        sb_append(&out, "\n");
+        break;
+    case FORMAT_CSV:
+        report_csv_header(NULL, 0, &out);
+        report_csv_row(ri, NULL, 0, &out);
+        break;
+    default:
+        report_text(ri, &out);
+        break;
+    }
+    int rc = sb_write(&out, stdout);
+    sb_free(&out);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    cli_options o;
+    pg_status st;
+    pg_status_clear(&st);
+    job j;
+    memset(&j, 0, sizeof j);
+    config_init(&j.cfg);
+    timeline tl;
+    timeline_init(&tl);
+    run_metrics m;
+    memset(&m, 0, sizeof m);
+    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV, &o, &st);
+    if (rc == 0)
+        rc = job_load_experiment(&j, &o, &st);
+    if (rc == 0)
+        rc = job_build_schedule(&j, &st);
+    if (rc == 0)
+        rc = job_build_platform(&j, &st);
+    sim_outcome outcome;
+    memset(&outcome, 0, sizeof outcome);
+    if (rc == 0) {
+        sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
+                        .zero_byte_messages = j.exp.network == NET_IDEAL};
+        rc = sim_run(&in, &tl, &outcome, &st);
+    }
+    if (rc != 0) {
+        rc = cli_report_error(&st);
+        goto done;
+    }
+
+    metrics_input mi = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu, .tl = &tl,
+                        .bytes_per_param = j.exp.bytes_per_param,
+                        .capacity_override_bytes = j.exp.memory_capacity_bytes};
+    metrics_compute(&mi, &m);
+    report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
+                       .tl = &tl, .m = &m, .outcome = &outcome};
+    if (write_report(&ri, o.format) != 0) {
+        rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
+        goto done;
+    }
+    if (o.trace_path != NULL && report_trace(&ri, o.trace_path, &st) != 0) {
+        rc = cli_report_error(&st);
+        goto done;
+    }
+    if (m.noom > 0) {
+        fprintf(stderr, "pipegrid: out of memory predicted on %d rank%s (see oom)\n", m.noom, m.noom > 1 ? "s" : "");
+        rc = PG_EXIT_OOM;
+    }
+done:
+    metrics_free(&m);
+    timeline_free(&tl);
+    job_free(&j);
+    cli_options_free(&o);
+    return rc;
+}

@@ -1,0 +1,174 @@
+/* job.c: experiment -> workload -> schedule -> platform, shared by every
+ * subcommand (see cli.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "model/memory.h"
+#include "schedule/torch_csv.h"
+#include "util/datapath.h"
+
+/* The bundled default experiment, looked up like any data file. */
+#define DEFAULT_EXPERIMENT "experiments/default.yaml"
+/* network=ideal: GPU speed when the workload's times are absolute (any
+ * value works: ops take their given time whatever the speed). */
+#define IDEAL_SPEED_FLOPS 1e12
+/* network=ideal: GPU memory when neither memory.capacity nor the profile's
+ * GPU type says otherwise (an 80 GB part, the common training GPU). */
+#define IDEAL_MEMORY_BYTES (80.0 * 1024 * 1024 * 1024)
+#define SCHEDULE_FILE_PREFIX "file:"
+
+int job_load_experiment(job *j, const cli_options *o, pg_status *st)
+{
+    memset(j, 0, sizeof *j);
+    config_init(&j->cfg);
+    int rc;
+    if (o->experiment_path != NULL) {
+        rc = config_load_file(&j->cfg, o->experiment_path, st);
+    } else {
+        char path[4096];
+        if (datapath_find(DEFAULT_EXPERIMENT, path, sizeof path) != 0)
+            return pg_fail(st, PG_EXIT_INPUT, "%s: bundled default experiment not found (set PIPEGRID_DATA_DIR)",
+                           DEFAULT_EXPERIMENT);
+        rc = config_load_file(&j->cfg, path, st);
+    }
+    if (rc != 0)
+        return rc;
+    for (int i = 0; i < o->nsets; i++)
+        if ((rc = config_apply_set(&j->cfg, o->sets[i], st)) != 0)
+            return rc;
+    return experiment_from_config(&j->cfg, &j->exp, st);
+}
+
+/* The cost-aware generators see one number per op kind: the slowest rank's
+ * share (the bottleneck rank sets the pace of a pipeline). */
+static void rank_share_times(const workload *w, sched_params *p)
+{
+    for (int s = 0; s < w->nstages; s++) {
+        const stage_cost *c = &w->stage[s];
+        if (c->f_s > p->t_f) p->t_f = c->f_s;
+        if (c->b_s > p->t_b) p->t_b = c->b_s;
+        if (c->w_s > p->t_w) p->t_w = c->w_s;
+    }
+    const stage_cost *c0 = &w->stage[0];
+    p->w_fraction = c0->act_b_bytes > 0 ? c0->act_w_bytes / c0->act_b_bytes : 0.0;
+}
+
+static int origin_fail(pg_status *st, pg_origin at, const char *key, const pg_status *inner)
+{
+    return pg_fail_at(st, inner->code, at, key, "%s", inner->msg);
+}
+
+static int load_schedule_file(job *j, const char *path, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    pg_status inner;
+    pg_status_clear(&inner);
+    int rc = sched_import_torch_csv(path, &j->sched, &inner);
+    if (rc != 0)
+        return origin_fail(st, e->origin_schedule, "schedule", &inner);
+    j->have_sched = 1;
+    /* The file fixes pp and m; an explicit different value is a contradiction. */
+    if (e->origin_pp.file != NULL && e->pp != j->sched.pp)
+        return pg_fail_at(st, PG_EXIT_INPUT, e->origin_pp, "pp", "%d, but schedule file %s has %d ranks", e->pp,
+                          path, j->sched.pp);
+    if (e->origin_microbatches.file != NULL && e->microbatches != j->sched.m)
+        return pg_fail_at(st, PG_EXIT_INPUT, e->origin_microbatches, "microbatches",
+                          "%d, but schedule file %s has %d microbatches", e->microbatches, path, j->sched.m);
+    j->exp.pp = j->sched.pp;
+    j->exp.microbatches = j->sched.m;
+    if ((rc = sched_validate(&j->sched, &inner)) != 0)
+        return origin_fail(st, e->origin_schedule, "schedule", &inner);
+    return sched_check_deadlock(&j->sched, st);
+}
+
+int job_build_schedule(job *j, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    int rc;
+    if (strncmp(e->schedule, SCHEDULE_FILE_PREFIX, strlen(SCHEDULE_FILE_PREFIX)) == 0) {
+        if ((rc = load_schedule_file(j, e->schedule + strlen(SCHEDULE_FILE_PREFIX), st)) != 0)
+            return rc;
+    } else {
+        if (sched_find_generator(e->schedule) == NULL) {
+            strbuf known;
+            sb_init(&known);
+            for (const sched_generator *g = sched_generators(); g->name != NULL; g++)
+                sb_appendf(&known, "%s%s", known.len ? ", " : "", g->name);
+            rc = pg_fail_at(st, PG_EXIT_INPUT, e->origin_schedule, "schedule",
+                            "unknown schedule '%s' (known: %s, file:PATH)", e->schedule, known.data);
+            sb_free(&known);
+            return rc;
+        }
+        /* Generators take per-rank-share times: a workload of pp stages. */
+        workload share;
+        if ((rc = workload_build(e, e->pp, &share, st)) != 0)
+            return rc;
+        sched_params p = {.pp = e->pp, .m = e->microbatches, .chunks = e->chunks,
+                          .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
+                          .mem_limit = e->memory_limit};
+        rank_share_times(&share, &p);
+        workload_free(&share);
+        pg_status inner;
+        pg_status_clear(&inner);
+        if ((rc = sched_generate(e->schedule, &p, &j->sched, &inner)) != 0)
+            return origin_fail(st, e->origin_schedule, "schedule", &inner);
+        j->have_sched = 1;
+    }
+    if ((rc = workload_build(e, j->sched.nstages, &j->wl, st)) != 0)
+        return rc;
+    j->have_wl = 1;
+    return 0;
+}
+
+int job_build_platform(job *j, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    int needed = e->pp * e->tp * e->dp;
+    int rc;
+    switch (e->network) {
+    case NET_IDEAL: {
+        double speed = j->wl.ref_speed_flops > 0 ? j->wl.ref_speed_flops : IDEAL_SPEED_FLOPS;
+        double memory = IDEAL_MEMORY_BYTES;
+        const gpu_system *g = j->wl.ref_gpu[0] ? gpu_system_find(j->wl.ref_gpu) : NULL;
+        if (g != NULL)
+            memory = g->memory_bytes;
+        rc = platform_make_ideal(needed, e->ideal_latency_s, speed, memory, &j->plat, st);
+        break;
+    }
+    case NET_CLUSTER:
+        rc = platform_make_cluster(e, &j->plat, st);
+        break;
+    default:
+        rc = platform_load(e->platform_path, &j->plat, st);
+        break;
+    }
+    if (rc != 0)
+        return rc;
+    j->have_plat = 1;
+    if (j->plat.ngpus < needed)
+        return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
+                          "platform %s has %d GPUs, the job needs pp x tp x dp = %d x %d x %d = %d",
+                          e->network == NET_PLATFORM ? e->platform_path : "(generated)", j->plat.ngpus, e->pp,
+                          e->tp, e->dp, needed);
+    /* Megatron's rank order: tp fastest, then dp, then pp. Pipeline rank r
+     * of the first data-parallel replica is GPU r * tp * dp. */
+    j->rank_gpu = pg_xcalloc((size_t)e->pp, sizeof *j->rank_gpu);
+    for (int r = 0; r < e->pp; r++)
+        j->rank_gpu[r] = r * e->tp * e->dp;
+    return 0;
+}
+
+void job_free(job *j)
+{
+    if (j->have_sched)
+        sched_free(&j->sched);
+    if (j->have_wl)
+        workload_free(&j->wl);
+    if (j->have_plat)
+        platform_free(&j->plat);
+    free(j->rank_gpu);
+    config_free(&j->cfg);
+    memset(j, 0, sizeof *j);
+}

@@ -1,0 +1,56 @@
+/* main.c: pipegrid's entry point: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "config.h"
+
+static const char USAGE[] =
+    "pipegrid " PACKAGE_VERSION ": simulate pipeline-parallel training schedules on a simulated GPU cluster\n"
+    "\n"
+    "usage:\n"
+    "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE]\n"
+    "      simulate one experiment (the bundled default when no file is given)\n"
+    "  pipegrid schedule export [EXPERIMENT.yaml] [--set KEY=VALUE]... --format torch-csv\n"
+    "      print the schedule as PyTorch pipelining's compute-only CSV (replay it with schedule=file:PATH)\n"
+    "  pipegrid schedule show [EXPERIMENT.yaml] [--set KEY=VALUE]... [--simulated] [--color[=always|never]]\n"
+    "      draw the schedule in the terminal (ideal timing, or simulated with --simulated)\n"
+    "  pipegrid schedule list\n"
+    "      list the schedule generators\n"
+    "  pipegrid keys\n"
+    "      list every experiment key, its type, default and meaning\n"
+    "  pipegrid --help | --version\n"
+    "\n"
+    "Exit codes: 0 ok, 2 bad input, 3 out of memory predicted, 4 deadlock.\n"
+    "Quantities take SimGrid units: 80GiB, 34MiB, 150GBps, 100Gbps, 2us, 1.5ms.\n";
+
+int cli_report_error(const pg_status *st)
+{
+    fprintf(stderr, "pipegrid: %s\n", st->msg);
+    return st->code ? st->code : PG_EXIT_INTERNAL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return PG_EXIT_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(USAGE, stdout);
+        return PG_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("pipegrid %s\n", PACKAGE_VERSION);
+        return PG_EXIT_OK;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc, argv);
+    if (strcmp(cmd, "schedule") == 0)
+        return cmd_schedule(argc, argv);
+    if (strcmp(cmd, "keys") == 0)
+        return cmd_keys(argc, argv);
+    fprintf(stderr, "pipegrid: unknown command '%s' (see pipegrid --help)\n", cmd);
+    return PG_EXIT_INPUT;
+}

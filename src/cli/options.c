@@ -1,0 +1,88 @@
+/* options.c: the options shared by run, schedule, bound and sweep. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "util/units.h"
+
+static const struct {
+    const char *name;
+    output_format format;
+} FORMATS[] = {
+    {"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {"csv", FORMAT_CSV}, {"torch-csv", FORMAT_TORCH_CSV},
+};
+
+static int parse_format(const char *text, unsigned allowed, output_format *out, pg_status *st)
+{
+    for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0]; i++)
+        if (strcmp(text, FORMATS[i].name) == 0 && (allowed & (1u << FORMATS[i].format))) {
+            *out = FORMATS[i].format;
+            return 0;
+        }
+    return pg_fail(st, PG_EXIT_INPUT, "--format: '%s' is not one of the formats of this command", text);
+}
+
+enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED };
+
+int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, cli_options *o, pg_status *st)
+{
+    static const struct option LONG_OPTIONS[] = {
+        {"set", required_argument, NULL, 's'},    {"format", required_argument, NULL, 'f'},
+        {"trace", required_argument, NULL, OPT_TRACE}, {"color", optional_argument, NULL, OPT_COLOR},
+        {"simulated", no_argument, NULL, OPT_SIMULATED}, {"grid", required_argument, NULL, 'g'},
+        {"jobs", required_argument, NULL, 'j'},   {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->format = FORMAT_TEXT;
+    o->color = -1;
+    o->jobs = 1;
+    o->sets = pg_xcalloc((size_t)argc + 1, sizeof *o->sets);
+    o->grids = pg_xcalloc((size_t)argc + 1, sizeof *o->grids);
+    optind = first;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+s:f:g:j:o:", LONG_OPTIONS, NULL)) != -1) {
+        const char *why = NULL;
+        long n;
+        switch (c) {
+        case 's': o->sets[o->nsets++] = optarg; break;
+        case 'g': o->grids[o->ngrids++] = optarg; break;
+        case 'f':
+            if (parse_format(optarg, allowed_formats, &o->format, st) != 0)
+                return st->code;
+            break;
+        case 'j':
+            if (units_parse_long(optarg, &n, &why) != 0 || n < 1 || n > 1024)
+                return pg_fail(st, PG_EXIT_INPUT, "-j: '%s' is not a worker count between 1 and 1024", optarg);
+            o->jobs = (int)n;
+            break;
+        case 'o': o->output_path = optarg; break;
+        case OPT_TRACE: o->trace_path = optarg; break;
+        case OPT_SIMULATED: o->simulated = 1; break;
+        case OPT_COLOR:
+            if (optarg == NULL || strcmp(optarg, "always") == 0) o->color = 1;
+            else if (strcmp(optarg, "never") == 0) o->color = 0;
+            else if (strcmp(optarg, "auto") == 0) o->color = -1;
+            else return pg_fail(st, PG_EXIT_INPUT, "--color: '%s' is not always, never or auto", optarg);
+            break;
+        case ':':
+            return pg_fail(st, PG_EXIT_INPUT, "%s: missing value", argv[optind - 1]);
+        default:
+            return pg_fail(st, PG_EXIT_INPUT, "unknown option '%s' (see pipegrid --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        o->experiment_path = argv[optind++];
+    if (optind < argc)
+        return pg_fail(st, PG_EXIT_INPUT, "unexpected argument '%s' (one experiment file at most)", argv[optind]);
+    return 0;
+}
+
+void cli_options_free(cli_options *o)
+{
+    free(o->sets);
+    free(o->grids);
+    memset(o, 0, sizeof *o);
+}
