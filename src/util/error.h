@@ -11,6 +11,7 @@
 #define PG_UTIL_ERROR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 /* Process exit codes, fixed by the command-line contract. */
 enum {
