@@ -1,0 +1,19 @@
+#!/usr/bin/env python3
+"""Sum test results over check logs (*.log with "Checks: N, Failures: F, Errors: E")
+and contract logs ("contract: N passed, M failed"); print "tests: P passed, F failed"."""
+import glob, os, re, sys
+
+passed = failed = 0
+for arg in sys.argv[1:]:
+    files = [arg] if os.path.isfile(arg) else sorted(glob.glob(os.path.join(arg, "*.log")))
+    for path in files:
+        with open(path, errors="replace") as fh:
+            text = fh.read()
+        for n, f, e in re.findall(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)", text):
+            passed += int(n) - int(f) - int(e)
+            failed += int(f) + int(e)
+        for p, f in re.findall(r"^contract: (\d+) passed, (\d+) failed$", text, re.M):
+            passed += int(p)
+            failed += int(f)
+print(f"tests: {passed} passed, {failed} failed")
+sys.exit(1 if failed or passed == 0 else 0)

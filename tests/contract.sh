@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# contract.sh: the command lines of the command-line contract, run against a
+# built binary (default src/pipegrid).  Each check prints "ok - ..." or
+# "not ok - ...", and the script ends with "contract: N passed, M failed"
+# (also written to tests/contract.log for the suite's summary).
+set -u
+BIN=${1:-src/pipegrid}
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+LOG="$HERE/contract.log"
+: >"$LOG"
+passed=0
+failed=0
+
+say() { echo "$*" | tee -a "$LOG"; }
+ok() { passed=$((passed + 1)); say "ok - $1"; }
+not_ok() { failed=$((failed + 1)); say "not ok - $1"; [ -n "${2:-}" ] && say "    $2"; }
+
+# expect_rc NAME RC COMMAND...: run COMMAND (stdout -> $TMP/out, stderr -> $TMP/err), check its exit code.
+expect_rc() {
+    local name=$1 want=$2
+    shift 2
+    timeout 120 "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name"; else not_ok "$name" "exit $rc, want $want: $(head -c 400 "$TMP/err")"; fi
+}
+# expect_err NAME PATTERN: the last command's stderr matches PATTERN (grep -E).
+expect_err() {
+    if grep -Eq -- "$2" "$TMP/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 400 "$TMP/err")"; fi
+}
+# expect_py NAME PYTHON: run PYTHON with the last stdout as `out` (text) and `j` (parsed JSON, if any).
+expect_py() {
+    if python3 - "$TMP/out" <<EOF 2>"$TMP/pyerr"; then ok "$1"; else not_ok "$1" "$(tail -n 3 "$TMP/pyerr")"; fi
+import json, sys
+out = open(sys.argv[1]).read()
+try:
+    j = json.loads(out)
+except ValueError:
+    j = None
+$2
+EOF
+}
+
+UNIFORM=(--set workload=uniform --set uniform.f=1 --set uniform.b=1 --set uniform.w=1 --set network=ideal
+         --set ideal.latency=0)
+
+# ---- the binary ----
+expect_rc "--help exits 0" 0 "$BIN" --help
+expect_rc "--version exits 0" 0 "$BIN" --version
+expect_py "--version prints the version" 'assert out.startswith("pipegrid ")'
+
+# ---- run ----
+expect_rc "run with no file runs the bundled default" 0 "$BIN" run
+expect_py "default run prints a human summary" 'assert "makespan" in out.lower(), out[:300]'
+
+expect_rc "1F1B p=4 m=8 F=B=W=1 ideal runs" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 \
+    "${UNIFORM[@]}" --format json
+expect_py "--format json is exactly one JSON object with the contract's fields" '
+assert isinstance(j, dict), out[:200]
+for k in ["makespan", "span", "stage_span", "bubble_ratio", "peak_activations", "peak_memory_bytes", "oom",
+          "recompute_seconds", "offload_bytes", "iteration_seconds"]:
+    assert k in j, k
+assert len(j["stage_span"]) == 4 and len(j["peak_activations"]) == 4 and j["oom"] == []'
+expect_py "1F1B p=4 m=8 makespan is (m+p-1)(F+B+W) = 33" 'assert abs(j["makespan"] - 33) < 1e-9, j["makespan"]'
+expect_py "1F1B peak activations are min(p-s, m)" 'assert j["peak_activations"] == [4, 3, 2, 1], j["peak_activations"]'
+
+expect_rc "GPipe with latency runs" 0 "$BIN" run --set schedule=gpipe --set pp=8 --set microbatches=32 \
+    --set workload=uniform --set uniform.f=1 --set uniform.b=1.1 --set uniform.w=0.9 --set network=ideal \
+    --set ideal.latency=0.05 --format json
+expect_py "GPipe p=8 m=32 latency 0.05 makespan 117.7" 'assert abs(j["makespan"] - 117.7) < 1e-9 * 117.7, j["makespan"]'
+
+expect_rc "--format csv" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" --format csv
+expect_py "csv has a header and one row with the sweep columns" '
+import csv, io
+rows = list(csv.reader(io.StringIO(out)))
+assert len(rows) == 2, rows
+h = rows[0]
+for k in ["makespan", "span", "bubble_ratio", "max_peak_memory_bytes", "oom", "exit_code"]:
+    assert k in h, k
+assert abs(float(rows[1][h.index("makespan")]) - 33) < 1e-9'
+
+# ---- bad input: exit 2, naming file, line and key ----
+expect_rc "pp=0 is bad input" 2 "$BIN" run --set pp=0
+expect_err "pp=0 names the key" "pp"
+expect_rc "unknown key is bad input" 2 "$BIN" run --set no.such.key=1
+expect_err "unknown key is named" "no.such.key"
+expect_rc "negative time is bad input" 2 "$BIN" run "${UNIFORM[@]}" --set uniform.f=-1
+expect_rc "bad unit is bad input" 2 "$BIN" run --set memory.capacity=80GiBB
+expect_rc "missing experiment file" 2 "$BIN" run "$TMP/nope.yaml"
+expect_err "missing file is named" "nope.yaml"
+printf 'schedule: 1f1b\npp: 4\nmicrobatches: [1, 2\n' >"$TMP/broken.yaml"
+expect_rc "malformed YAML" 2 "$BIN" run "$TMP/broken.yaml"
+expect_err "malformed YAML names file and line" "broken.yaml:[0-9]+"
+printf 'schedule: 1f1b\npp: 4\nbogus: 3\n' >"$TMP/unknown.yaml"
+expect_rc "unknown key in a file" 2 "$BIN" run "$TMP/unknown.yaml"
+expect_err "unknown key names file:line:key" "unknown.yaml:3.*bogus"
+expect_rc "unknown schedule" 2 "$BIN" run --set schedule=nosuch
+expect_err "unknown schedule is named" "nosuch"
+printf '<platform version="4.1"><zone id="z" routing="Full">\n<host id="a" speed="1f"\n</zone></platform>\n' \
+    >"$TMP/bad.xml"
+expect_rc "malformed platform XML" 2 "$BIN" run --set network="$TMP/bad.xml"
+expect_err "malformed XML names file and line" "bad.xml:[0-9]+"
+expect_rc "platform with too few GPUs" 2 "$BIN" run --set pp=64 --set network=platforms/dgx-h100-1node.xml
+expect_err "too few GPUs is explained" "GPUs"
+
+# ---- out of memory: exit 3 with the result still printed ----
+expect_rc "OOM exits 3" 3 "$BIN" run --set schedule=gpipe --set pp=2 --set microbatches=64 "${UNIFORM[@]}" \
+    --set memory.capacity=8GiB --format json
+expect_py "OOM result lists the ranks" 'assert j is not None and j["oom"] == [0, 1], j and j["oom"]'
+
+# ---- schedules as files ----
+expect_rc "schedule export torch-csv" 0 "$BIN" schedule export --set schedule=1f1b --set pp=4 --set microbatches=8 \
+    --format torch-csv
+cp "$TMP/out" "$TMP/1f1b.csv"
+expect_py "torch-csv has one row per rank" '
+rows = [l for l in out.splitlines() if l.strip()]
+assert len(rows) >= 4 and "0F0" in out, out[:200]'
+"$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" --format json >"$TMP/a.json" 2>/dev/null
+expect_rc "exported schedule replays" 0 "$BIN" run --set schedule="file:$TMP/1f1b.csv" "${UNIFORM[@]}" --format json
+cp "$TMP/out" "$TMP/b.json"
+expect_py "exported schedule replays identically" '
+a = json.load(open("'"$TMP"'/a.json")); b = j
+for k in ["makespan", "span", "stage_span", "peak_activations", "peak_memory_bytes"]:
+    assert a[k] == b[k], (k, a[k], b[k])'
+# rank 0 runs its backward before its forward: it waits for rank 1, which waits for it.
+printf '0B0,0F0\n1F0,1B0\n' >"$TMP/dead.csv"
+expect_rc "a schedule file that cannot complete exits 4" 4 "$BIN" run --set schedule="file:$TMP/dead.csv" \
+    "${UNIFORM[@]}"
+expect_err "the deadlock names the blocked ops" "blocked"
+printf '0F0,0Q0\n1F0,1B0\n' >"$TMP/badtok.csv"
+expect_rc "a schedule file with an unknown token exits 2" 2 "$BIN" run --set schedule="file:$TMP/badtok.csv" \
+    "${UNIFORM[@]}"
+
+# ---- traces ----
+expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
+    --trace "$TMP/trace.json"
+cp "$TMP/trace.json" "$TMP/out"
+expect_py "the trace is Chrome trace-event JSON with ops, counters and flows" '
+ev = j["traceEvents"] if isinstance(j, dict) else j
+kinds = {e.get("ph") for e in ev}
+assert "X" in kinds and "C" in kinds and "M" in kinds, kinds
+xs = [e for e in ev if e.get("ph") == "X" and "microbatch" in e.get("args", {})]
+assert len(xs) >= 4 * 8 * 2, len(xs)'
+
+say "contract: $passed passed, $failed failed"
+[ "$failed" = 0 ]
