@@ -141,6 +141,12 @@ int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, doub
                      sched_times *out, pg_status *st);
 void sched_times_free(const schedule *s, sched_times *t);
 
+/* Peak number of live activations on a rank under times t, in units of one
+ * whole rank's share (M_B): +1/v when an F starts, -1/v when the W or BW of
+ * that (stage, mb) ends; at equal times releases count first.  This is the
+ * simple "F until W" count of the papers' memory tables. */
+double sched_peak_activations(const schedule *s, const sched_times *t, int rank);
+
 /* ---- names ------------------------------------------------------------ */
 const char *op_kind_name(op_kind k);     /* "F", "B", "W", "BW" */
 /* "F(stage 3, mb 7)" into buf. */

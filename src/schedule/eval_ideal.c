@@ -1,0 +1,146 @@
+/* eval_ideal.c: the seed papers' timing model, without SimGrid.
+ *
+ * An op starts when its rank is free and its predecessor has ended (plus
+ * t_comm when the predecessor ran on another rank); it lasts t/v for its kind,
+ * a fused BW lasting (t_b + t_w)/v.  The repository this model comes from
+ * charges BW only t_b (a list-concatenation slip); we charge both on purpose. */
+#include <stdlib.h>
+#include "schedule/sched_index.h"
+
+#include <float.h>
+#include <string.h>
+
+static double op_duration(op_kind k, double t_f, double t_b, double t_w, int v)
+{
+    switch (k) {
+    case OP_F:
+        return t_f / v;
+    case OP_B:
+        return t_b / v;
+    case OP_W:
+        return t_w / v;
+    case OP_BW:
+        return (t_b + t_w) / v;
+    default:
+        return 0.0;
+    }
+}
+
+static void times_alloc(const schedule *s, sched_times *t)
+{
+    memset(t, 0, sizeof *t);
+    t->start = pg_xcalloc((size_t)s->pp, sizeof *t->start);
+    t->end = pg_xcalloc((size_t)s->pp, sizeof *t->end);
+    for (int r = 0; r < s->pp; r++) {
+        t->start[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof(double));
+        t->end[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof(double));
+    }
+}
+
+void sched_times_free(const schedule *s, sched_times *t)
+{
+    if (!t)
+        return;
+    for (int r = 0; r < s->pp && t->start; r++) {
+        free(t->start[r]);
+        free(t->end[r]);
+    }
+    free(t->start);
+    free(t->end);
+    memset(t, 0, sizeof *t);
+}
+
+int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, double t_comm, sched_times *out,
+                     pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    sched_index ix;
+    int rc = sched_index_build(s, &ix, st);
+    if (rc)
+        return rc;
+    int *order = pg_xmalloc(((size_t)ix.total + 1) * sizeof *order);
+    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
+    if (sched_index_replay(s, &ix, order, next) < ix.total) {
+        rc = sched_index_deadlock_msg(s, &ix, next, st);
+        goto done;
+    }
+    times_alloc(s, out);
+    double *end_of = pg_xmalloc(((size_t)ix.total + 1) * sizeof *end_of);
+    double *rank_free = pg_xcalloc((size_t)s->pp, sizeof *rank_free);
+    for (int n = 0; n < ix.total; n++) {
+        int g = order[n], r = ix.op_rank[g], i = g - ix.rank_base[r];
+        double t0 = rank_free[r];
+        int p = ix.pred[g];
+        if (p >= 0) {
+            double ready = end_of[p] + (ix.op_rank[p] != r ? t_comm : 0.0);
+            if (ready > t0)
+                t0 = ready;
+        }
+        double t1 = t0 + op_duration((op_kind)s->ops[r][i].kind, t_f, t_b, t_w, s->v);
+        out->start[r][i] = t0;
+        out->end[r][i] = t1;
+        end_of[g] = t1;
+        rank_free[r] = t1;
+    }
+    double first = DBL_MAX, last = -DBL_MAX;
+    out->span = 0.0;
+    for (int r = 0; r < s->pp; r++) {
+        if (s->nops[r] == 0)
+            continue;
+        double a = out->start[r][0], b = out->end[r][s->nops[r] - 1];
+        if (a < first)
+            first = a;
+        if (b > last)
+            last = b;
+        if (b - a > out->span)
+            out->span = b - a;
+    }
+    out->makespan = last > first ? last - first : 0.0;
+    free(end_of);
+    free(rank_free);
+done:
+    free(order);
+    free(next);
+    sched_index_free(&ix);
+    return rc;
+}
+
+/* ---- activation count ---------------------------------------------------- */
+
+typedef struct act_event {
+    double t;
+    int delta; /* +1 or -1, in units of one stage activation (1/v of a rank's share) */
+} act_event;
+
+static int act_event_cmp(const void *pa, const void *pb)
+{
+    const act_event *a = pa, *b = pb;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    return (a->delta > b->delta) - (a->delta < b->delta); /* releases first at equal times */
+}
+
+double sched_peak_activations(const schedule *s, const sched_times *t, int rank)
+{
+    if (rank < 0 || rank >= s->pp || s->nops[rank] == 0 || s->v < 1)
+        return 0.0;
+    int n = s->nops[rank];
+    act_event *ev = pg_xmalloc((size_t)n * sizeof *ev);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        op_kind kind = (op_kind)s->ops[rank][i].kind;
+        if (kind == OP_F)
+            ev[k++] = (act_event){t->start[rank][i], +1};
+        else if (kind == OP_W || kind == OP_BW)
+            ev[k++] = (act_event){t->end[rank][i], -1};
+    }
+    qsort(ev, (size_t)k, sizeof *ev, act_event_cmp);
+    int cur = 0, peak = 0;
+    for (int i = 0; i < k; i++) {
+        cur += ev[i].delta;
+        if (cur > peak)
+            peak = cur;
+    }
+    free(ev);
+    return (double)peak / s->v;
+}

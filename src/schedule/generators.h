@@ -1,0 +1,15 @@
+/* generators.h: private to the schedule layer: one prototype per generator
+ * file gen_<name>.c.  Adding a schedule = one gen file, one line here and one
+ * line in registry.c's table. */
+#ifndef PG_SCHEDULE_GENERATORS_H
+#define PG_SCHEDULE_GENERATORS_H
+
+#include "schedule/schedule.h"
+
+int sched_gen_gpipe(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_1f1b(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_interleaved(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_zbh1(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_zbh2(const sched_params *p, schedule *out, pg_status *st);
+
+#endif

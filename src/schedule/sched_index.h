@@ -1,0 +1,38 @@
+/* sched_index.h: private to the schedule layer.
+ *
+ * Locates every op of a schedule by (kind, stage, mb) and derives each op's
+ * predecessor, so validation, the deadlock replay and the ideal evaluator
+ * share one definition of "which op does this one wait for".  Ops are named
+ * by a global id: rank_base[r] + position in rank r's list. */
+#ifndef PG_SCHEDULE_SCHED_INDEX_H
+#define PG_SCHEDULE_SCHED_INDEX_H
+
+#include "schedule/schedule.h"
+
+typedef struct sched_index {
+    int nstages, m, total;
+    int *rank_base;             /* [pp + 1] */
+    int *id[OP_KIND_COUNT];     /* [nstages * m] global id of that op, or -1 */
+    int *pred;                  /* [total] global id of the predecessor, or -1 */
+    int *op_rank;               /* [total] rank of each op */
+} sched_index;
+
+/* Builds the index and checks the structure (what sched_validate promises).
+ * On failure returns PG_EXIT_INPUT with the message naming the op; the index
+ * is then already freed. */
+int sched_index_build(const schedule *s, sched_index *ix, pg_status *st);
+void sched_index_free(sched_index *ix);
+
+/* The op with global id g. */
+sched_op sched_index_op(const schedule *s, const sched_index *ix, int g);
+
+/* Abstract replay: each rank runs its list in order, an op runs once its
+ * predecessor has.  Fills order[] (size total) with a topological order of the
+ * ops that can run and next[r] with the position where rank r stopped; returns
+ * how many ran (total when the schedule completes). */
+int sched_index_replay(const schedule *s, const sched_index *ix, int *order, int *next);
+
+/* "deadlock: rank R blocked at OP waiting for PRED; ..." from a replay's next[]. */
+int sched_index_deadlock_msg(const schedule *s, const sched_index *ix, const int *next, pg_status *st);
+
+#endif

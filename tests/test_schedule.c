@@ -1,0 +1,534 @@
+/* test_schedule.c: the schedule layer: container, placements, validation,
+ * deadlock detection, the ideal evaluator and every fixed generator against
+ * the closed forms and reference numbers of the seed papers
+ * (/work/shared/notes/schedules-reference.md sections 3 and 5.1). */
+#include <stdio.h>
+#include <string.h>
+
+#include "schedule/schedule.h"
+#include "testutil.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static sched_params params(int pp, int m, int chunks)
+{
+    sched_params p;
+    memset(&p, 0, sizeof p);
+    p.pp = pp;
+    p.m = m;
+    p.chunks = chunks;
+    p.t_f = 1.0;
+    p.t_b = 1.0;
+    p.t_w = 1.0;
+    return p;
+}
+
+static void gen_ok(const char *name, int pp, int m, int chunks, schedule *s)
+{
+    sched_params p = params(pp, m, chunks);
+    pg_status st;
+    pg_status_clear(&st);
+    int rc = sched_generate(name, &p, s, &st);
+    ck_assert_msg(rc == 0, "%s pp=%d m=%d chunks=%d: rc %d: %s", name, pp, m, chunks, rc, st.msg);
+}
+
+typedef struct eval_result {
+    double makespan, span, peak;
+} eval_result;
+
+/* Ideal times of schedule name; peak is the largest per-rank activation peak. */
+static eval_result eval_gen(const char *name, int pp, int m, int chunks, double f, double b, double w, double c)
+{
+    schedule s;
+    gen_ok(name, pp, m, chunks, &s);
+    sched_times t;
+    pg_status st;
+    pg_status_clear(&st);
+    int rc = sched_eval_ideal(&s, f, b, w, c, &t, &st);
+    ck_assert_msg(rc == 0, "%s: eval rc %d: %s", name, rc, st.msg);
+    eval_result r = {t.makespan, t.span, 0.0};
+    for (int k = 0; k < s.pp; k++) {
+        double pk = sched_peak_activations(&s, &t, k);
+        if (pk > r.peak)
+            r.peak = pk;
+    }
+    sched_times_free(&s, &t);
+    sched_free(&s);
+    return r;
+}
+
+/* Cost triples used by the closed-form sweeps; W <= min(F, B) in all of
+ * them, which is the regime the zero-bubble closed forms are stated for. */
+static const double costs[][3] = {
+    {1.0, 1.0, 1.0}, {1.0, 1.1, 0.9}, {1.3, 1.7, 0.6}, {0.25, 0.5, 0.125}, {2.0, 3.0, 1.5},
+};
+#define NCOSTS ((int)(sizeof costs / sizeof costs[0]))
+
+/* ---- container, placements, names --------------------------------------- */
+
+START_TEST(test_container)
+{
+    schedule s, c;
+    sched_init(&s, "t", 2, 2, 3);
+    ck_assert_int_eq(s.nstages, 4);
+    for (int i = 0; i < 100; i++)
+        sched_push(&s, i % 2, OP_F, i % 2, i % 3);
+    ck_assert_int_eq(s.nops[0], 50);
+    ck_assert_int_eq(sched_total_ops(&s), 100);
+    sched_copy(&c, &s);
+    ck_assert_int_eq(sched_total_ops(&c), 100);
+    ck_assert_str_eq(c.name, "t");
+    ck_assert_int_eq(c.ops[1][49].stage, 1);
+    ck_assert_int_eq(c.ops[1][49].mb, 99 % 3);
+    sched_free(&c);
+    sched_free(&s);
+
+    char buf[64];
+    sched_op op = {.stage = 3, .mb = 7, .kind = OP_BW};
+    ck_assert_str_eq(sched_op_str(op, buf, sizeof buf), "BW(stage 3, mb 7)");
+    ck_assert_str_eq(op_kind_name(OP_F), "F");
+    ck_assert_str_eq(op_kind_name(OP_B), "B");
+    ck_assert_str_eq(op_kind_name(OP_W), "W");
+}
+END_TEST
+
+START_TEST(test_placements)
+{
+    schedule s;
+    sched_init(&s, "p", 4, 2, 1);
+    sched_place_looping(&s);
+    for (int st = 0; st < 8; st++)
+        ck_assert_int_eq(s.stage_rank[st], st % 4);
+    ck_assert_int_eq(sched_stage_chunk(&s, 5), 1);
+    sched_place_v(&s);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(s.stage_rank[i], i);
+        ck_assert_int_eq(s.stage_rank[2 * 4 - 1 - i], i);
+        ck_assert_int_eq(sched_stage_chunk(&s, 2 * 4 - 1 - i), 1);
+    }
+    sched_place_contiguous(&s);
+    ck_assert_int_eq(s.stage_rank[0], 0);
+    ck_assert_int_eq(s.stage_rank[3], 1);
+    ck_assert_int_eq(s.stage_rank[7], 3);
+    sched_free(&s);
+
+    sched_init(&s, "w", 3, 3, 1);
+    sched_place_wave(&s);
+    const int want[9] = {0, 1, 2, 2, 1, 0, 0, 1, 2};
+    for (int st = 0; st < 9; st++)
+        ck_assert_int_eq(s.stage_rank[st], want[st]);
+    ck_assert_int_eq(sched_stage_chunk(&s, 6), 2);
+    sched_free(&s);
+}
+END_TEST
+
+START_TEST(test_pred)
+{
+    schedule s;
+    gen_ok("1f1b", 3, 2, 1, &s);
+    sched_op p, op = {.stage = 0, .mb = 1, .kind = OP_F};
+    ck_assert_int_eq(sched_pred(&s, op, &p), 0);
+    op.stage = 2;
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 1 && p.mb == 1 && p.kind == OP_F);
+    op.kind = OP_BW; /* the loss turn */
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 2 && p.kind == OP_F);
+    op.stage = 0;
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 1 && p.kind == OP_BW);
+    ck_assert(!sched_is_split(&s));
+    sched_free(&s);
+
+    gen_ok("zb-h1", 3, 4, 1, &s);
+    ck_assert(sched_is_split(&s));
+    op = (sched_op){.stage = 1, .mb = 2, .kind = OP_B};
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 2 && p.mb == 2 && p.kind == OP_B);
+    op.kind = OP_W;
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 1 && p.mb == 2 && p.kind == OP_B);
+    sched_free(&s);
+}
+END_TEST
+
+/* ---- closed forms (section 3), t_comm = 0 --------------------------------- */
+
+START_TEST(test_closed_gpipe_1f1b)
+{
+    const char *names[] = {"gpipe", "1f1b"};
+    for (int n = 0; n < 2; n++)
+        for (int p = 1; p <= 8; p++)
+            for (int m = 1; m <= 20; m += 3)
+                for (int k = 0; k < NCOSTS; k++) {
+                    double f = costs[k][0], b = costs[k][1], w = costs[k][2];
+                    eval_result r = eval_gen(names[n], p, m, 1, f, b, w, 0.0);
+                    ck_assert_rel(r.makespan, (m + p - 1) * (f + b + w), PG_REL_TOL);
+                    ck_assert_rel(r.span, (m + p - 1) * (f + b + w), PG_REL_TOL);
+                    ck_assert_rel(r.peak, n == 0 ? m : (m < p ? m : p), PG_REL_TOL);
+                }
+}
+END_TEST
+
+START_TEST(test_closed_interleaved)
+{
+    for (int p = 1; p <= 8; p++)
+        for (int v = 1; v <= 4; v++)
+            for (int g = 1; g <= 4; g++)
+                for (int k = 0; k < NCOSTS; k++) {
+                    int m = g * p;
+                    double f = costs[k][0], b = costs[k][1], w = costs[k][2], t = f + b + w;
+                    eval_result r = eval_gen("interleaved", p, m, v, f, b, w, 0.0);
+                    ck_assert_rel(r.makespan, m * t + (p - 1) * t / v, PG_REL_TOL);
+                    ck_assert_rel(r.span, m * t + (p - 1) * t / v, PG_REL_TOL);
+                }
+}
+END_TEST
+
+START_TEST(test_interleaved_peak_rank0)
+{
+    /* Rank 0 holds (vp + p - 1)/v activations once m > p (PipeOffload: dv + d - 1 chunks). */
+    for (int p = 2; p <= 8; p++)
+        for (int v = 2; v <= 4; v++) {
+            schedule s;
+            gen_ok("interleaved", p, 4 * p, v, &s);
+            sched_times t;
+            pg_status st;
+            ck_assert_int_eq(sched_eval_ideal(&s, 1, 1, 1, 0, &t, &st), 0);
+            ck_assert_rel(sched_peak_activations(&s, &t, 0), (double)(v * p + p - 1) / v, PG_REL_TOL);
+            sched_times_free(&s, &t);
+            sched_free(&s);
+        }
+}
+END_TEST
+
+START_TEST(test_closed_zbh1)
+{
+    for (int p = 1; p <= 8; p++)
+        for (int m = 1; m <= 24; m++)
+            for (int k = 0; k < NCOSTS; k++) {
+                double f = costs[k][0], b = costs[k][1], w = costs[k][2];
+                eval_result r = eval_gen("zb-h1", p, m, 1, f, b, w, 0.0);
+                if (m >= p)
+                    ck_assert_rel(r.makespan, m * (f + b + w) + (p - 1) * (f + b - w), PG_REL_TOL);
+                if (m <= p) /* ZB paper appendix H */
+                    ck_assert_rel(r.makespan, (m + p - 1) * (f + b) + w, PG_REL_TOL);
+                ck_assert_rel(r.peak, m < p ? m : p, PG_REL_TOL);
+            }
+}
+END_TEST
+
+START_TEST(test_closed_zbh2)
+{
+    const double comms[] = {0.0, 0.05, 0.2};
+    for (int p = 1; p <= 8; p++)
+        for (int m = 2 * p - 1; m <= 2 * p + 12; m += 2)
+            for (int k = 0; k < NCOSTS; k++)
+                for (int c = 0; c < 3; c++) {
+                    double f = costs[k][0], b = costs[k][1], w = costs[k][2];
+                    eval_result r = eval_gen("zb-h2", p, m, 1, f, b, w, comms[c]);
+                    ck_assert_rel(r.span, m * (f + b + w) + (p - 1) * (f + b - 2 * w) + 2 * (p - 1) * comms[c],
+                                  PG_REL_TOL);
+                    ck_assert_rel(r.peak, 2 * p - 1, PG_REL_TOL);
+                }
+}
+END_TEST
+
+/* ---- section 5.1: p = 8, m = 32 ------------------------------------------ */
+
+START_TEST(test_slice_p8_m32)
+{
+    static const struct {
+        const char *name;
+        int chunks;
+        double global0, span0, global1, span1, peak;
+    } rows[] = {
+        {"gpipe", 1, 117.0, 117.0, 117.7, 117.7, 32},
+        {"1f1b", 1, 117.0, 117.0, 120.4, 120.4, 8},
+        {"interleaved", 2, 106.5, 106.5, 108.0, 108.0, 11.5},
+        {"zb-h1", 1, 103.0, 103.0, 105.8, 105.8, 8},
+        {"zb-h2", 1, 103.0, 96.0, 103.35, 98.8, 15},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        eval_result a = eval_gen(rows[i].name, 8, 32, rows[i].chunks, 1.0, 1.0, 1.0, 0.0);
+        eval_result b = eval_gen(rows[i].name, 8, 32, rows[i].chunks, 1.0, 1.1, 0.9, 0.05);
+        ck_assert_rel(a.makespan, rows[i].global0, PG_REL_TOL);
+        ck_assert_rel(a.span, rows[i].span0, PG_REL_TOL);
+        ck_assert_rel(b.makespan, rows[i].global1, PG_REL_TOL);
+        ck_assert_rel(b.span, rows[i].span1, PG_REL_TOL);
+        ck_assert_rel(a.peak, rows[i].peak, PG_REL_TOL);
+        ck_assert_rel(b.peak, rows[i].peak, PG_REL_TOL);
+    }
+}
+END_TEST
+
+START_TEST(test_peaks_per_rank)
+{
+    /* 1F1B: rank s holds min(p-s, m); GPipe: m everywhere. */
+    const int p = 6;
+    for (int m = 1; m <= 10; m++) {
+        schedule a, g;
+        gen_ok("1f1b", p, m, 1, &a);
+        gen_ok("gpipe", p, m, 1, &g);
+        sched_times ta, tg;
+        pg_status st;
+        ck_assert_int_eq(sched_eval_ideal(&a, 1, 1.2, 0.7, 0.1, &ta, &st), 0);
+        ck_assert_int_eq(sched_eval_ideal(&g, 1, 1.2, 0.7, 0.1, &tg, &st), 0);
+        for (int s = 0; s < p; s++) {
+            ck_assert_rel(sched_peak_activations(&a, &ta, s), p - s < m ? p - s : m, PG_REL_TOL);
+            ck_assert_rel(sched_peak_activations(&g, &tg, s), m, PG_REL_TOL);
+        }
+        sched_times_free(&a, &ta);
+        sched_times_free(&g, &tg);
+        sched_free(&a);
+        sched_free(&g);
+    }
+}
+END_TEST
+
+START_TEST(test_fused_bw_costs_b_plus_w)
+{
+    /* p = 1: one rank runs F then BW per microbatch: m (F + B + W) exactly. */
+    eval_result r = eval_gen("1f1b", 1, 5, 1, 0.5, 2.0, 3.0, 0.0);
+    ck_assert_rel(r.makespan, 5 * (0.5 + 2.0 + 3.0), PG_REL_TOL);
+}
+END_TEST
+
+/* ---- validation ----------------------------------------------------------- */
+
+/* A valid p = 2, m = 2 1F1B, to be broken in each test. */
+static void small(schedule *s)
+{
+    gen_ok("1f1b", 2, 2, 1, s);
+}
+
+static void expect_invalid(schedule *s, const char *needle)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    int rc = sched_validate(s, &st);
+    ck_assert_int_eq(rc, PG_EXIT_INPUT);
+    ck_assert_int_eq(st.code, PG_EXIT_INPUT);
+    ck_assert_msg(strstr(st.msg, needle) != NULL, "message '%s' lacks '%s'", st.msg, needle);
+    sched_free(s);
+}
+
+START_TEST(test_validate_rejects)
+{
+    schedule s;
+    pg_status st;
+    small(&s);
+    ck_assert_int_eq(sched_validate(&s, &st), 0);
+    sched_free(&s);
+
+    small(&s); /* missing F: drop rank 1's first op F(1,0) */
+    memmove(&s.ops[1][0], &s.ops[1][1], (size_t)(s.nops[1] - 1) * sizeof(sched_op));
+    s.nops[1]--;
+    expect_invalid(&s, "F(stage 1, mb 0) is missing");
+
+    small(&s); /* duplicate */
+    sched_push(&s, 0, OP_F, 0, 1);
+    expect_invalid(&s, "F(stage 0, mb 1) appears twice");
+
+    small(&s); /* wrong rank */
+    sched_push(&s, 1, OP_F, 0, 5 - 5);
+    expect_invalid(&s, "F(stage 0, mb 0) is on rank 1");
+
+    small(&s); /* stage out of range */
+    sched_push(&s, 0, OP_F, 7, 0);
+    expect_invalid(&s, "F(stage 7, mb 0) has a stage outside");
+
+    small(&s); /* microbatch out of range */
+    sched_push(&s, 0, OP_F, 0, 2);
+    expect_invalid(&s, "F(stage 0, mb 2) has a microbatch outside");
+
+    small(&s);
+    sched_push(&s, 0, OP_F, 0, -1);
+    expect_invalid(&s, "mb -1");
+
+    small(&s); /* fused and split for one op */
+    sched_push(&s, 0, OP_B, 0, 1);
+    expect_invalid(&s, "both present");
+
+    small(&s); /* split with W missing: turn BW(0,1) into B */
+    for (int i = 0; i < s.nops[0]; i++)
+        if (s.ops[0][i].kind == OP_BW && s.ops[0][i].mb == 1)
+            s.ops[0][i].kind = OP_B;
+    expect_invalid(&s, "W(stage 0, mb 1) is missing");
+
+    small(&s); /* no backward at all */
+    s.nops[1]--;
+    expect_invalid(&s, "backward (BW, or B and W) of BW(stage 1, mb 1) is missing");
+
+    small(&s); /* bad kind */
+    s.ops[0][0].kind = 9;
+    expect_invalid(&s, "op kind 9 is unknown");
+
+    small(&s); /* placement outside the ranks */
+    s.stage_rank[1] = 5;
+    expect_invalid(&s, "stage 1 placed on rank 5");
+}
+END_TEST
+
+START_TEST(test_deadlock_named)
+{
+    schedule s;
+    sched_init(&s, "dl", 2, 1, 1);
+    sched_place_contiguous(&s);
+    sched_push(&s, 0, OP_BW, 0, 0); /* backward before its own forward */
+    sched_push(&s, 0, OP_F, 0, 0);
+    sched_push(&s, 1, OP_F, 1, 0);
+    sched_push(&s, 1, OP_BW, 1, 0);
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(sched_validate(&s, &st), 0);
+    ck_assert_int_eq(sched_check_deadlock(&s, &st), PG_EXIT_DEADLOCK);
+    ck_assert_msg(strstr(st.msg, "rank 0 blocked at BW(stage 0, mb 0) waiting for BW(stage 1, mb 0)"), "%s",
+                  st.msg);
+    ck_assert_msg(strstr(st.msg, "rank 1 blocked at F(stage 1, mb 0) waiting for F(stage 0, mb 0)"), "%s", st.msg);
+    sched_times t;
+    pg_status_clear(&st);
+    ck_assert_int_eq(sched_eval_ideal(&s, 1, 1, 1, 0, &t, &st), PG_EXIT_DEADLOCK);
+    ck_assert(strstr(st.msg, "deadlock") != NULL);
+    sched_free(&s);
+
+    /* W before its own B on one rank: blocked on a later op of the same rank. */
+    gen_ok("zb-h1", 2, 2, 1, &s);
+    int ib = -1, iw = -1;
+    for (int i = 0; i < s.nops[1]; i++) {
+        if (s.ops[1][i].kind == OP_B && s.ops[1][i].mb == 0)
+            ib = i;
+        if (s.ops[1][i].kind == OP_W && s.ops[1][i].mb == 0)
+            iw = i;
+    }
+    ck_assert(ib >= 0 && iw > ib);
+    sched_op tmp = s.ops[1][ib];
+    s.ops[1][ib] = s.ops[1][iw];
+    s.ops[1][iw] = tmp;
+    ck_assert_int_eq(sched_check_deadlock(&s, &st), PG_EXIT_DEADLOCK);
+    ck_assert_msg(strstr(st.msg, "rank 1 blocked at W(stage 1, mb 0) waiting for B(stage 1, mb 0)"), "%s", st.msg);
+    sched_free(&s);
+}
+END_TEST
+
+START_TEST(test_generate_rejects)
+{
+    schedule s;
+    pg_status st;
+    sched_params p = params(4, 6, 2);
+    ck_assert_int_eq(sched_generate("interleaved", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert(strstr(st.msg, "microbatches") != NULL);
+    ck_assert_int_eq(sched_generate("no-such", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert(strstr(st.msg, "no-such") != NULL);
+    p = params(0, 4, 1);
+    ck_assert_int_eq(sched_generate("1f1b", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert(strstr(st.msg, "'pp'") != NULL);
+    p = params(2, 0, 1);
+    ck_assert_int_eq(sched_generate("gpipe", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert(strstr(st.msg, "'microbatches'") != NULL);
+    p = params(2, 2, 0);
+    ck_assert_int_eq(sched_generate("interleaved", &p, &s, &st), PG_EXIT_INPUT);
+    p = params(2, 2, 1);
+    p.t_b = -1;
+    ck_assert_int_eq(sched_generate("zb-h1", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(sched_find_generator("zb-h2"));
+    ck_assert_ptr_null(sched_find_generator("file:x"));
+    int n = 0;
+    for (const sched_generator *g = sched_generators(); g->name; g++, n++)
+        ck_assert(g->generate && g->summary);
+    ck_assert_int_ge(n, 5);
+}
+END_TEST
+
+/* ---- properties over random small cases ---------------------------------- */
+
+/* Deterministic generator so failures reproduce. */
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ULL;
+static unsigned rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned)(rng_state >> 33);
+}
+static double rnd_unit(void)
+{
+    return (rnd() % 1000000) / 1000000.0;
+}
+
+static double end_of(const schedule *s, const sched_times *t, sched_op want, int *rank)
+{
+    int r = s->stage_rank[want.stage];
+    *rank = r;
+    for (int i = 0; i < s->nops[r]; i++)
+        if (s->ops[r][i].stage == want.stage && s->ops[r][i].mb == want.mb && s->ops[r][i].kind == want.kind)
+            return t->end[r][i];
+    ck_abort_msg("predecessor not found");
+    return 0.0;
+}
+
+START_TEST(test_properties)
+{
+    int checked = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        const sched_generator *g = &sched_generators()[rnd() % 5];
+        int p = 1 + (int)(rnd() % 6), m = 1 + (int)(rnd() % 12), v = 1 + (int)(rnd() % 3);
+        if (strcmp(g->name, "interleaved") == 0)
+            m = p * (1 + (int)(rnd() % 3));
+        double f = 0.1 + rnd_unit(), b = 0.1 + rnd_unit(), w = 0.1 + rnd_unit(), c = rnd_unit() * 0.3;
+        sched_params sp = params(p, m, v);
+        schedule s;
+        pg_status st;
+        ck_assert_msg(sched_generate(g->name, &sp, &s, &st) == 0, "%s: %s", g->name, st.msg);
+        ck_assert_int_eq(sched_validate(&s, &st), 0);
+        ck_assert_int_eq(sched_check_deadlock(&s, &st), 0);
+        sched_times t;
+        ck_assert_int_eq(sched_eval_ideal(&s, f, b, w, c, &t, &st), 0);
+        ck_assert(t.makespan >= m * (f + b + w) * (1 - PG_REL_TOL));
+        ck_assert(t.span <= t.makespan * (1 + PG_REL_TOL));
+        for (int r = 0; r < s.pp; r++)
+            for (int i = 0; i < s.nops[r]; i++) {
+                ck_assert(t.end[r][i] > t.start[r][i]);
+                if (i > 0)
+                    ck_assert(t.start[r][i] >= t.end[r][i - 1] - 1e-12);
+                sched_op pred;
+                if (sched_pred(&s, s.ops[r][i], &pred)) {
+                    int pr;
+                    double e = end_of(&s, &t, pred, &pr);
+                    ck_assert(t.start[r][i] >= e + (pr != r ? c : 0.0) - 1e-12);
+                }
+            }
+        sched_times_free(&s, &t);
+        sched_free(&s);
+        checked++;
+    }
+    ck_assert_int_eq(checked, 300);
+}
+END_TEST
+
+static Suite *schedule_suite(void)
+{
+    Suite *s = suite_create("schedule");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_container);
+    tcase_add_test(tc, test_placements);
+    tcase_add_test(tc, test_pred);
+    tcase_add_test(tc, test_closed_gpipe_1f1b);
+    tcase_add_test(tc, test_closed_interleaved);
+    tcase_add_test(tc, test_interleaved_peak_rank0);
+    tcase_add_test(tc, test_closed_zbh1);
+    tcase_add_test(tc, test_closed_zbh2);
+    tcase_add_test(tc, test_slice_p8_m32);
+    tcase_add_test(tc, test_peaks_per_rank);
+    tcase_add_test(tc, test_fused_bw_costs_b_plus_w);
+    tcase_add_test(tc, test_validate_rejects);
+    tcase_add_test(tc, test_deadlock_named);
+    tcase_add_test(tc, test_generate_rejects);
+    tcase_add_test(tc, test_properties);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pg_run_suite(schedule_suite());
+}
