@@ -62,4 +62,14 @@ typedef struct metrics_input {
 void metrics_compute(const metrics_input *in, run_metrics *out);
 void metrics_free(run_metrics *m);
 
+/* The memory accounting above, replayed instant by instant (for traces'
+ * memory counters, so that they cannot drift from the peaks): for each rank
+ * in order, fn is called once per distinct instant at which the rank's
+ * activation or workspace bytes change, with the state after every event of
+ * that instant.  activations is in stage units; static bytes are constant
+ * (rank_metrics.static_bytes) and not included. */
+typedef void (*metrics_memory_fn)(void *ctx, int rank, double t_s, double activation_bytes,
+                                  double workspace_bytes, double activations);
+void metrics_memory_walk(const metrics_input *in, metrics_memory_fn fn, void *ctx);
+
 #endif

@@ -1,0 +1,93 @@
+/* common.c: labels and derived numbers shared by the report writers. */
+#include "report/report_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int report_exit_code(const report_input *in)
+{
+    if (in->outcome && !in->outcome->completed) return PG_EXIT_DEADLOCK;
+    if (in->m && in->m->noom > 0) return PG_EXIT_OOM;
+    return PG_EXIT_OK;
+}
+
+const char *rpt_schedule_name(const report_input *in)
+{
+    if (in->exp && in->exp->schedule[0]) return in->exp->schedule;
+    if (in->sched && in->sched->name[0]) return in->sched->name;
+    return "?";
+}
+
+int rpt_microbatches(const report_input *in)
+{
+    if (in->sched) return in->sched->m;
+    return in->exp ? in->exp->microbatches : 0;
+}
+
+int rpt_stages_per_rank(const report_input *in)
+{
+    return (in->sched && in->sched->v > 0) ? in->sched->v : 1;
+}
+
+char *rpt_workload_label(const report_input *in, char *buf, int len)
+{
+    if (in->exp) {
+        switch (in->exp->workload) {
+        case WL_UNIFORM: snprintf(buf, (size_t)len, "uniform"); return buf;
+        case WL_PROFILE: snprintf(buf, (size_t)len, "%s", in->exp->profile_path); return buf;
+        case WL_GPT:
+            snprintf(buf, (size_t)len, "gpt (%d layers, hidden %d, %d heads, seq %d)", in->exp->gpt_layers,
+                     in->exp->gpt_hidden, in->exp->gpt_heads, in->exp->gpt_seq);
+            return buf;
+        }
+    }
+    snprintf(buf, (size_t)len, "%s", in->wl && in->wl->name[0] ? in->wl->name : "?");
+    return buf;
+}
+
+char *rpt_network_label(const report_input *in, char *buf, int len)
+{
+    if (in->exp) {
+        switch (in->exp->network) {
+        case NET_IDEAL: snprintf(buf, (size_t)len, "ideal"); return buf;
+        case NET_CLUSTER: snprintf(buf, (size_t)len, "cluster"); return buf;
+        case NET_PLATFORM: snprintf(buf, (size_t)len, "%s", in->exp->platform_path); return buf;
+        }
+    }
+    snprintf(buf, (size_t)len, "%s", in->plat && in->plat->xml_path[0] ? in->plat->xml_path : "?");
+    return buf;
+}
+
+const char *rpt_kind_name(int kind, char *buf, int len)
+{
+    if (kind >= 0 && kind < OP_KIND_COUNT) return op_kind_name((op_kind)kind);
+    snprintf(buf, (size_t)len, "op%d", kind);
+    return buf;
+}
+
+const char *rpt_rank_host(const report_input *in, int rank)
+{
+    int g = (in->m && rank < in->m->pp) ? in->m->rank[rank].gpu : -1;
+    return (in->plat && g >= 0 && g < in->plat->ngpus) ? in->plat->gpu[g].host : "";
+}
+
+double rpt_max_peak_memory(const run_metrics *m)
+{
+    double peak = 0;
+    for (int r = 0; r < m->pp; r++)
+        if (m->rank[r].peak_memory_bytes > peak) peak = m->rank[r].peak_memory_bytes;
+    return peak;
+}
+
+double rpt_max_peak_activations(const run_metrics *m)
+{
+    double peak = 0;
+    for (int r = 0; r < m->pp; r++)
+        if (m->rank[r].peak_activations > peak) peak = m->rank[r].peak_activations;
+    return peak;
+}
+
+double rpt_rank_bubble(const rank_metrics *rm)
+{
+    return rm->span > 0 ? rm->idle_s / rm->span : 0.0;
+}

@@ -1,0 +1,190 @@
+/* json.c: the machine-readable result, exactly one JSON object.
+ *
+ * Top level: the contract's fields (makespan, span, stage_span[], ...),
+ * each per-rank quantity also as a flat array indexed by rank (what scripts
+ * plot), then "ranks" with one object per rank for everything else, and
+ * "simulator" with the engine's statistics.  Numbers go through
+ * sb_append_json_number (shortest round trip; non-finite becomes null).
+ */
+#include "report/report.h"
+
+#include <stddef.h>
+
+#include "report/report_util.h"
+
+/* Writes "key": with the separator the object needs. */
+typedef struct jw {
+    strbuf *sb;
+    int first;
+} jw;
+
+static void key(jw *w, const char *k)
+{
+    sb_append(w->sb, w->first ? "" : ",");
+    w->first = 0;
+    sb_append_json_string(w->sb, k);
+    sb_append(w->sb, ":");
+}
+
+static void num(jw *w, const char *k, double v)
+{
+    key(w, k);
+    sb_append_json_number(w->sb, v);
+}
+
+static void integer(jw *w, const char *k, long v)
+{
+    key(w, k);
+    sb_appendf(w->sb, "%ld", v);
+}
+
+static void str(jw *w, const char *k, const char *v)
+{
+    key(w, k);
+    sb_append_json_string(w->sb, v);
+}
+
+static void boolean(jw *w, const char *k, int v)
+{
+    key(w, k);
+    sb_append(w->sb, v ? "true" : "false");
+}
+
+/* An array of one double field of rank_metrics, by rank. */
+static void rank_array(jw *w, const char *k, const run_metrics *m, size_t offset)
+{
+    key(w, k);
+    sb_append(w->sb, "[");
+    for (int r = 0; r < m->pp; r++) {
+        sb_append(w->sb, r ? "," : "");
+        sb_append_json_number(w->sb, *(const double *)((const char *)&m->rank[r] + offset));
+    }
+    sb_append(w->sb, "]");
+}
+
+static int rank_is_oom(const run_metrics *m, int r)
+{
+    for (int i = 0; i < m->noom; i++)
+        if (m->oom[i] == r) return 1;
+    return 0;
+}
+
+static void rank_object(const report_input *in, int r, strbuf *sb)
+{
+    const rank_metrics *rm = &in->m->rank[r];
+    jw w = { sb, 1 };
+    sb_append(sb, "{");
+    integer(&w, "rank", r);
+    integer(&w, "gpu", rm->gpu);
+    str(&w, "host", rpt_rank_host(in, r));
+    if (in->plat && rm->gpu >= 0) str(&w, "gpu_type", in->plat->gpu[rm->gpu].type);
+    if (in->sched) {
+        key(&w, "stages");
+        sb_append(sb, "[");
+        int n = 0;
+        for (int s = 0; s < in->sched->nstages; s++)
+            if (in->sched->stage_rank[s] == r) sb_appendf(sb, "%s%d", n++ ? "," : "", s);
+        sb_append(sb, "]");
+        if (r < in->sched->pp) integer(&w, "ops", in->sched->nops[r]);
+    }
+    num(&w, "first_start", rm->first_start);
+    num(&w, "last_end", rm->last_end);
+    num(&w, "span", rm->span);
+    num(&w, "busy_seconds", rm->busy_s);
+    num(&w, "idle_seconds", rm->idle_s);
+    num(&w, "bubble_ratio", rpt_rank_bubble(rm));
+    num(&w, "peak_activations", rm->peak_activations);
+    num(&w, "peak_memory_bytes", rm->peak_memory_bytes);
+    num(&w, "peak_time", rm->peak_time_s);
+    key(&w, "peak_breakdown");
+    {
+        jw b = { sb, 1 };
+        sb_append(sb, "{");
+        num(&b, "static_bytes", rm->static_bytes);
+        num(&b, "activation_bytes", rm->peak_activation_bytes);
+        num(&b, "workspace_bytes", rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes);
+        sb_append(sb, "}");
+    }
+    num(&w, "capacity_bytes", rm->capacity_bytes);
+    boolean(&w, "oom", rank_is_oom(in->m, r));
+    num(&w, "recompute_seconds", rm->recompute_s);
+    num(&w, "offload_bytes", rm->offload_bytes);
+    sb_append(sb, "}");
+}
+
+static void simulator(const report_input *in, jw *w)
+{
+    const sim_outcome *o = in->outcome;
+    key(w, "simulator");
+    if (!o) {
+        sb_append(w->sb, "null");
+        return;
+    }
+    jw s = { w->sb, 1 };
+    sb_append(w->sb, "{");
+    boolean(&s, "completed", o->completed);
+    integer(&s, "ops_done", o->ops_done);
+    integer(&s, "ops_total", o->ops_total);
+    integer(&s, "events", o->events);
+    num(&s, "wall_seconds", o->wall_s);
+    if (in->tl) {
+        integer(&s, "timeline_ops", (long)in->tl->nops);
+        integer(&s, "timeline_transfers", (long)in->tl->nxfers);
+    }
+    if (!o->completed) str(&s, "blocked", o->blocked);
+    sb_append(w->sb, "}");
+}
+
+static void metrics_fields(const report_input *in, jw *w)
+{
+    const run_metrics *m = in->m;
+    num(w, "makespan", m->makespan);
+    num(w, "span", m->span);
+    integer(w, "span_rank", m->span_rank);
+    rank_array(w, "stage_span", m, offsetof(rank_metrics, span));
+    num(w, "bubble_ratio", m->bubble_ratio);
+    num(w, "total_busy_seconds", m->total_busy_s);
+    rank_array(w, "peak_activations", m, offsetof(rank_metrics, peak_activations));
+    rank_array(w, "peak_memory_bytes", m, offsetof(rank_metrics, peak_memory_bytes));
+    num(w, "max_peak_memory_bytes", rpt_max_peak_memory(m));
+    rank_array(w, "capacity_bytes", m, offsetof(rank_metrics, capacity_bytes));
+    key(w, "oom");
+    sb_append(w->sb, "[");
+    for (int i = 0; i < m->noom; i++) sb_appendf(w->sb, "%s%d", i ? "," : "", m->oom[i]);
+    sb_append(w->sb, "]");
+    rank_array(w, "recompute_seconds", m, offsetof(rank_metrics, recompute_s));
+    rank_array(w, "offload_bytes", m, offsetof(rank_metrics, offload_bytes));
+    num(w, "iteration_seconds", m->iteration_s);
+    key(w, "lower_bound");
+    if (m->lower_bound > 0)
+        sb_append_json_number(w->sb, m->lower_bound);
+    else
+        sb_append(w->sb, "null");
+    num(w, "samples_per_second", m->samples_per_s);
+    num(w, "tokens_per_second", m->tokens_per_s);
+    num(w, "mfu", m->mfu);
+    key(w, "ranks");
+    sb_append(w->sb, "[");
+    for (int r = 0; r < m->pp; r++) {
+        sb_append(w->sb, r ? "," : "");
+        rank_object(in, r, w->sb);
+    }
+    sb_append(w->sb, "]");
+}
+
+void report_json(const report_input *in, strbuf *sb)
+{
+    char label[RPT_LABEL_MAX];
+    jw w = { sb, 1 };
+    sb_append(sb, "{");
+    str(&w, "schedule", rpt_schedule_name(in));
+    integer(&w, "pp", in->sched ? in->sched->pp : in->exp ? in->exp->pp : in->m ? in->m->pp : 0);
+    integer(&w, "microbatches", rpt_microbatches(in));
+    integer(&w, "stages_per_rank", rpt_stages_per_rank(in));
+    str(&w, "workload", rpt_workload_label(in, label, sizeof label));
+    str(&w, "network", rpt_network_label(in, label, sizeof label));
+    integer(&w, "exit_code", report_exit_code(in));
+    if (in->m) metrics_fields(in, &w);
+    simulator(in, &w);
+    sb_append(sb, "}");
+}

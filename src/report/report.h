@@ -1,0 +1,69 @@
+/* report.h: what a run prints (text, JSON, CSV) and its Chrome trace.
+ *
+ * Writers are pure functions of a report_input: they read the experiment,
+ * the schedule, the workload, the platform, the timeline and the metrics
+ * already computed (sim/metrics.h), and append to a strbuf; only the trace
+ * writes a file, because traces of big runs are too large to hold twice.
+ * Nothing here recomputes a metric: every number comes from run_metrics (or
+ * from metrics_memory_walk for the trace's memory counters), so the formats
+ * cannot disagree with each other.
+ *
+ * Any pointer of report_input except m may be NULL (a deadlocked or partial
+ * run, a unit test); the writers then leave the corresponding fields out or
+ * write null.  JSON output is exactly one object; CSV is RFC 4180 (fields
+ * quoted when they hold a comma, quote or newline).
+ */
+#ifndef PG_REPORT_REPORT_H
+#define PG_REPORT_REPORT_H
+
+#include "model/experiment.h"
+#include "model/platform.h"
+#include "model/workload.h"
+#include "schedule/schedule.h"
+#include "sim/metrics.h"
+#include "sim/sim.h"
+#include "sim/timeline.h"
+#include "util/error.h"
+#include "util/strbuf.h"
+
+typedef struct report_input {
+    const experiment *exp;
+    const schedule *sched;
+    const workload *wl;
+    const platform_desc *plat;
+    const int *rank_gpu;        /* [pp] index into plat->gpu */
+    const timeline *tl;
+    const run_metrics *m;
+    const sim_outcome *outcome;
+} report_input;
+
+/* The exit code the run deserves under the contract: PG_EXIT_DEADLOCK if the
+ * simulation did not complete, PG_EXIT_OOM if some rank is over capacity,
+ * else 0.  The CLI and the CSV's exit_code column both use it. */
+int report_exit_code(const report_input *in);
+
+/* Human summary: header, per-rank table, totals. */
+void report_text(const report_input *in, strbuf *sb);
+
+/* Exactly one JSON object, no trailing newline (the caller ends the line). */
+void report_json(const report_input *in, strbuf *sb);
+
+/* CSV for sweeps: extra key columns first (the grid keys), then the fixed
+ * result columns.  Header and row always have the same number of fields. */
+void report_csv_header(const char *const *extra_keys, int nextra, strbuf *sb);
+void report_csv_row(const report_input *in, const char *const *extra_values, int nextra, strbuf *sb);
+/* A row for a combination that produced no result (bad input, crash): the
+ * extra values and exit_code filled, every result column empty. */
+void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, strbuf *sb);
+
+/* Chrome trace-event JSON (Perfetto, chrome://tracing) written to path:
+ * one process per GPU (pid = pipeline rank), one thread per stream
+ * (compute, send, recv, d2h, h2d; overlapping transfers get extra lanes),
+ * an X event per op with args {stage, microbatch, kind}, "bubble" slices for
+ * the idle gaps inside each rank's span, memory counters per rank, and flow
+ * events joining each send to its receive.  Timestamps in microseconds.
+ * Returns 0, PG_EXIT_INPUT if path cannot be opened, PG_EXIT_INTERNAL on a
+ * write error. */
+int report_trace(const report_input *in, const char *path, pg_status *st);
+
+#endif

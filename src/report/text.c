@@ -1,0 +1,169 @@
+/* text.c: the human summary of a run.
+ *
+ * Three blocks: what ran (schedule, pipeline shape, workload, platform), one
+ * line per rank, then the totals.  Columns are right-aligned to the widest
+ * cell so that the table stays straight whatever the units come out as.
+ */
+#include "report/report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report_util.h"
+#include "util/units.h"
+
+#define CELL_MAX 64          /* one formatted table cell */
+#define QTY_MAX 30           /* one formatted quantity: two fit in a cell with " / " */
+#define PERCENT 100.0
+#define NCOLS 8
+
+static const char *const col_title[NCOLS] = {
+    "rank", "GPU", "busy", "idle", "span", "bubble", "peak act", "peak memory / capacity",
+};
+
+/* Formats one rank's cells. */
+static void rank_cells(const report_input *in, int r, char cell[NCOLS][CELL_MAX])
+{
+    const rank_metrics *rm = &in->m->rank[r];
+    char cap[QTY_MAX], mem[QTY_MAX];
+    snprintf(cell[0], CELL_MAX, "%d", r);
+    const char *host = rpt_rank_host(in, r);
+    snprintf(cell[1], CELL_MAX, "%s", host[0] ? host : "-");
+    units_format_duration(rm->busy_s, cell[2], CELL_MAX);
+    units_format_duration(rm->idle_s, cell[3], CELL_MAX);
+    units_format_duration(rm->span, cell[4], CELL_MAX);
+    snprintf(cell[5], CELL_MAX, "%.1f %%", rpt_rank_bubble(rm) * PERCENT);
+    snprintf(cell[6], CELL_MAX, "%.2f", rm->peak_activations);
+    units_format_bytes(rm->peak_memory_bytes, mem, QTY_MAX);
+    if (rm->capacity_bytes > 0)
+        units_format_bytes(rm->capacity_bytes, cap, QTY_MAX);
+    else
+        snprintf(cap, QTY_MAX, "?");
+    snprintf(cell[7], CELL_MAX, "%s / %s", mem, cap);
+}
+
+static int rank_is_oom(const run_metrics *m, int r)
+{
+    for (int i = 0; i < m->noom; i++)
+        if (m->oom[i] == r) return 1;
+    return 0;
+}
+
+static void append_padded(strbuf *sb, const char *text, int width, int left)
+{
+    sb_appendf(sb, left ? "%-*s" : "%*s", width, text);
+}
+
+static void rank_table(const report_input *in, strbuf *sb)
+{
+    const run_metrics *m = in->m;
+    int width[NCOLS];
+    for (int c = 0; c < NCOLS; c++) width[c] = (int)strlen(col_title[c]);
+    char cell[NCOLS][CELL_MAX];
+    for (int r = 0; r < m->pp; r++) {
+        rank_cells(in, r, cell);
+        for (int c = 0; c < NCOLS; c++)
+            if ((int)strlen(cell[c]) > width[c]) width[c] = (int)strlen(cell[c]);
+    }
+    /* The host column reads best left-aligned, numbers right-aligned. */
+    for (int c = 0; c < NCOLS; c++) {
+        sb_append(sb, c ? "  " : "");
+        append_padded(sb, col_title[c], width[c], c == 1);
+    }
+    sb_append(sb, "\n");
+    for (int c = 0; c < NCOLS; c++) {
+        sb_append(sb, c ? "  " : "");
+        for (int i = 0; i < width[c]; i++) sb_append(sb, "-");
+    }
+    sb_append(sb, "\n");
+    for (int r = 0; r < m->pp; r++) {
+        rank_cells(in, r, cell);
+        for (int c = 0; c < NCOLS; c++) {
+            sb_append(sb, c ? "  " : "");
+            append_padded(sb, cell[c], width[c], c == 1);
+        }
+        sb_append(sb, rank_is_oom(m, r) ? "  OOM\n" : "\n");
+    }
+}
+
+static void header(const report_input *in, strbuf *sb)
+{
+    char label[RPT_LABEL_MAX];
+    int pp = in->sched ? in->sched->pp : in->exp ? in->exp->pp : in->m ? in->m->pp : 0;
+    int v = rpt_stages_per_rank(in);
+    sb_appendf(sb, "schedule   %s: pp %d, %d microbatches, %d stage%s per rank\n", rpt_schedule_name(in), pp,
+               rpt_microbatches(in), v, v == 1 ? "" : "s");
+    sb_appendf(sb, "workload   %s\n", rpt_workload_label(in, label, sizeof label));
+    sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
+    if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
+    sb_append(sb, "\n\n");
+}
+
+/* "label  value" lines of the totals block. */
+static void total_line(strbuf *sb, const char *label, const char *value)
+{
+    sb_appendf(sb, "%-14s %s\n", label, value);
+}
+
+static void totals(const report_input *in, strbuf *sb)
+{
+    const run_metrics *m = in->m;
+    char a[CELL_MAX], b[CELL_MAX];
+    total_line(sb, "makespan", units_format_duration(m->makespan, a, sizeof a));
+    snprintf(b, sizeof b, "%s (rank %d)", units_format_duration(m->span, a, sizeof a), m->span_rank);
+    total_line(sb, "span", b);
+    snprintf(a, sizeof a, "%.2f %%", m->bubble_ratio * PERCENT);
+    total_line(sb, "bubble ratio", a);
+    if (m->lower_bound > 0) {
+        char lb[CELL_MAX];
+        snprintf(b, sizeof b, "%s (span is %.2f %% above)", units_format_duration(m->lower_bound, lb, sizeof lb),
+                 (m->span / m->lower_bound - 1.0) * PERCENT);
+        total_line(sb, "lower bound", b);
+    }
+    if (m->iteration_s != m->makespan) total_line(sb, "iteration", units_format_duration(m->iteration_s, a, sizeof a));
+    if (m->samples_per_s > 0) {
+        snprintf(a, sizeof a, "%.4g", m->samples_per_s);
+        total_line(sb, "samples/s", a);
+    }
+    if (m->tokens_per_s > 0) {
+        snprintf(a, sizeof a, "%.4g", m->tokens_per_s);
+        total_line(sb, "tokens/s", a);
+    }
+    if (m->mfu > 0) {
+        snprintf(a, sizeof a, "%.1f %%", m->mfu * PERCENT);
+        total_line(sb, "MFU", a);
+    }
+    units_format_bytes(rpt_max_peak_memory(m), a, sizeof a);
+    total_line(sb, "peak memory", a);
+    if (m->noom == 0) {
+        total_line(sb, "OOM ranks", "none");
+    } else {
+        strbuf list;
+        sb_init(&list);
+        for (int i = 0; i < m->noom; i++) sb_appendf(&list, "%s%d", i ? ", " : "", m->oom[i]);
+        total_line(sb, "OOM ranks", list.data);
+        sb_free(&list);
+    }
+}
+
+static void outcome(const report_input *in, strbuf *sb)
+{
+    const sim_outcome *o = in->outcome;
+    if (!o) return;
+    char a[CELL_MAX];
+    sb_appendf(sb, "%-14s %ld events in %s of host time\n", "simulated", o->events,
+               units_format_duration(o->wall_s, a, sizeof a));
+    if (!o->completed)
+        sb_appendf(sb, "DEADLOCK       %ld of %ld ops ran; %s\n", o->ops_done, o->ops_total, o->blocked);
+}
+
+void report_text(const report_input *in, strbuf *sb)
+{
+    header(in, sb);
+    if (in->m && in->m->pp > 0) {
+        rank_table(in, sb);
+        sb_append(sb, "\n");
+        totals(in, sb);
+    }
+    outcome(in, sb);
+}

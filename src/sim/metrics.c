@@ -1,0 +1,302 @@
+/* metrics.c: run metrics from a timeline (see metrics.h for the definitions).
+ *
+ * Everything is one pass over the ops grouped by rank.  Memory and stored
+ * activations are replayed as events: each op allocates at its start (F: its
+ * activation; any op: its workspace) and releases at its end (B: what W does
+ * not need, W: the rest, BW: all of it; any op: its workspace).  On one rank
+ * the starts and the ends are each sorted by time (ops run one at a time, so
+ * a timeline recorded in execution order is already sorted and the sort is
+ * skipped), then merged instant by instant, releases before allocations.
+ * That is O(ops) for a timeline in order and O(ops log ops) otherwise, which
+ * matters on 4M-op timelines.
+ *
+ * Activations are counted in chunk units (integers) and divided by v at the
+ * end, so the peak is exact however long the timeline.
+ */
+#include "sim/metrics.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/memory.h"
+#include "util/error.h"
+
+/* FLOPs of one microbatch through one stage: forward, plus backward for the
+ * input gradient and for the weights, each about as costly as the forward. */
+#define FLOPS_PER_FWD_FLOP 3.0
+
+typedef struct ev {
+    double t;
+    size_t op;
+} ev;
+
+static int ev_cmp(const void *a, const void *b)
+{
+    const ev *x = a, *y = b;
+    if (x->t < y->t) return -1;
+    if (x->t > y->t) return 1;
+    return (x->op > y->op) - (x->op < y->op);
+}
+
+static void ev_sort(ev *e, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (ev_cmp(&e[i - 1], &e[i]) > 0) {
+            qsort(e, n, sizeof *e, ev_cmp);
+            return;
+        }
+    }
+}
+
+static int rank_count(const metrics_input *in)
+{
+    if (in->sched) return in->sched->pp;
+    int pp = 0;
+    for (size_t i = 0; i < (in->tl ? in->tl->nops : 0); i++)
+        if (in->tl->ops[i].rank >= pp) pp = in->tl->ops[i].rank + 1;
+    return pp;
+}
+
+/* The workload's cost of an op's stage, or NULL if unknown (no workload or a
+ * stage out of range: the op then only counts as time). */
+static const stage_cost *op_cost(const metrics_input *in, const tl_op *op)
+{
+    if (!in->wl || op->stage < 0 || op->stage >= in->wl->nstages) return NULL;
+    return &in->wl->stage[op->stage];
+}
+
+static double alloc_bytes(const stage_cost *c, const tl_op *op)
+{
+    return op->kind == OP_F ? c->act_b_bytes : 0.0;
+}
+
+static double release_bytes(const stage_cost *c, const tl_op *op)
+{
+    switch (op->kind) {
+    case OP_B: return c->act_b_bytes - c->act_w_bytes;
+    case OP_W: return c->act_w_bytes;
+    case OP_BW: return c->act_b_bytes;
+    default: return 0.0;
+    }
+}
+
+/* Op indices grouped by rank, each group in timeline order (a counting sort):
+ * ops of rank r are idx[first[r] .. first[r+1]).  Ops on unknown ranks are
+ * left out. */
+typedef struct by_rank {
+    size_t *idx;
+    size_t *first;   /* [pp + 1] */
+} by_rank;
+
+static void group_by_rank(const timeline *tl, int pp, by_rank *g)
+{
+    size_t nops = tl ? tl->nops : 0;
+    g->first = pg_xcalloc((size_t)pp + 1, sizeof *g->first);
+    g->idx = pg_xmalloc((nops ? nops : 1) * sizeof *g->idx);
+    for (size_t i = 0; i < nops; i++) {
+        int r = tl->ops[i].rank;
+        if (r >= 0 && r < pp) g->first[r + 1]++;
+    }
+    for (int r = 0; r < pp; r++) g->first[r + 1] += g->first[r];
+    size_t *fill = pg_xmalloc(((size_t)pp + 1) * sizeof *fill);
+    memcpy(fill, g->first, ((size_t)pp + 1) * sizeof *fill);
+    for (size_t i = 0; i < nops; i++) {
+        int r = tl->ops[i].rank;
+        if (r >= 0 && r < pp) g->idx[fill[r]++] = i;
+    }
+    free(fill);
+}
+
+static void by_rank_free(by_rank *g)
+{
+    free(g->idx);
+    free(g->first);
+}
+
+/* Replays one rank's memory events (ops idx[0..n)), calling fn once per
+ * distinct instant.  starts/ends are scratch arrays of at least n events. */
+static void walk_rank(const metrics_input *in, int rank, const size_t *idx, size_t n, int v,
+                      ev *starts, ev *ends, metrics_memory_fn fn, void *ctx)
+{
+    const tl_op *ops = in->tl->ops;
+    for (size_t i = 0; i < n; i++) {
+        starts[i] = (ev){ ops[idx[i]].start, idx[i] };
+        ends[i] = (ev){ ops[idx[i]].end, idx[i] };
+    }
+    ev_sort(starts, n);
+    ev_sort(ends, n);
+
+    double act_bytes = 0, ws_bytes = 0;
+    int64_t act_chunks = 0;
+    size_t i = 0, k = 0;
+    while (i < n || k < n) {
+        double t = (k < n && (i >= n || ends[k].t <= starts[i].t)) ? ends[k].t : starts[i].t;
+        for (; k < n && ends[k].t == t; k++) {
+            const tl_op *op = &ops[ends[k].op];
+            const stage_cost *c = op_cost(in, op);
+            if (op->kind == OP_W || op->kind == OP_BW) act_chunks--;
+            if (!c) continue;
+            act_bytes -= release_bytes(c, op);
+            ws_bytes -= c->workspace_bytes;
+        }
+        for (; i < n && starts[i].t == t; i++) {
+            const tl_op *op = &ops[starts[i].op];
+            const stage_cost *c = op_cost(in, op);
+            if (op->kind == OP_F) act_chunks++;
+            if (!c) continue;
+            act_bytes += alloc_bytes(c, op);
+            ws_bytes += c->workspace_bytes;
+        }
+        fn(ctx, rank, t, act_bytes, ws_bytes, (double)act_chunks / v);
+    }
+}
+
+static int stages_per_rank(const metrics_input *in)
+{
+    return (in->sched && in->sched->v > 0) ? in->sched->v : 1;
+}
+
+void metrics_memory_walk(const metrics_input *in, metrics_memory_fn fn, void *ctx)
+{
+    int pp = rank_count(in);
+    if (pp <= 0 || !in->tl) return;
+    by_rank g;
+    group_by_rank(in->tl, pp, &g);
+    size_t most = 0;
+    for (int r = 0; r < pp; r++)
+        if (g.first[r + 1] - g.first[r] > most) most = g.first[r + 1] - g.first[r];
+    ev *starts = pg_xmalloc((most ? most : 1) * sizeof *starts);
+    ev *ends = pg_xmalloc((most ? most : 1) * sizeof *ends);
+    for (int r = 0; r < pp; r++)
+        walk_rank(in, r, g.idx + g.first[r], g.first[r + 1] - g.first[r], stages_per_rank(in),
+                  starts, ends, fn, ctx);
+    free(starts);
+    free(ends);
+    by_rank_free(&g);
+}
+
+/* Peak tracking for metrics_compute's walk. */
+static void track_peak(void *ctx, int rank, double t_s, double activation_bytes,
+                       double workspace_bytes, double activations)
+{
+    rank_metrics *rm = &((run_metrics *)ctx)->rank[rank];
+    if (activations > rm->peak_activations) rm->peak_activations = activations;
+    double total = rm->static_bytes + activation_bytes + workspace_bytes;
+    if (total > rm->peak_memory_bytes) {
+        rm->peak_memory_bytes = total;
+        rm->peak_time_s = t_s;
+        rm->peak_activation_bytes = activation_bytes;
+    }
+}
+
+static double rank_static_bytes(const metrics_input *in, int rank)
+{
+    if (!in->sched || !in->wl || in->bytes_per_param <= 0) return 0.0;
+    int *stages = pg_xmalloc(((size_t)in->sched->nstages + 1) * sizeof *stages);
+    int n = 0;
+    for (int s = 0; s < in->sched->nstages && s < in->wl->nstages; s++)
+        if (in->sched->stage_rank[s] == rank) stages[n++] = s;
+    double bytes = memory_static_bytes(in->wl, stages, n, in->bytes_per_param);
+    free(stages);
+    return bytes;
+}
+
+static int rank_gpu_index(const metrics_input *in, int rank)
+{
+    int g = in->rank_gpu ? in->rank_gpu[rank] : rank;
+    return (in->plat && g >= 0 && g < in->plat->ngpus) ? g : -1;
+}
+
+/* Times per rank: first start, last end, busy. */
+static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics *rm)
+{
+    size_t n = g->first[r + 1] - g->first[r];
+    const size_t *idx = g->idx + g->first[r];
+    for (size_t i = 0; i < n; i++) {
+        const tl_op *op = &tl->ops[idx[i]];
+        if (i == 0 || op->start < rm->first_start) rm->first_start = op->start;
+        if (i == 0 || op->end > rm->last_end) rm->last_end = op->end;
+        rm->busy_s += op->end - op->start;
+    }
+    rm->span = n ? rm->last_end - rm->first_start : 0.0;
+    rm->idle_s = rm->span - rm->busy_s;
+}
+
+/* Samples, tokens and MFU over the pipeline's makespan. */
+static void throughput(const metrics_input *in, run_metrics *out)
+{
+    if (out->makespan <= 0 || !in->sched || !in->wl) return;
+    double samples = (double)in->sched->m * in->wl->micro_batch_size;
+    out->samples_per_s = samples / out->makespan;
+    out->tokens_per_s = out->samples_per_s * in->wl->seq_len;
+
+    double model_flops = 0, peak_flops_per_s = 0;
+    for (int s = 0; s < in->wl->nstages; s++)
+        model_flops += in->wl->stage[s].fwd_flops * FLOPS_PER_FWD_FLOP * in->sched->m;
+    for (int r = 0; r < out->pp; r++) {
+        int g = out->rank[r].gpu;
+        if (g < 0 || in->plat->gpu[g].speed_flops <= 0) return;   /* unknown peak: MFU 0 */
+        peak_flops_per_s += in->plat->gpu[g].speed_flops;
+    }
+    if (model_flops > 0 && peak_flops_per_s > 0)
+        out->mfu = model_flops / (out->makespan * peak_flops_per_s);
+}
+
+void metrics_compute(const metrics_input *in, run_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    int pp = rank_count(in);
+    out->pp = pp > 0 ? pp : 0;
+    out->rank = pg_xcalloc(out->pp ? (size_t)out->pp : 1, sizeof *out->rank);
+    out->oom = pg_xcalloc(out->pp ? (size_t)out->pp : 1, sizeof *out->oom);
+    if (out->pp == 0 || !in->tl) return;
+
+    const timeline *tl = in->tl;
+    double first_start = 0, last_end = 0;
+    for (size_t i = 0; i < tl->nops; i++) {
+        if (i == 0 || tl->ops[i].start < first_start) first_start = tl->ops[i].start;
+        if (i == 0 || tl->ops[i].end > last_end) last_end = tl->ops[i].end;
+    }
+    out->makespan = last_end - first_start;
+
+    by_rank g;
+    group_by_rank(tl, out->pp, &g);
+    for (int r = 0; r < out->pp; r++) {
+        rank_metrics *rm = &out->rank[r];
+        memset(rm, 0, sizeof *rm);
+        rank_times(tl, &g, r, rm);
+        out->total_busy_s += rm->busy_s;
+        if (rm->span > out->span) {
+            out->span = rm->span;
+            out->span_rank = r;
+        }
+        rm->gpu = rank_gpu_index(in, r);
+        rm->capacity_bytes = in->capacity_override_bytes > 0 ? in->capacity_override_bytes
+                             : rm->gpu >= 0 ? in->plat->gpu[rm->gpu].memory_bytes : 0.0;
+        rm->static_bytes = rank_static_bytes(in, r);
+        rm->peak_memory_bytes = rm->static_bytes;
+        rm->peak_time_s = rm->first_start;
+    }
+    by_rank_free(&g);
+
+    metrics_memory_walk(in, track_peak, out);
+
+    for (int r = 0; r < out->pp; r++) {
+        const rank_metrics *rm = &out->rank[r];
+        if (rm->capacity_bytes > 0 && rm->peak_memory_bytes > rm->capacity_bytes) out->oom[out->noom++] = r;
+    }
+    if (out->span > 0)
+        out->bubble_ratio = (out->span - out->rank[out->span_rank].busy_s) / out->span;
+    out->iteration_s = out->makespan;
+    throughput(in, out);
+}
+
+void metrics_free(run_metrics *m)
+{
+    free(m->rank);
+    free(m->oom);
+    m->rank = NULL;
+    m->oom = NULL;
+    m->noom = 0;
+}
