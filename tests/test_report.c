@@ -1,0 +1,410 @@
+/* test_report.c: the text, JSON, CSV and trace writers.
+ *
+ * The fixture is the hand-worked 1F1B of test_metrics.c (pp 2, m 2, F 1 s,
+ * BW 2 s; makespan 9, span 9, bubble 3/9, rank 0 peaks at 2210 B) with four
+ * transfers, two of which overlap.  Structured outputs are checked by
+ * python3's json and csv modules (run through system()), which both parses
+ * them for real and checks their fields against the known numbers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "testutil.h"
+
+#define NOPS 8
+#define NXFERS 4
+
+typedef struct fixture {
+    int stage_rank[2];
+    int nops[2];
+    schedule sched;
+    stage_cost cost[2];
+    workload wl;
+    pg_gpu gpu[2];
+    platform_desc plat;
+    int rank_gpu[2];
+    tl_op ops[NOPS];
+    tl_xfer xfers[NXFERS];
+    timeline tl;
+    run_metrics m;
+    sim_outcome outcome;
+    report_input in;
+} fixture;
+
+static void fixture_init(fixture *f, const char *sched_name)
+{
+    memset(f, 0, sizeof *f);
+    f->stage_rank[0] = 0;
+    f->stage_rank[1] = 1;
+    f->nops[0] = f->nops[1] = 4;
+    f->sched = (schedule){ .pp = 2, .v = 1, .nstages = 2, .m = 2, .stage_rank = f->stage_rank, .nops = f->nops };
+    snprintf(f->sched.name, sizeof f->sched.name, "%s", sched_name);
+    for (int s = 0; s < 2; s++)
+        f->cost[s] = (stage_cost){ .f_s = 1, .b_s = 2, .act_b_bytes = 100, .param_count = 1000,
+                                   .workspace_bytes = 10, .fwd_flops = 1e12 };
+    f->wl = (workload){ .nstages = 2, .stage = f->cost, .micro_batch_size = 4, .seq_len = 128 };
+    strcpy(f->wl.name, "hand");
+    for (int r = 0; r < 2; r++) {
+        f->gpu[r] = (pg_gpu){ .node = 0, .local_rank = r, .speed_flops = 1e12, .memory_bytes = 3000, .cpu_index = -1 };
+        snprintf(f->gpu[r].host, sizeof f->gpu[r].host, "node0-gpu%d", r);
+        strcpy(f->gpu[r].type, "test-gpu");
+        f->rank_gpu[r] = r;
+    }
+    f->plat = (platform_desc){ .ngpus = 2, .gpu = f->gpu };
+    strcpy(f->plat.xml_path, "platforms/hand.xml");
+    const tl_op ops[NOPS] = {
+        { 0, 1, 0, 0, 0, OP_F }, { 1, 2, 0, 0, 1, OP_F }, { 4, 6, 0, 0, 0, OP_BW }, { 7, 9, 0, 0, 1, OP_BW },
+        { 1, 2, 1, 1, 0, OP_F }, { 2, 4, 1, 1, 0, OP_BW }, { 4, 5, 1, 1, 1, OP_F }, { 5, 7, 1, 1, 1, OP_BW },
+    };
+    /* Activations of mb 0 and 1 overlap in flight: each needs a second lane. */
+    const tl_xfer xfers[NXFERS] = {
+        { 1.0, 1.5, 64, 0, 1, 0, 0, XFER_ACTIVATION },
+        { 1.2, 2.0, 64, 0, 1, 0, 1, XFER_ACTIVATION },
+        { 4.0, 4.0, 64, 1, 0, 1, 0, XFER_GRADIENT },
+        { 7.0, 7.0, 64, 1, 0, 1, 1, XFER_GRADIENT },
+    };
+    memcpy(f->ops, ops, sizeof ops);
+    memcpy(f->xfers, xfers, sizeof xfers);
+    f->tl = (timeline){ .ops = f->ops, .nops = NOPS, .cap_ops = NOPS, .xfers = f->xfers, .nxfers = NXFERS,
+                        .cap_xfers = NXFERS };
+    f->outcome = (sim_outcome){ .completed = 1, .ops_done = NOPS, .ops_total = NOPS, .wall_s = 0.25, .events = 12 };
+}
+
+/* Computes the metrics (capacity override 0 = the GPUs' 3000 B). */
+static void fixture_run(fixture *f, double capacity_override_bytes)
+{
+    metrics_input mi = { .sched = &f->sched, .wl = &f->wl, .plat = &f->plat, .rank_gpu = f->rank_gpu,
+                         .tl = &f->tl, .bytes_per_param = 2, .capacity_override_bytes = capacity_override_bytes };
+    metrics_compute(&mi, &f->m);
+    f->in = (report_input){ .sched = &f->sched, .wl = &f->wl, .plat = &f->plat, .rank_gpu = f->rank_gpu,
+                            .tl = &f->tl, .m = &f->m, .outcome = &f->outcome };
+}
+
+/* ---- python3 as the parser -------------------------------------------------- */
+
+#define TMPDIR_TEMPLATE "/tmp/pg-test-report-XXXXXX"
+static char tmpdir[] = TMPDIR_TEMPLATE;
+
+static void setup(void)
+{
+    strcpy(tmpdir, TMPDIR_TEMPLATE);   /* mkdtemp fills it in; CK_FORK=no reuses it */
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fputs(text, f) >= 0, 1);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Runs python3 SCRIPT DATA and asserts it exits 0 (its assertion message
+ * goes to stderr, in the test log). */
+static void python_check(const char *name, const char *script, const char *data_path)
+{
+    char script_path[128], cmd[512];
+    snprintf(script_path, sizeof script_path, "%s/check_%s.py", tmpdir, name);   /* not json.py: it would shadow the module */
+    write_file(script_path, script);
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s'", script_path, data_path);
+    int rc = system(cmd);
+    ck_assert_msg(rc == 0, "%s: python3 check failed (status %d)", name, rc);
+}
+
+static void check_text_with_python(const char *name, const char *script, const strbuf *data)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.out", tmpdir, name);
+    write_file(path, data->data);
+    python_check(name, script, path);
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static const char json_check[] =
+    "import json, sys\n"
+    "text = open(sys.argv[1]).read()\n"
+    "d = json.loads(text)\n"              /* exactly one object: loads rejects trailing data */
+    "assert isinstance(d, dict)\n"
+    "for k in ['makespan','span','stage_span','bubble_ratio','peak_activations','peak_memory_bytes','oom',\n"
+    "          'recompute_seconds','offload_bytes','iteration_seconds','lower_bound','schedule','pp',\n"
+    "          'microbatches','samples_per_second','tokens_per_second','mfu','ranks','simulator',\n"
+    "          'max_peak_memory_bytes','exit_code']:\n"
+    "    assert k in d, k\n"
+    "assert d['schedule'] == 'file:a\"b,c.csv', d['schedule']\n"
+    "assert d['pp'] == 2 and d['microbatches'] == 2\n"
+    "assert d['makespan'] == 9 and d['span'] == 9 and d['stage_span'] == [9, 6]\n"
+    "assert abs(d['bubble_ratio'] - 1/3) < 1e-12\n"
+    "assert d['peak_activations'] == [2, 1]\n"
+    "assert d['peak_memory_bytes'] == [2210, 2110] and d['max_peak_memory_bytes'] == 2210\n"
+    "assert d['oom'] == [0] and d['exit_code'] == 3\n"
+    "assert d['recompute_seconds'] == [0, 0] and d['offload_bytes'] == [0, 0]\n"
+    "assert d['iteration_seconds'] == 9 and d['lower_bound'] is None\n"
+    "assert abs(d['samples_per_second'] - 8/9) < 1e-12 and abs(d['tokens_per_second'] - 1024/9) < 1e-9\n"
+    "assert abs(d['mfu'] - 2/3) < 1e-12\n"
+    "r0 = d['ranks'][0]\n"
+    "assert len(d['ranks']) == 2 and r0['rank'] == 0 and r0['host'] == 'node0-gpu0' and r0['oom'] is True\n"
+    "assert r0['busy_seconds'] == 6 and r0['idle_seconds'] == 3 and r0['stages'] == [0] and r0['ops'] == 4\n"
+    "b = r0['peak_breakdown']\n"
+    "assert b['static_bytes'] == 2000 and b['activation_bytes'] == 200 and b['workspace_bytes'] == 10, b\n"
+    "assert r0['peak_time'] == 1 and r0['capacity_bytes'] == 2150 and d['ranks'][1]['oom'] is False\n"
+    "s = d['simulator']\n"
+    "assert s['events'] == 12 and s['wall_seconds'] == 0.25 and s['completed'] is True\n";
+
+START_TEST(test_json_parses_and_has_fields)
+{
+    fixture f;
+    fixture_init(&f, "file:a\"b,c.csv");
+    fixture_run(&f, 2150);
+    strbuf sb;
+    sb_init(&sb);
+    report_json(&f.in, &sb);
+    check_text_with_python("json", json_check, &sb);
+    sb_free(&sb);
+    metrics_free(&f.m);
+}
+END_TEST
+
+static const char json_deadlock_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['exit_code'] == 4 and d['simulator']['completed'] is False\n"
+    "assert 'rank 0 blocked' in d['simulator']['blocked']\n"
+    "assert d['lower_bound'] == 7.5 and d['oom'] == []\n";
+
+START_TEST(test_json_deadlock_and_bound)
+{
+    fixture f;
+    fixture_init(&f, "1f1b");
+    fixture_run(&f, 0);
+    f.m.lower_bound = 7.5;
+    f.outcome.completed = 0;
+    snprintf(f.outcome.blocked, sizeof f.outcome.blocked, "rank 0 blocked at BW(stage 0, mb 1)");
+    ck_assert_int_eq(report_exit_code(&f.in), PG_EXIT_DEADLOCK);
+    strbuf sb;
+    sb_init(&sb);
+    report_json(&f.in, &sb);
+    check_text_with_python("json_deadlock", json_deadlock_check, &sb);
+    sb_free(&sb);
+    metrics_free(&f.m);
+}
+END_TEST
+
+/* ---- CSV -------------------------------------------------------------------- */
+
+static const char csv_check[] =
+    "import csv, sys\n"
+    "rows = list(csv.reader(open(sys.argv[1], newline='')))\n"
+    "assert len(rows) == 3, rows\n"
+    "head, ok, failed = rows\n"
+    "assert len(ok) == len(head) and len(failed) == len(head), (len(head), len(ok), len(failed))\n"
+    "assert head[:2] == ['schedule.name', 'pp']\n"
+    "for k in ['makespan','span','bubble_ratio','max_peak_memory_bytes','oom','exit_code','samples_per_second']:\n"
+    "    assert k in head, k\n"
+    "r = dict(zip(head[2:], ok[2:]))\n"
+    "assert ok[:2] == ['x,\"y\"', '2'], ok[:2]\n"
+    "assert r['schedule'] == 'file:a\"b,c.csv'\n"
+    "assert float(r['makespan']) == 9 and float(r['span']) == 9 and abs(float(r['bubble_ratio']) - 1/3) < 1e-12\n"
+    "assert float(r['max_peak_memory_bytes']) == 2210\n"
+    "assert r['oom'] == '1' and r['oom_ranks'] == '0' and r['exit_code'] == '3'\n"
+    "assert r['lower_bound'] == ''\n"
+    "f = dict(zip(head[2:], failed[2:]))\n"
+    "assert failed[:2] == ['bad', '3'] and f['exit_code'] == '2' and f['makespan'] == ''\n";
+
+START_TEST(test_csv_columns)
+{
+    fixture f;
+    fixture_init(&f, "file:a\"b,c.csv");
+    fixture_run(&f, 2150);
+    const char *keys[] = { "schedule.name", "pp" };
+    const char *vals[] = { "x,\"y\"", "2" };
+    const char *bad[] = { "bad", "3" };
+    strbuf sb;
+    sb_init(&sb);
+    report_csv_header(keys, 2, &sb);
+    report_csv_row(&f.in, vals, 2, &sb);
+    report_csv_row_failed(bad, 2, PG_EXIT_INPUT, &sb);
+    check_text_with_python("csv", csv_check, &sb);
+    sb_free(&sb);
+    metrics_free(&f.m);
+}
+END_TEST
+
+/* ---- text ------------------------------------------------------------------- */
+
+START_TEST(test_text_summary)
+{
+    fixture f;
+    fixture_init(&f, "1f1b");
+    fixture_run(&f, 2150);
+    strbuf sb;
+    sb_init(&sb);
+    report_text(&f.in, &sb);
+    const char *t = sb.data;
+    ck_assert_ptr_nonnull(strstr(t, "1f1b"));
+    ck_assert_ptr_nonnull(strstr(t, "pp 2"));
+    ck_assert_ptr_nonnull(strstr(t, "2 microbatches"));
+    ck_assert_ptr_nonnull(strstr(t, "node0-gpu1"));
+    ck_assert_ptr_nonnull(strstr(t, "makespan"));
+    ck_assert_ptr_nonnull(strstr(t, "33.33 %"));   /* bubble ratio 3/9 */
+    ck_assert_ptr_nonnull(strstr(t, "MFU"));
+    ck_assert_ptr_nonnull(strstr(t, "OOM ranks      0"));
+    /* The table is aligned: the header and both rank lines have the same
+     * width (the OOM mark comes after the last column). */
+    const char *head = strstr(t, "rank  ");
+    ck_assert_ptr_nonnull(head);
+    size_t width = strcspn(head, "\n");
+    const char *line = head;
+    for (int i = 0; i < 3; i++) line = strchr(line, '\n') + 1;   /* header, rule, rank 0 -> rank 1 */
+    ck_assert_uint_eq(strcspn(line, "\n"), width);
+    ck_assert_ptr_nonnull(strstr(t, "  OOM\n"));
+    sb_free(&sb);
+    metrics_free(&f.m);
+}
+END_TEST
+
+/* ---- trace ------------------------------------------------------------------ */
+
+static const char trace_check[] =
+    "import json, sys, collections\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "ev = d['traceEvents']\n"
+    "US = 1e6\n"
+    "procs = {e['pid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}\n"
+    "assert procs == {0: 'rank 0: node0-gpu0', 1: 'rank 1: node0-gpu1'}, procs\n"
+    "threads = collections.defaultdict(dict)\n"
+    "for e in ev:\n"
+    "    if e['ph'] == 'M' and e['name'] == 'thread_name': threads[e['pid']][e['tid']] = e['args']['name']\n"
+    "for p in (0, 1):\n"
+    "    names = set(threads[p].values())\n"
+    "    assert {'compute', 'send', 'recv'} <= names, names\n"
+    "assert 'send #2' in threads[0].values() and 'recv #2' in threads[1].values(), threads\n"
+    "tid = {(p, n): t for p in threads for t, n in threads[p].items()}\n"
+    "X = [e for e in ev if e['ph'] == 'X']\n"
+    "ops = [e for e in X if e['cat'] in ('F', 'B', 'W', 'BW')]\n"
+    "assert len(ops) == 8, len(ops)\n"
+    "for e in ops:\n"
+    "    assert e['tid'] == tid[(e['pid'], 'compute')]\n"
+    "    assert set(e['args']) >= {'stage', 'microbatch', 'kind'} and e['args']['kind'] == e['cat']\n"
+    "f1 = [e for e in ops if e['pid'] == 1 and e['args']['kind'] == 'F' and e['args']['microbatch'] == 1][0]\n"
+    "assert f1['ts'] == 4 * US and f1['dur'] == 1 * US, f1\n"
+    "bub = [e for e in X if e['name'] == 'bubble']\n"
+    "assert all(e['tid'] == tid[(e['pid'], 'compute')] for e in bub)\n"
+    "assert sum(e['dur'] for e in bub if e['pid'] == 0) == 3 * US\n"   /* span - busy of rank 0 */
+    "assert not [e for e in bub if e['pid'] == 1]\n"
+    "# slices on one thread nest (no partial overlap)\n"
+    "lanes = collections.defaultdict(list)\n"
+    "for e in X: lanes[(e['pid'], e['tid'])].append((e['ts'], e['ts'] + e['dur']))\n"
+    "for k, iv in lanes.items():\n"
+    "    iv.sort()\n"
+    "    for a, b in zip(iv, iv[1:]): assert b[0] >= a[1] or b[1] <= a[1], (k, a, b)\n"
+    "starts = {e['id']: e for e in ev if e['ph'] == 's'}\n"
+    "ends = {e['id']: e for e in ev if e['ph'] == 'f'}\n"
+    "assert len(starts) == 4 and starts.keys() == ends.keys()\n"
+    "for i, s in starts.items():\n"
+    "    f = ends[i]\n"
+    "    assert f['bp'] == 'e'\n"
+    "    assert threads[s['pid']][s['tid']].startswith('send') and threads[f['pid']][f['tid']].startswith('recv')\n"
+    "    assert s['pid'] != f['pid']\n"
+    "    for x in (s, f):\n"   /* each flow end sits inside a slice of its thread */
+    "        assert any(a <= x['ts'] <= b for a, b in lanes[(x['pid'], x['tid'])]), x\n"
+    "C = [e for e in ev if e['ph'] == 'C']\n"
+    "mem = [e for e in C if e['name'] == 'memory bytes']\n"
+    "assert {e['pid'] for e in mem} == {0, 1}\n"
+    "peak0 = max(sum(e['args'].values()) for e in mem if e['pid'] == 0)\n"
+    "assert peak0 == 2210, peak0\n"
+    "act = [e for e in C if e['name'] == 'stored activations' and e['pid'] == 0]\n"
+    "assert max(e['args']['stage units'] for e in act) == 2\n";
+
+START_TEST(test_trace_structure)
+{
+    fixture f;
+    fixture_init(&f, "1f1b");
+    fixture_run(&f, 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/trace.json", tmpdir);
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(report_trace(&f.in, path, &st), 0);
+    python_check("trace", trace_check, path);
+    metrics_free(&f.m);
+}
+END_TEST
+
+START_TEST(test_trace_unwritable_path)
+{
+    fixture f;
+    fixture_init(&f, "1f1b");
+    fixture_run(&f, 0);
+    char path[160];
+    snprintf(path, sizeof path, "%s/no/such/dir/trace.json", tmpdir);
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(report_trace(&f.in, path, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, path));
+    metrics_free(&f.m);
+}
+END_TEST
+
+/* A run with nothing recorded (deadlock at the first op) still gives valid
+ * JSON, CSV and trace. */
+static const char empty_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['traceEvents'] and not [e for e in d['traceEvents'] if e['ph'] == 'X']\n";
+
+START_TEST(test_empty_run)
+{
+    fixture f;
+    fixture_init(&f, "1f1b");
+    f.tl.nops = f.tl.nxfers = 0;
+    f.outcome.completed = 0;
+    fixture_run(&f, 0);
+    strbuf sb;
+    sb_init(&sb);
+    report_json(&f.in, &sb);
+    check_text_with_python("empty_json", "import json, sys\njson.loads(open(sys.argv[1]).read())\n", &sb);
+    sb_reset(&sb);
+    report_text(&f.in, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "DEADLOCK"));
+    sb_free(&sb);
+    char path[128];
+    snprintf(path, sizeof path, "%s/empty.json", tmpdir);
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(report_trace(&f.in, path, &st), 0);
+    python_check("empty_trace", empty_check, path);
+    metrics_free(&f.m);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+    Suite *s = suite_create("report");
+    TCase *tc = tcase_create("writers");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_json_parses_and_has_fields);
+    tcase_add_test(tc, test_json_deadlock_and_bound);
+    tcase_add_test(tc, test_csv_columns);
+    tcase_add_test(tc, test_text_summary);
+    tcase_add_test(tc, test_trace_structure);
+    tcase_add_test(tc, test_trace_unwritable_path);
+    tcase_add_test(tc, test_empty_run);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pg_run_suite(report_suite());
+}
