@@ -13,6 +13,9 @@
 #include "util/error.h"
 
 #define PG_NAME_MAX 512
+#define PG_DESC_MAX 2048
+/* Room for one origin per schema key (experiment.c checks it has enough). */
+#define EXP_MAX_KEYS 64
 
 typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
@@ -56,8 +59,15 @@ typedef struct experiment {
     double offload_ratio;
     recompute_policy recompute;
 
-    /* where each value came from, for messages after validation */
+    /* free text, for reports */
+    char name[PG_NAME_MAX];
+    char description[PG_DESC_MAX];
+
+    /* where each value came from, for messages after validation; file == NULL
+     * means the key was not given (the default applies).  Origins point into
+     * the config's storage: valid while that config lives. */
     pg_origin origin_schedule, origin_pp, origin_microbatches, origin_workload, origin_network;
+    pg_origin key_origins[EXP_MAX_KEYS];   /* all keys, in schema order: use experiment_origin() */
 } experiment;
 
 /* Defaults for every key (the bundled default experiment overrides some). */
@@ -73,5 +83,15 @@ typedef struct exp_key_doc {
     const char *help;
 } exp_key_doc;
 const exp_key_doc *experiment_key_docs(size_t *count);
+
+/* Where key's value came from ({NULL, 0} if defaulted or not a schema key). */
+pg_origin experiment_origin(const experiment *e, const char *key);
+
+/* 1 if key is a schema key. */
+int experiment_key_known(const char *key);
+
+/* The schema key nearest to key by edit distance, or NULL if none is close
+ * enough to be a plausible typo. */
+const char *experiment_suggest_key(const char *key);
 
 #endif

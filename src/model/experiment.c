@@ -1,0 +1,472 @@
+/* experiment.c: the schema of experiment keys, and config -> experiment.
+ *
+ * SCHEMA below is the only list of keys: parsing, defaults (each default is
+ * its text run through the key's own parser), range checks, the origins
+ * kept for later messages and `pipegrid keys` all read it, so none of them
+ * can disagree with another.
+ */
+#include "model/experiment.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/datapath.h"
+#include "util/units.h"
+
+/* Largest values the integer keys accept: far above any real job, low enough
+ * that products such as tp*dp*pp and pp*microbatches*chunks fit in an int64
+ * and nothing downstream allocates absurd arrays from a typo. */
+#define MAX_RANKS 65536
+#define MAX_MICROBATCHES (1 << 20)
+#define MAX_CHUNKS 1024
+#define MAX_BATCH (1 << 30)
+#define MAX_MODEL_DIM (1 << 30)
+#define MAX_NODES (1 << 20)
+/* Suggest a key only when the typo is small relative to the key. */
+#define SUGGEST_MIN_DISTANCE 2
+#define SUGGEST_DIVISOR 3
+#define KEY_CMP_MAX 128
+#define PATH_MAX_BYTES 4096
+#define SCHEDULE_FILE_PREFIX "file:"
+
+typedef enum {
+    T_INT,        /* integer in [min, max], stored as int */
+    T_NUMBER,     /* plain number in [min, max], stored as double */
+    T_DURATION,   /* seconds, SimGrid units */
+    T_BYTES,      /* bytes, SimGrid units */
+    T_BANDWIDTH,  /* bytes/s, SimGrid units */
+    T_TEXT,       /* free text, stored as char[size] */
+    T_SCHEDULE,   /* a generator name or file:PATH, stored as char[size] */
+    T_CHOICE,     /* one of a list of words (stored as int), or a data file path if path_value >= 0 */
+} key_type;
+
+typedef struct choice {
+    const char *word;
+    int value;
+} choice;
+
+typedef struct key_spec {
+    const char *key;
+    key_type type;
+    const char *doc_type;      /* what `pipegrid keys` prints as the type */
+    const char *default_text;  /* parsed like user input; NULL = no default (0 / empty) */
+    double min, max;
+    int min_open;              /* min itself is not allowed */
+    size_t offset;             /* field in experiment */
+    size_t size;               /* T_TEXT / T_SCHEDULE: capacity of the char array */
+    const choice *choices;     /* T_CHOICE: terminated by {NULL, 0} */
+    int path_value;            /* T_CHOICE: value for "a path to an existing file", -1 = not allowed */
+    size_t path_offset;        /* T_CHOICE with paths: char[PG_NAME_MAX] receiving the resolved path */
+    const char *help;
+} key_spec;
+
+static const choice WORKLOADS[] = {{"uniform", WL_UNIFORM}, {"gpt", WL_GPT}, {NULL, 0}};
+static const choice NETWORKS[] = {{"ideal", NET_IDEAL}, {"cluster", NET_CLUSTER}, {NULL, 0}};
+static const choice OFFLOADS[] = {
+    {"none", OFFLOAD_NONE}, {"full", OFFLOAD_FULL}, {"selective", OFFLOAD_SELECTIVE}, {NULL, 0}};
+static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
+                                    {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN}, {NULL, 0}};
+
+#define F(field) offsetof(experiment, field)
+#define SZ(field) sizeof(((experiment *)0)->field)
+#define INT_KEY(k, field, def, lo, hi, help) {k, T_INT, "int", def, lo, hi, 0, F(field), 0, NULL, -1, 0, help}
+#define NUM_KEY(k, field, type, doc, def, lo, hi, open, help) \
+    {k, type, doc, def, lo, hi, open, F(field), 0, NULL, -1, 0, help}
+#define TEXT_KEY(k, type, doc, field, def, help) {k, type, doc, def, 0, 0, 0, F(field), SZ(field), NULL, -1, 0, help}
+#define CHOICE_KEY(k, doc, field, def, choices, pathv, pathf, help) \
+    {k, T_CHOICE, doc, def, 0, 0, 0, F(field), 0, choices, pathv, pathf, help}
+#define NO_PATH (-1)
+#define HUGE_NUM 1e300
+
+static const key_spec SCHEMA[] = {
+    TEXT_KEY("name", T_TEXT, "text", name, NULL, "a short name for the experiment, printed in reports"),
+    TEXT_KEY("description", T_TEXT, "text", description, NULL, "free text describing the experiment"),
+    TEXT_KEY("schedule", T_SCHEDULE, "name|file:PATH", schedule, "1f1b",
+             "pipeline schedule: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, v-half, v-min, v-zb, zb-auto, "
+             "hanayo, dualpipe-v, or file:PATH (a torch-csv schedule)"),
+    INT_KEY("pp", pp, "4", 1, MAX_RANKS, "pipeline ranks (GPUs per pipeline)"),
+    INT_KEY("microbatches", microbatches, "8", 1, MAX_MICROBATCHES,
+            "microbatches per iteration; when absent and global_batch_size is given: "
+            "global_batch_size / (micro_batch_size x dp)"),
+    INT_KEY("chunks", chunks, "2", 1, MAX_CHUNKS,
+            "stages per rank for interleaved / hanayo (V-shape schedules always have 2)"),
+    INT_KEY("tp", tp, "1", 1, MAX_RANKS, "tensor-parallel degree"),
+    INT_KEY("dp", dp, "1", 1, MAX_RANKS, "data-parallel degree"),
+    INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH, "samples per microbatch"),
+    INT_KEY("global_batch_size", global_batch_size, "0", 0, MAX_BATCH,
+            "samples per iteration over all data-parallel replicas; 0 = not given"),
+    CHOICE_KEY("workload", "uniform|gpt|PATH", workload, "uniform", WORKLOADS, WL_PROFILE, F(profile_path),
+               "uniform (uniform.* keys), gpt (gpt.* keys and the GPU's cost model), or a profile YAML path"),
+    NUM_KEY("uniform.f", uniform_f_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
+            "workload=uniform: F time of one rank's share of the model for one microbatch"),
+    NUM_KEY("uniform.b", uniform_b_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
+            "workload=uniform: B (input gradient) time of one rank's share for one microbatch"),
+    NUM_KEY("uniform.w", uniform_w_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
+            "workload=uniform: W (weight gradient) time of one rank's share for one microbatch"),
+    NUM_KEY("uniform.w_fraction", uniform_w_fraction, T_NUMBER, "fraction", "0.4324", 0, 1, 0,
+            "workload=uniform: part of M_B that W still needs after B (32h/(34h+5as) at h=4096, a=32, s=1024)"),
+    NUM_KEY("uniform.activation", uniform_activation_bytes, T_BYTES, "bytes", "1GiB", 0, HUGE_NUM, 0,
+            "workload=uniform: bytes of one M_B (what one microbatch's F stores on one rank)"),
+    NUM_KEY("uniform.params", uniform_params, T_NUMBER, "count", "0", 0, HUGE_NUM, 0,
+            "workload=uniform: parameters of one rank's share of the model"),
+    INT_KEY("gpt.layers", gpt_layers, NULL, 1, MAX_MODEL_DIM, "workload=gpt: transformer layers (required)"),
+    INT_KEY("gpt.hidden", gpt_hidden, NULL, 1, MAX_MODEL_DIM, "workload=gpt: hidden size (required)"),
+    INT_KEY("gpt.heads", gpt_heads, NULL, 1, MAX_MODEL_DIM,
+            "workload=gpt: attention heads, dividing gpt.hidden (required)"),
+    INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM, "workload=gpt: sequence length in tokens (required)"),
+    INT_KEY("gpt.vocab", gpt_vocab, "51200", 1, MAX_MODEL_DIM, "workload=gpt: vocabulary size"),
+    CHOICE_KEY("network", "ideal|cluster|PATH", network, "ideal", NETWORKS, NET_PLATFORM, F(platform_path),
+               "ideal (latency only), cluster (generated from cluster.*), or a SimGrid platform XML path"),
+    NUM_KEY("ideal.latency", ideal_latency_s, T_DURATION, "seconds", "0", 0, HUGE_NUM, 0,
+            "network=ideal: seconds added to every dependency between two different ranks"),
+    INT_KEY("cluster.nodes", cluster_nodes, "1", 1, MAX_NODES, "network=cluster: nodes"),
+    INT_KEY("cluster.gpus_per_node", cluster_gpus_per_node, "8", 1, MAX_RANKS, "network=cluster: GPUs per node"),
+    TEXT_KEY("cluster.gpu", T_TEXT, "name", cluster_gpu, "h100-sxm",
+             "network=cluster: GPU system (a100-80g, h100-sxm, ...): speed, memory and link defaults"),
+    NUM_KEY("cluster.nvlink_bw", cluster_nvlink_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
+            "network=cluster: NVLink bandwidth per GPU, each direction; 0 = the GPU system's"),
+    NUM_KEY("cluster.ib_bw", cluster_ib_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
+            "network=cluster: NIC bandwidth per GPU; 0 = the GPU system's"),
+    NUM_KEY("cluster.pcie_bw", cluster_pcie_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
+            "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
+    NUM_KEY("memory.limit", memory_limit, T_NUMBER, "M_B units", "0", 0, HUGE_NUM, 0,
+            "activation-memory limit per rank in stage-activation units M_B, for schedules that take one; 0 = none"),
+    NUM_KEY("memory.capacity", memory_capacity_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
+            "overrides every GPU's memory capacity; 0 = each GPU's own"),
+    NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "16", 0, HUGE_NUM, 0,
+            "bytes per parameter for weights, gradients and optimizer state (16 = mixed-precision Adam)"),
+    CHOICE_KEY("offload", "none|full|selective", offload, "none", OFFLOADS, NO_PATH, 0,
+               "activation offload to host memory (selective: the longest-lived activations first)"),
+    NUM_KEY("offload.ratio", offload_ratio, T_NUMBER, "fraction", "0.5", 0, 1, 0,
+            "offload=selective: fraction of activation bytes offloaded"),
+    CHOICE_KEY("recompute", "none|full|selective|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
+               "activation recomputation (plan: the rematerialization ILP under memory.capacity)"),
+};
+#define NKEYS (sizeof SCHEMA / sizeof SCHEMA[0])
+
+_Static_assert(NKEYS <= EXP_MAX_KEYS, "raise EXP_MAX_KEYS in experiment.h");
+
+static int spec_index(const char *key)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (strcmp(SCHEMA[i].key, key) == 0)
+            return (int)i;
+    return -1;
+}
+
+int experiment_key_known(const char *key)
+{
+    return key && spec_index(key) >= 0;
+}
+
+/* Levenshtein distance, two rows. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    size_t row0[KEY_CMP_MAX + 1], row1[KEY_CMP_MAX + 1];
+    size_t *prev = row0, *cur = row1;
+    for (size_t j = 0; j <= nb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        size_t *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    return prev[nb];
+}
+
+const char *experiment_suggest_key(const char *key)
+{
+    if (!key || strlen(key) > KEY_CMP_MAX)
+        return NULL;
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *k = SCHEMA[i].key;
+        size_t d = edit_distance(key, k);
+        /* "latency" for "ideal.latency": the last part alone, spelled right. */
+        const char *dot = strrchr(k, '.');
+        if (dot && strcmp(dot + 1, key) == 0)
+            d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = k;
+        }
+    }
+    size_t allowed = strlen(best) / SUGGEST_DIVISOR;
+    if (allowed < SUGGEST_MIN_DISTANCE)
+        allowed = SUGGEST_MIN_DISTANCE;
+    /* ...and only when most of what was typed is right ("x" is not a typo of "tp"). */
+    return best_d <= allowed && 2 * best_d <= strlen(key) ? best : NULL;
+}
+
+/* What a key accepts, for messages ("an integer between 1 and 65536"). */
+static void describe(const key_spec *k, char *buf, size_t len)
+{
+    char range[128] = "";
+    if (k->type != T_TEXT && k->type != T_SCHEDULE && k->type != T_CHOICE) {
+        if (k->max < HUGE_NUM)
+            snprintf(range, sizeof range, " between %g and %g", k->min, k->max);
+        else
+            snprintf(range, sizeof range, " %s %g", k->min_open ? ">" : ">=", k->min);
+    }
+    switch (k->type) {
+    case T_INT:
+        snprintf(buf, len, "an integer%s", range);
+        break;
+    case T_NUMBER:
+        snprintf(buf, len, "a number%s", range);
+        break;
+    case T_DURATION:
+        snprintf(buf, len, "a duration%s such as 1.5ms, 2us or 3s (a bare number is seconds)", range);
+        break;
+    case T_BYTES:
+        snprintf(buf, len, "a size%s such as 80GiB, 34MiB or 1.5kB (a bare number is bytes)", range);
+        break;
+    case T_BANDWIDTH:
+        snprintf(buf, len, "a bandwidth%s such as 150GBps, 100Gbps or 25GiBps (a bare number is bytes/s)", range);
+        break;
+    case T_TEXT:
+        snprintf(buf, len, "text of at most %zu bytes", k->size - 1);
+        break;
+    case T_SCHEDULE:
+        snprintf(buf, len, "a schedule name or file:PATH, at most %zu bytes", k->size - 1);
+        break;
+    case T_CHOICE: {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (const choice *c = k->choices; c->word && used < len; c++) {
+            int n = snprintf(buf + used, len - used, "%s%s", c == k->choices ? "one of " : ", ", c->word);
+            if (n < 0)
+                break;
+            used += (size_t)n;
+        }
+        if (k->path_value >= 0 && used < len)
+            snprintf(buf + used, len - used, ", or the path of an existing file");
+        break;
+    }
+    }
+}
+
+static int fail_value(pg_status *st, const key_spec *k, pg_origin at, const char *value, const char *why)
+{
+    char accepted[512];
+    describe(k, accepted, sizeof accepted);
+    return pg_fail_at(st, PG_EXIT_INPUT, at, k->key, "expected %s, got '%s'%s%s%s", accepted, value,
+                      why ? " (" : "", why ? why : "", why ? ")" : "");
+}
+
+static int in_range(const key_spec *k, double v)
+{
+    if (k->min_open ? !(v > k->min) : !(v >= k->min))
+        return 0;
+    return v <= k->max;
+}
+
+/* A data file named by a key: as given or in the data directories, else
+ * next to the experiment file that named it. */
+static int resolve_path(const char *value, pg_origin at, char *out, size_t len)
+{
+    if (datapath_find(value, out, len) == 0)
+        return 0;
+    if (!at.file || at.line <= 0 || value[0] == '/')
+        return -1;
+    const char *slash = strrchr(at.file, '/');
+    if (!slash)
+        return -1;
+    char candidate[PATH_MAX_BYTES];
+    int n = snprintf(candidate, sizeof candidate, "%.*s/%s", (int)(slash - at.file), at.file, value);
+    if (n < 0 || (size_t)n >= sizeof candidate)
+        return -1;
+    return datapath_find(candidate, out, len);
+}
+
+static int trimmed_eq(const char *value, const char *word)
+{
+    while (*value == ' ' || *value == '\t')
+        value++;
+    size_t n = strlen(value);
+    while (n > 0 && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+        n--;
+    return strlen(word) == n && strncmp(value, word, n) == 0;
+}
+
+/* Parse value into e's field for k; any failure names the key and what it accepts. */
+static int set_value(experiment *e, const key_spec *k, const char *value, pg_origin at, pg_status *st)
+{
+    char *base = (char *)e;
+    const char *why = NULL;
+    switch (k->type) {
+    case T_INT: {
+        long v;
+        if (units_parse_long(value, &v, &why) != 0)
+            return fail_value(st, k, at, value, why);
+        if (!in_range(k, (double)v))
+            return fail_value(st, k, at, value, NULL);
+        *(int *)(base + k->offset) = (int)v;
+        return 0;
+    }
+    case T_NUMBER:
+    case T_DURATION:
+    case T_BYTES:
+    case T_BANDWIDTH: {
+        double v;
+        int rc = k->type == T_NUMBER     ? units_parse_double(value, &v, &why)
+                 : k->type == T_DURATION ? units_parse_duration(value, &v, &why)
+                 : k->type == T_BYTES    ? units_parse_bytes(value, &v, &why)
+                                         : units_parse_bandwidth(value, &v, &why);
+        if (rc != 0)
+            return fail_value(st, k, at, value, why);
+        if (!in_range(k, v))
+            return fail_value(st, k, at, value, NULL);
+        *(double *)(base + k->offset) = v;
+        return 0;
+    }
+    case T_TEXT:
+    case T_SCHEDULE: {
+        size_t n = strlen(value);
+        if (n >= k->size)
+            return fail_value(st, k, at, value, "too long");
+        if (k->type == T_SCHEDULE) {
+            if (n == 0 || trimmed_eq(value, ""))
+                return fail_value(st, k, at, value, "empty");
+            if (strncmp(value, SCHEDULE_FILE_PREFIX, strlen(SCHEDULE_FILE_PREFIX)) == 0 &&
+                trimmed_eq(value + strlen(SCHEDULE_FILE_PREFIX), ""))
+                return fail_value(st, k, at, value, "file: needs a path");
+        }
+        memcpy(base + k->offset, value, n + 1);
+        return 0;
+    }
+    case T_CHOICE: {
+        for (const choice *c = k->choices; c->word; c++) {
+            if (trimmed_eq(value, c->word)) {
+                *(int *)(base + k->offset) = c->value;
+                return 0;
+            }
+        }
+        if (k->path_value < 0 || value[0] == '\0')
+            return fail_value(st, k, at, value, NULL);
+        char *path = base + k->path_offset;
+        if (resolve_path(value, at, path, PG_NAME_MAX) != 0) {
+            path[0] = '\0';
+            return fail_value(st, k, at, value, "no such file, here or in the data directories");
+        }
+        *(int *)(base + k->offset) = k->path_value;
+        return 0;
+    }
+    }
+    return pg_fail(st, PG_EXIT_INTERNAL, "experiment: key '%s' has no parser", k->key);
+}
+
+void experiment_defaults(experiment *e)
+{
+    memset(e, 0, sizeof *e);
+    pg_origin none = {NULL, 0};
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (!SCHEMA[i].default_text)
+            continue;
+        pg_status st;
+        if (set_value(e, &SCHEMA[i], SCHEMA[i].default_text, none, &st) != 0) {
+            /* A default that does not parse is a bug in SCHEMA; the unit tests
+             * call this, so it cannot ship. */
+            fprintf(stderr, "pipegrid: internal error: bad default: %s\n", st.msg);
+            abort();
+        }
+    }
+}
+
+pg_origin experiment_origin(const experiment *e, const char *key)
+{
+    pg_origin none = {NULL, 0};
+    int i = key ? spec_index(key) : -1;
+    return i < 0 ? none : e->key_origins[i];
+}
+
+/* Checks between keys, after every key parsed. */
+static int cross_check(const config *c, experiment *e, pg_status *st)
+{
+    pg_origin gbs_at = experiment_origin(e, "global_batch_size");
+    pg_origin mb_at = experiment_origin(e, "microbatches");
+    long per_step = (long)e->micro_batch_size * e->dp;
+    if (e->global_batch_size > 0) {
+        if (e->global_batch_size % per_step != 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, gbs_at, "global_batch_size",
+                              "%d is not a multiple of micro_batch_size x dp = %d x %d = %ld", e->global_batch_size,
+                              e->micro_batch_size, e->dp, per_step);
+        long derived = e->global_batch_size / per_step;
+        if (!config_find(c, "microbatches")) {
+            if (derived > MAX_MICROBATCHES)
+                return pg_fail_at(st, PG_EXIT_INPUT, gbs_at, "global_batch_size",
+                                  "gives %ld microbatches, more than %d", derived, MAX_MICROBATCHES);
+            e->microbatches = (int)derived;
+        } else if (derived != e->microbatches) {
+            return pg_fail_at(st, PG_EXIT_INPUT, mb_at, "microbatches",
+                              "%d contradicts global_batch_size / (micro_batch_size x dp) = %d / %ld = %ld",
+                              e->microbatches, e->global_batch_size, per_step, derived);
+        }
+    }
+    if (e->workload == WL_GPT) {
+        static const char *const required[] = {"gpt.layers", "gpt.hidden", "gpt.heads", "gpt.seq"};
+        for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)
+            if (!config_find(c, required[i]))
+                return pg_fail_at(st, PG_EXIT_INPUT, e->origin_workload, "workload",
+                                  "gpt needs %s (and gpt.layers, gpt.hidden, gpt.heads, gpt.seq)", required[i]);
+        if (e->gpt_hidden % e->gpt_heads != 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "gpt.heads"), "gpt.heads",
+                              "%d does not divide gpt.hidden = %d", e->gpt_heads, e->gpt_hidden);
+    }
+    return 0;
+}
+
+int experiment_from_config(const config *c, experiment *e, pg_status *st)
+{
+    experiment_defaults(e);
+    /* Unknown keys first: a typo is the likeliest mistake, and a wrong value
+     * under a misspelled key would otherwise be silently ignored. */
+    for (size_t i = 0; i < c->count; i++) {
+        const cfg_entry *en = &c->entries[i];
+        if (spec_index(en->key) >= 0)
+            continue;
+        const char *hint = experiment_suggest_key(en->key);
+        if (hint)
+            return pg_fail_at(st, PG_EXIT_INPUT, en->origin, en->key, "unknown key (did you mean '%s'?)", hint);
+        return pg_fail_at(st, PG_EXIT_INPUT, en->origin, en->key, "unknown key (`pipegrid keys` lists them all)");
+    }
+    for (size_t i = 0; i < NKEYS; i++) {
+        const cfg_entry *en = config_find(c, SCHEMA[i].key);
+        if (!en)
+            continue;
+        int rc = set_value(e, &SCHEMA[i], en->value, en->origin, st);
+        if (rc)
+            return rc;
+        e->key_origins[i] = en->origin;
+    }
+    e->origin_schedule = experiment_origin(e, "schedule");
+    e->origin_pp = experiment_origin(e, "pp");
+    e->origin_microbatches = experiment_origin(e, "microbatches");
+    e->origin_workload = experiment_origin(e, "workload");
+    e->origin_network = experiment_origin(e, "network");
+    return cross_check(c, e, st);
+}
+
+const exp_key_doc *experiment_key_docs(size_t *count)
+{
+    static exp_key_doc docs[NKEYS];
+    for (size_t i = 0; i < NKEYS; i++) {
+        docs[i].key = SCHEMA[i].key;
+        docs[i].type = SCHEMA[i].doc_type;
+        docs[i].default_text = SCHEMA[i].default_text ? SCHEMA[i].default_text : "none";
+        docs[i].help = SCHEMA[i].help;
+    }
+    if (count)
+        *count = NKEYS;
+    return docs;
+}
