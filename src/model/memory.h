@@ -10,6 +10,9 @@
 
 #include "model/workload.h"
 
+/* Parameters of the listed stages (indices into w->stage) x bytes_per_param.
+ * An index outside [0, w->nstages) is a caller bug: the result is then -1,
+ * never a silently smaller number. */
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
                            double bytes_per_param);
 

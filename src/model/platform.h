@@ -1,6 +1,6 @@
 /* platform.h: the cluster as pipegrid sees it, without SimGrid.
  *
- * A platform is a SimGrid XML file (platforms/*.xml, or one generated into a
+ * A platform is a SimGrid XML file (platforms/NAME.xml, or one generated into a
  * temporary file for network=ideal and network=cluster).  This module reads
  * the XML with libxml2 to check it is well formed (errors give file and
  * line) and to list the GPUs: hosts with <prop id="kind" value="gpu"/>,
@@ -49,6 +49,17 @@ int platform_make_ideal(int ngpus, double latency_s, double speed_flops, double 
 int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st);
 
 void platform_free(platform_desc *p);
+
+/* Write xml_text to a new temporary file (mkstemp) and platform_load it;
+ * the result is_temporary, so platform_free removes the file.  what names
+ * the generator in messages ("network=ideal"). */
+int platform_load_text(const char *xml_text, const char *what, platform_desc *p, pg_status *st);
+
+/* The XML platform_make_cluster loads, as text (appended to out), so that
+ * tools can ship it (platforms/NAME.xml are made this way).  Layout: see
+ * cluster.c. */
+struct strbuf;
+int platform_cluster_xml(const experiment *e, struct strbuf *out, pg_status *st);
 
 /* GPU system presets (speed, memory, NVLink/PCIe/NIC bandwidths, source). */
 typedef struct gpu_system {

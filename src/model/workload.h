@@ -41,7 +41,7 @@ typedef struct workload {
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st);
 void workload_free(workload *w);
 
-/* Load a profile YAML (profiles/*.yaml) and cut it into nstages stages
+/* Load a profile YAML (profiles/NAME.yaml) and cut it into nstages stages
  * (evenly by layers, or by the profile's explicit split if it has one for
  * that count).  Errors name file, line and key. */
 int workload_load_profile(const char *path, int nstages, workload *w, pg_status *st);

@@ -1,0 +1,229 @@
+/* cluster.c: generate the platform of network=cluster (platform.h).
+ *
+ * Layout (notes/simgrid.md section 4, verified there against SimGrid 3.32):
+ *   - one zone per node, routing Full, holding its GPUs nNN-gpuGG, its
+ *     host-memory endpoint nNN-cpu and a router nNN-ib, the node's gateway;
+ *   - per GPU three SPLITDUPLEX links (independent directions):
+ *       nvl   its NVLink port into a non-blocking NVSwitch: GPU i to GPU j
+ *             is [nvl_i UP, nvl_j DOWN], so contention is at the GPU ports;
+ *       pcie  its PCIe link; GPUs 2k and 2k+1 share the PCIe-switch uplink
+ *             swK-up to host memory: GPU i to cpu is [pcie_i UP, sw(i/2) UP];
+ *       nic   its InfiniBand NIC (one rail per GPU): GPU i to the gateway is
+ *             [nic_i UP];
+ *   - between nodes a FATPIPE core link (a non-blocking fat tree: every flow
+ *     gets the full rate, so only NICs limit): up to STAR_ABOVE_NODES nodes
+ *     the top zone is Full with one zoneRoute per node pair; above, the top
+ *     zone is DijkstraCache with a fabric zone and one zoneRoute per node
+ *     (linear size), the core link being crossed twice at half latency.
+ * Names are zero-padded so that SimGrid's name order is the rank order.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "model/platform.h"
+#include "model/numtext.h"
+#include "util/strbuf.h"
+
+/* A number as exact shortest text, valid until the end of the enclosing block. */
+#define NUM(v) pg_numtext((v), (char[PG_NUMTEXT_MAX]){0})
+
+/* Latencies: modelling choices of notes/simgrid.md section 4 (not vendor
+ * figures; vendors do not publish per-hop latencies for these parts). */
+#define NVLINK_PORT_LATENCY_S 0.5e-6   /* GPU-to-GPU over NVSwitch: 2 ports = 1 us */
+#define PCIE_LATENCY_S 1e-6
+#define PCIE_UPLINK_LATENCY_S 0.0
+#define NIC_LATENCY_S 1e-6
+#define CORE_LATENCY_S 0.6e-6          /* crossing the inter-node fabric once */
+#define STAR_ABOVE_NODES 64            /* notes: star loads faster, same timings */
+#define CPU_SPEED_FLOPS 1e12           /* the cpu host never computes; any speed */
+#define GPUS_PER_PCIE_SWITCH 2
+#define MAX_CLUSTER_GPUS (1 << 20)     /* beyond any SimGrid run we can afford */
+
+static int digits(int n)
+{
+    int d = 1;
+    while (n >= 10) {
+        n /= 10;
+        d++;
+    }
+    return d;
+}
+
+typedef struct gen {
+    strbuf *sb;
+    int nw, gw;            /* zero-padding widths of node and GPU indices */
+    const gpu_system *gs;
+    int gpus;              /* per node */
+    double nvl_bw, pcie_bw, nic_bw;
+} gen;
+
+#define IND "      "
+
+static void uplink(gen *g, int n, int sw)
+{
+    sb_appendf(g->sb,
+               IND "<link id=\"n%0*d-sw%d-up\" bandwidth=\"%sBps\" latency=\"%ss\" "
+                   "sharing_policy=\"SPLITDUPLEX\"/>\n",
+               g->nw, n, sw, NUM(g->pcie_bw), NUM(PCIE_UPLINK_LATENCY_S));
+}
+
+/* <link_ctn> of the SPLITDUPLEX link nN-<what>I[-up] in direction dir. */
+static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
+{
+    if (strcmp(kind, "sw") == 0)
+        sb_appendf(g->sb, "<link_ctn id=\"n%0*d-sw%d-up\" direction=\"%s\"/>", g->nw, n, idx, dir);
+    else
+        sb_appendf(g->sb, "<link_ctn id=\"n%0*d-g%d-%s\" direction=\"%s\"/>", g->nw, n, idx, kind, dir);
+}
+
+static void node_zone(gen *g, int n)
+{
+    int nw = g->nw, gw = g->gw;
+    sb_appendf(g->sb, "    <zone id=\"node%0*d\" routing=\"Full\">\n", nw, n);
+    for (int i = 0; i < g->gpus; i++)
+        sb_appendf(g->sb,
+                   IND "<host id=\"n%0*d-gpu%0*d\" speed=\"%sf\"><prop id=\"kind\" value=\"gpu\"/>"
+                       "<prop id=\"node\" value=\"%d\"/><prop id=\"local_rank\" value=\"%d\"/>"
+                       "<prop id=\"memory\" value=\"%sB\"/><prop id=\"gpu\" value=\"%s\"/></host>\n",
+                   nw, n, gw, i, NUM(g->gs->speed_flops), n, i, NUM(g->gs->memory_bytes), g->gs->name);
+    sb_appendf(g->sb,
+               IND "<host id=\"n%0*d-cpu\" speed=\"%sf\"><prop id=\"kind\" value=\"cpu\"/>"
+                   "<prop id=\"node\" value=\"%d\"/><prop id=\"memory\" value=\"%sB\"/></host>\n",
+               nw, n, NUM(CPU_SPEED_FLOPS), n, NUM(g->gs->host_memory_bytes));
+    sb_appendf(g->sb, IND "<router id=\"n%0*d-ib\"/>\n", nw, n);
+    for (int i = 0; i < g->gpus; i++) {
+        sb_appendf(g->sb,
+                   IND "<link id=\"n%0*d-g%d-nvl\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+                   IND "<link id=\"n%0*d-g%d-pcie\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n"
+                   IND "<link id=\"n%0*d-g%d-nic\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+                   nw, n, i, NUM(g->nvl_bw), NUM(NVLINK_PORT_LATENCY_S), nw, n, i, NUM(g->pcie_bw), NUM(PCIE_LATENCY_S), nw, n, i,
+                   NUM(g->nic_bw), NUM(NIC_LATENCY_S));
+    }
+    int nsw = (g->gpus + GPUS_PER_PCIE_SWITCH - 1) / GPUS_PER_PCIE_SWITCH;
+    for (int s = 0; s < nsw; s++)
+        uplink(g, n, s);
+    for (int i = 0; i < g->gpus; i++)
+        for (int j = i + 1; j < g->gpus; j++) {
+            sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-gpu%0*d\">", nw, n, gw, i, nw, n, gw, j);
+            ctn(g, n, "nvl", i, "UP");
+            ctn(g, n, "nvl", j, "DOWN");
+            sb_append(g->sb, "</route>\n");
+        }
+    for (int i = 0; i < g->gpus; i++) {
+        sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-cpu\">", nw, n, gw, i, nw, n);
+        ctn(g, n, "pcie", i, "UP");
+        ctn(g, n, "sw", i / GPUS_PER_PCIE_SWITCH, "UP");
+        sb_append(g->sb, "</route>\n");
+        sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-ib\">", nw, n, gw, i, nw, n);
+        ctn(g, n, "nic", i, "UP");
+        sb_append(g->sb, "</route>\n");
+    }
+    /* The cpu reaches other nodes through GPU 0's NIC (host-to-host traffic
+     * across nodes is rare; it must merely be routable). */
+    sb_appendf(g->sb, IND "<route src=\"n%0*d-cpu\" dst=\"n%0*d-ib\">", nw, n, nw, n);
+    ctn(g, n, "nic", 0, "UP");
+    sb_append(g->sb, "</route>\n    </zone>\n");
+}
+
+static void header(gen *g, const experiment *e, int nodes, int star)
+{
+    const gpu_system *gs = g->gs;
+    strbuf *sb = g->sb;
+    sb_append(sb, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
+    sb_appendf(sb, "<!-- pipegrid network=cluster: %d node(s) x %d GPU(s) of type %s.\n", nodes, g->gpus, gs->name);
+    sb_appendf(sb, "     GPU speed %s flop/s (dense BF16 peak), memory %s B, host memory per node %s B,\n",
+               NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
+    sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw),
+               e->cluster_nvlink_bw > 0 ? " (set by cluster.nvlink_bw)" : "");
+    sb_appendf(sb, "     PCIe %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
+               NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
+    sb_appendf(sb, "     InfiniBand NIC %s B/s per GPU per direction%s.\n", NUM(g->nic_bw),
+               e->cluster_ib_bw > 0 ? " (set by cluster.ib_bw)" : "");
+    sb_appendf(sb, "     Source of the %s figures: %s.\n", gs->name, gs->source);
+    sb_appendf(sb,
+               "     Latencies (modelling choices of notes/simgrid.md section 4, not vendor figures): NVLink port\n"
+               "     %s s (GPU to GPU crosses two ports), PCIe %s s, PCIe-switch uplink %s s, NIC %s s,\n"
+               "     inter-node core %s s per crossing (FATPIPE: a non-blocking fabric that never limits a flow\n"
+               "     below its NICs; %s).\n"
+               "     Layout: node zones with Full routing, per-GPU SPLITDUPLEX NVLink / PCIe / NIC links, a\n"
+               "     PCIe-switch uplink per GPU pair to the node's host memory, the node's router nNN-ib as gateway. -->\n",
+               NUM(NVLINK_PORT_LATENCY_S), NUM(PCIE_LATENCY_S), NUM(PCIE_UPLINK_LATENCY_S), NUM(NIC_LATENCY_S),
+               NUM(star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S),
+               star ? "star layout: crossed twice, via the fabric zone" : "crossed once between two node zones");
+}
+
+int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
+{
+    const gpu_system *gs = gpu_system_find(e->cluster_gpu);
+    if (gs == NULL) {
+        size_t n;
+        const gpu_system *all = gpu_systems(&n);
+        char known[256] = "";
+        size_t off = 0;
+        for (size_t i = 0; i < n && off < sizeof known; i++)
+            off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "", all[i].name);
+        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.gpu': unknown GPU type '%.64s' (known: %s)", e->cluster_gpu,
+                       known);
+    }
+    if (e->cluster_nodes < 1)
+        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.nodes': must be at least 1 (got %d)", e->cluster_nodes);
+    if (e->cluster_gpus_per_node < 1)
+        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.gpus_per_node': must be at least 1 (got %d)",
+                       e->cluster_gpus_per_node);
+    if ((long long)e->cluster_nodes * e->cluster_gpus_per_node > MAX_CLUSTER_GPUS)
+        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.nodes': %d x %d GPUs is more than %d", e->cluster_nodes,
+                       e->cluster_gpus_per_node, MAX_CLUSTER_GPUS);
+    if (e->cluster_nvlink_bw < 0 || e->cluster_ib_bw < 0 || e->cluster_pcie_bw < 0)
+        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.*_bw': bandwidths must not be negative");
+
+    int nodes = e->cluster_nodes;
+    gen g = {
+        .sb = out,
+        .nw = digits(nodes - 1),
+        .gw = digits(e->cluster_gpus_per_node - 1),
+        .gs = gs,
+        .gpus = e->cluster_gpus_per_node,
+        .nvl_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw,
+        .pcie_bw = e->cluster_pcie_bw > 0 ? e->cluster_pcie_bw : gs->pcie_bw,
+        .nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw,
+    };
+    int star = nodes > STAR_ABOVE_NODES;
+    header(&g, e, nodes, star);
+    sb_appendf(out, "<platform version=\"4.1\">\n  <zone id=\"cluster\" routing=\"%s\">\n",
+               star ? "DijkstraCache" : "Full");
+    for (int n = 0; n < nodes; n++)
+        node_zone(&g, n);
+    if (star) {
+        sb_append(out, "    <zone id=\"fabric\" routing=\"Full\"><router id=\"ib-core\"/></zone>\n");
+        sb_appendf(out, "    <link id=\"ib-core-link\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"FATPIPE\"/>\n",
+                   NUM(g.nic_bw), NUM(CORE_LATENCY_S / 2));
+        for (int a = 0; a < nodes; a++)
+            sb_appendf(out,
+                       "    <zoneRoute src=\"node%0*d\" dst=\"fabric\" gw_src=\"n%0*d-ib\" gw_dst=\"ib-core\">"
+                       "<link_ctn id=\"ib-core-link\"/></zoneRoute>\n",
+                       g.nw, a, g.nw, a);
+    } else if (nodes > 1) {
+        sb_appendf(out, "    <link id=\"ib-core-link\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"FATPIPE\"/>\n",
+                   NUM(g.nic_bw), NUM(CORE_LATENCY_S));
+        for (int a = 0; a < nodes; a++)
+            for (int b = a + 1; b < nodes; b++)
+                sb_appendf(out,
+                           "    <zoneRoute src=\"node%0*d\" dst=\"node%0*d\" gw_src=\"n%0*d-ib\" gw_dst=\"n%0*d-ib\">"
+                           "<link_ctn id=\"ib-core-link\"/></zoneRoute>\n",
+                           g.nw, a, g.nw, b, g.nw, a, g.nw, b);
+    }
+    sb_append(out, "  </zone>\n</platform>\n");
+    return 0;
+}
+
+int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st)
+{
+    memset(p, 0, sizeof *p);
+    strbuf sb;
+    sb_init(&sb);
+    int rc = platform_cluster_xml(e, &sb, st);
+    if (rc == 0)
+        rc = platform_load_text(sb.data, "network=cluster", p, st);
+    sb_free(&sb);
+    return rc;
+}

@@ -1,0 +1,463 @@
+/* platform.c: read a SimGrid platform XML without SimGrid (platform.h).
+ *
+ * libxml2 parses the file (no network, no external DTD: SimGrid files name
+ * https://simgrid.org/simgrid.dtd, which we never fetch); the first parse
+ * error is reported as FILE:LINE.  Then every <host> anywhere in the tree is
+ * examined: hosts with prop kind=gpu are GPUs, kind=cpu the host-memory
+ * endpoint of a node, hosts without a kind are ignored (SimGrid files may
+ * hold other machines).  GPUs need props node, local_rank and memory; cpu
+ * hosts need node and may give memory.
+ *
+ * platform_make_ideal (network=ideal): every host has one private link of
+ * latency latency_s / 2 and every host-to-host route is [link_a, link_b],
+ * so its latency is exactly latency_s (halving a double and adding the
+ * halves back is exact) and its bandwidth IDEAL_BW.  Small platforms list
+ * the routes (Full); large ones are a DijkstraCache star through a router
+ * (same routes, linear size).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "model/platform.h"
+#include "model/numtext.h"
+#include "util/strbuf.h"
+
+/* A number as exact shortest text, valid until the end of the enclosing block. */
+#define NUM(v) pg_numtext((v), (char[PG_NUMTEXT_MAX]){0})
+#include "util/units.h"
+
+/* "No bandwidth limit worth the name": 1 EB/s moves a 1 GB activation in
+ * 1e-9 s, below any latency anyone would model, and stays far from the
+ * range where SimGrid's solver loses precision. */
+#define IDEAL_BW_BYTES_PER_S 1e18
+#define IDEAL_CPU_SPEED_FLOPS 1e12
+/* Up to this many GPUs the ideal zone is Full (explicit routes, quadratic
+ * but small); above, a DijkstraCache star (linear).  SimGrid computes
+ * Dijkstra routes only once the platform is sealed (simgrid_run started):
+ * sg_host_get_route* on a star called from main() aborts. */
+#define IDEAL_FULL_MAX_GPUS 128
+#define TMP_TEMPLATE "pipegrid-platform-XXXXXX.xml"
+#define TMP_SUFFIX_LEN 4 /* ".xml": SimGrid picks its loader by extension */
+
+/* ---------------------------------------------------------------- parsing */
+
+typedef struct xml_err {
+    int have;
+    int line;
+    char msg[512];
+} xml_err;
+
+/* libxml2's structured error callback: keep the first error only, which is
+ * the cause; later ones are consequences. */
+static void on_xml_error(void *user, xmlErrorPtr err)
+{
+    xmlParserCtxtPtr ctxt = user;
+    xml_err *e = ctxt ? ctxt->_private : NULL;
+    if (e == NULL || e->have || err == NULL)
+        return;
+    e->have = 1;
+    e->line = err->line;
+    snprintf(e->msg, sizeof e->msg, "%s", err->message ? err->message : "malformed XML");
+    size_t n = strlen(e->msg);
+    while (n > 0 && (e->msg[n - 1] == '\n' || e->msg[n - 1] == ' '))
+        e->msg[--n] = '\0';
+}
+
+typedef struct host_rec {
+    char name[64];
+    int line;
+    double speed_flops;
+    int is_gpu;
+    int node, local_rank;
+    double memory_bytes;
+    char type[32];
+} host_rec;
+
+typedef struct walk {
+    const char *file;
+    pg_status *st;
+    host_rec *hosts;
+    size_t nhosts, cap;
+} walk;
+
+static int attr_dup(xmlNodePtr n, const char *name, char **out)
+{
+    xmlChar *v = xmlGetProp(n, (const xmlChar *)name);
+    *out = v ? pg_xstrdup((const char *)v) : NULL;
+    xmlFree(v);
+    return *out != NULL;
+}
+
+/* The <prop id=ID value=.../> child of host n, or NULL; *line its line. */
+static char *host_prop(xmlNodePtr host, const char *id, int *line)
+{
+    for (xmlNodePtr c = host->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"prop") != 0)
+            continue;
+        char *pid = NULL, *val = NULL;
+        attr_dup(c, "id", &pid);
+        int match = pid && strcmp(pid, id) == 0;
+        free(pid);
+        if (match) {
+            attr_dup(c, "value", &val);
+            *line = (int)xmlGetLineNo(c);
+            return val ? val : pg_xstrdup("");
+        }
+    }
+    *line = (int)xmlGetLineNo(host);
+    return NULL;
+}
+
+static int fail_prop(walk *wk, int line, const char *host, const char *prop, const char *problem)
+{
+    return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, line}, prop, "host '%s': %s", host, problem);
+}
+
+static int int_prop(walk *wk, xmlNodePtr n, const char *host, const char *id, int *value)
+{
+    int line;
+    char *v = host_prop(n, id, &line);
+    if (v == NULL)
+        return fail_prop(wk, line, host, id, "missing prop");
+    long x;
+    const char *why = NULL;
+    int bad = units_parse_long(v, &x, &why) != 0 || x < 0 || x > INT_MAX;
+    free(v);
+    if (bad)
+        return fail_prop(wk, line, host, id, "expected a non-negative integer");
+    *value = (int)x;
+    return 0;
+}
+
+static int bytes_prop(walk *wk, xmlNodePtr n, const char *host, const char *id, int required, double *value)
+{
+    int line;
+    char *v = host_prop(n, id, &line);
+    *value = 0;
+    if (v == NULL)
+        return required ? fail_prop(wk, line, host, id, "missing prop (bytes with a unit, e.g. 80GiB)") : 0;
+    const char *why = NULL;
+    int bad = units_parse_bytes(v, value, &why) != 0;
+    char msg[256];
+    snprintf(msg, sizeof msg, "'%.64s': %s", v, why ? why : "bad byte count");
+    free(v);
+    if (bad)
+        return fail_prop(wk, line, host, id, msg);
+    return 0;
+}
+
+static int read_host(walk *wk, xmlNodePtr n)
+{
+    int line = (int)xmlGetLineNo(n);
+    char *id = NULL, *speed = NULL;
+    if (!attr_dup(n, "id", &id))
+        return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, line}, "id", "<host> without an id");
+    int pline;
+    char *kind = host_prop(n, "kind", &pline);
+    int rc = 0;
+    if (kind == NULL || (strcmp(kind, "gpu") != 0 && strcmp(kind, "cpu") != 0)) {
+        if (kind != NULL)
+            rc = fail_prop(wk, pline, id, "kind", "expected 'gpu' or 'cpu' (leave kind out for other hosts)");
+        free(kind);
+        free(id);
+        return rc;
+    }
+    host_rec h;
+    memset(&h, 0, sizeof h);
+    h.line = line;
+    h.is_gpu = strcmp(kind, "gpu") == 0;
+    free(kind);
+    if (strlen(id) >= sizeof h.name) {
+        rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, line}, "id",
+                        "host name '%.80s' too long (at most %zu characters)", id, sizeof h.name - 1);
+        free(id);
+        return rc;
+    }
+    strcpy(h.name, id);
+    free(id);
+
+    if (!attr_dup(n, "speed", &speed))
+        return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, line}, "speed", "host '%s': missing",
+                          h.name);
+    /* A list of pstates ("100Gf,50Gf"): the first one is the running speed. */
+    char *comma = strchr(speed, ',');
+    if (comma)
+        *comma = '\0';
+    const char *why = NULL;
+    if (units_parse_speed(speed, &h.speed_flops, &why) != 0 || h.speed_flops <= 0)
+        rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, line}, "speed", "host '%s': '%.64s': %s",
+                        h.name, speed, why ? why : "must be positive");
+    free(speed);
+    if (rc || (rc = int_prop(wk, n, h.name, "node", &h.node)))
+        return rc;
+    if (h.is_gpu) {
+        if ((rc = int_prop(wk, n, h.name, "local_rank", &h.local_rank)) ||
+            (rc = bytes_prop(wk, n, h.name, "memory", 1, &h.memory_bytes)))
+            return rc;
+        if (h.memory_bytes <= 0)
+            return fail_prop(wk, line, h.name, "memory", "must be positive");
+        char *type = host_prop(n, "gpu", &pline);
+        if (type != NULL) {
+            if (strlen(type) >= sizeof h.type)
+                rc = fail_prop(wk, pline, h.name, "gpu", "type name too long");
+            else
+                strcpy(h.type, type);
+            free(type);
+            if (rc)
+                return rc;
+        }
+    } else if ((rc = bytes_prop(wk, n, h.name, "memory", 0, &h.memory_bytes))) {
+        return rc;
+    }
+    pg_grow((void **)&wk->hosts, &wk->cap, wk->nhosts + 1, sizeof *wk->hosts);
+    wk->hosts[wk->nhosts++] = h;
+    return 0;
+}
+
+static int walk_tree(walk *wk, xmlNodePtr n)
+{
+    for (; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        int rc;
+        if (xmlStrcmp(n->name, (const xmlChar *)"host") == 0)
+            rc = read_host(wk, n);
+        else
+            rc = walk_tree(wk, n->children);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int cmp_gpu(const void *a, const void *b)
+{
+    const pg_gpu *x = a, *y = b;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->local_rank < y->local_rank ? -1 : x->local_rank > y->local_rank;
+}
+
+/* Fill p from the host records; checks duplicates and pairs GPUs with the
+ * cpu host of their node. */
+static int fill_desc(walk *wk, platform_desc *p)
+{
+    size_t ng = 0, nc = 0;
+    for (size_t i = 0; i < wk->nhosts; i++)
+        wk->hosts[i].is_gpu ? ng++ : nc++;
+    if (ng == 0)
+        return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, 0}, "kind",
+                          "no GPU: no <host> has <prop id=\"kind\" value=\"gpu\"/>");
+    p->gpu = pg_xcalloc(ng, sizeof *p->gpu);
+    p->cpu_host = nc ? pg_xcalloc(nc, sizeof *p->cpu_host) : NULL;
+    p->cpu_memory_bytes = nc ? pg_xcalloc(nc, sizeof *p->cpu_memory_bytes) : NULL;
+    int *cpu_node = nc ? pg_xcalloc(nc, sizeof *cpu_node) : NULL;
+    for (size_t i = 0; i < wk->nhosts; i++) {
+        const host_rec *h = &wk->hosts[i];
+        if (h->is_gpu) {
+            pg_gpu *g = &p->gpu[p->ngpus++];
+            snprintf(g->host, sizeof g->host, "%s", h->name);
+            g->node = h->node;
+            g->local_rank = h->local_rank;
+            g->speed_flops = h->speed_flops;
+            g->memory_bytes = h->memory_bytes;
+            snprintf(g->type, sizeof g->type, "%s", h->type);
+            g->cpu_index = -1;
+        } else {
+            for (int k = 0; k < p->ncpus; k++) {
+                if (cpu_node[k] == h->node) {
+                    free(cpu_node);
+                    return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, h->line}, "node",
+                                      "host '%s': node %d already has a cpu host ('%s')", h->name, h->node,
+                                      p->cpu_host[k]);
+                }
+            }
+            cpu_node[p->ncpus] = h->node;
+            snprintf(p->cpu_host[p->ncpus], sizeof p->cpu_host[0], "%s", h->name);
+            p->cpu_memory_bytes[p->ncpus] = h->memory_bytes;
+            p->ncpus++;
+        }
+    }
+    qsort(p->gpu, (size_t)p->ngpus, sizeof *p->gpu, cmp_gpu);
+    for (int i = 0; i < p->ngpus; i++) {
+        if (i > 0 && cmp_gpu(&p->gpu[i - 1], &p->gpu[i]) == 0) {
+            free(cpu_node);
+            return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, 0}, "local_rank",
+                              "hosts '%s' and '%s' are both node %d local_rank %d", p->gpu[i - 1].host,
+                              p->gpu[i].host, p->gpu[i].node, p->gpu[i].local_rank);
+        }
+        for (int k = 0; k < p->ncpus; k++)
+            if (cpu_node[k] == p->gpu[i].node)
+                p->gpu[i].cpu_index = k;
+    }
+    free(cpu_node);
+    return 0;
+}
+
+int platform_load(const char *path, platform_desc *p, pg_status *st)
+{
+    memset(p, 0, sizeof *p);
+    if (strlen(path) >= sizeof p->xml_path)
+        return pg_fail(st, PG_EXIT_INPUT, "%.200s...: platform path too long", path);
+    snprintf(p->xml_path, sizeof p->xml_path, "%s", path);
+    if (access(path, R_OK) != 0)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot read platform: %s", path, strerror(errno));
+
+    xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
+    if (ctxt == NULL)
+        return pg_fail(st, PG_EXIT_INTERNAL, "%s: libxml2 could not allocate a parser", path);
+    xml_err err = {0};
+    ctxt->_private = &err;
+    ctxt->sax->serror = on_xml_error; /* takes precedence over printing to stderr */
+    xmlDocPtr doc = xmlCtxtReadFile(ctxt, path, NULL, XML_PARSE_NONET | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES);
+    int rc = 0;
+    if (doc == NULL || !ctxt->wellFormed) {
+        if (err.have)
+            rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, err.line}, NULL, "malformed XML: %s", err.msg);
+        else
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s: malformed XML", path);
+    }
+    xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
+    if (!rc && (root == NULL || xmlStrcmp(root->name, (const xmlChar *)"platform") != 0))
+        rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, root ? (int)xmlGetLineNo(root) : 1}, NULL,
+                        "not a SimGrid platform (the root element must be <platform>)");
+    if (!rc) {
+        walk wk = {path, st, NULL, 0, 0};
+        rc = walk_tree(&wk, root->children);
+        if (!rc)
+            rc = fill_desc(&wk, p);
+        free(wk.hosts);
+    }
+    xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
+    if (rc)
+        platform_free(p);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- generated files */
+
+int platform_load_text(const char *xml_text, const char *what, platform_desc *p, pg_status *st)
+{
+    memset(p, 0, sizeof *p);
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "/tmp";
+    char path[sizeof p->xml_path];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, TMP_TEMPLATE) >= sizeof path)
+        return pg_fail(st, PG_EXIT_INTERNAL, "%s: TMPDIR too long", what);
+    int fd = mkstemps(path, TMP_SUFFIX_LEN);
+    if (fd < 0)
+        return pg_fail(st, PG_EXIT_INTERNAL, "%s: cannot create a temporary platform file in %s: %s", what, dir,
+                       strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    int bad = f == NULL;
+    if (!bad) {
+        size_t len = strlen(xml_text);
+        bad = fwrite(xml_text, 1, len, f) != len;
+        bad = (fclose(f) != 0) || bad;
+    } else {
+        close(fd);
+    }
+    if (bad) {
+        int saved = errno;
+        unlink(path);
+        return pg_fail(st, PG_EXIT_INTERNAL, "%s: cannot write %s: %s", what, path, strerror(saved));
+    }
+    int rc = platform_load(path, p, st);
+    if (rc) {
+        unlink(path);
+        pg_status_prefix(st, "%s (generated platform)", what);
+        return rc;
+    }
+    p->is_temporary = 1;
+    return 0;
+}
+
+int platform_make_ideal(int ngpus, double latency_s, double speed_flops, double memory_bytes,
+                        platform_desc *p, pg_status *st)
+{
+    memset(p, 0, sizeof *p);
+    if (ngpus < 1)
+        return pg_fail(st, PG_EXIT_INPUT, "network=ideal: need at least one GPU (got %d)", ngpus);
+    if (!(latency_s >= 0) || !(speed_flops > 0) || !(memory_bytes > 0))
+        return pg_fail(st, PG_EXIT_INPUT,
+                       "network=ideal: latency must be >= 0, speed and memory > 0 (got %g s, %g flop/s, %g B)",
+                       latency_s, speed_flops, memory_bytes);
+    int width = 1;
+    for (int n = ngpus - 1; n >= 10; n /= 10)
+        width++;
+    double half_s = latency_s * 0.5;
+    strbuf sb;
+    sb_init(&sb);
+    sb_append(&sb, "<?xml version='1.0'?>\n"
+                   "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
+    sb_appendf(&sb,
+               "<!-- pipegrid network=ideal: %d GPUs; every host has its own link of half the latency and every\n"
+               "     route between two hosts crosses two of them: latency %s s exactly. -->\n",
+               ngpus, NUM(latency_s));
+    int star = ngpus > IDEAL_FULL_MAX_GPUS;
+    sb_appendf(&sb, "<platform version=\"4.1\">\n  <zone id=\"ideal\" routing=\"%s\">\n",
+               star ? "DijkstraCache" : "Full");
+    for (int i = 0; i < ngpus; i++)
+        sb_appendf(&sb,
+                   "    <host id=\"gpu%0*d\" speed=\"%sf\"><prop id=\"kind\" value=\"gpu\"/>"
+                   "<prop id=\"node\" value=\"0\"/><prop id=\"local_rank\" value=\"%d\"/>"
+                   "<prop id=\"memory\" value=\"%sB\"/></host>\n",
+                   width, i, NUM(speed_flops), i, NUM(memory_bytes));
+    sb_appendf(&sb,
+               "    <host id=\"cpu\" speed=\"%sf\"><prop id=\"kind\" value=\"cpu\"/>"
+               "<prop id=\"node\" value=\"0\"/></host>\n",
+               NUM(IDEAL_CPU_SPEED_FLOPS));
+    for (int i = 0; i < ngpus; i++)
+        sb_appendf(&sb, "    <link id=\"gpu%0*d-link\" bandwidth=\"%sBps\" latency=\"%ss\"/>\n", width, i,
+                   NUM(IDEAL_BW_BYTES_PER_S), NUM(half_s));
+    sb_appendf(&sb, "    <link id=\"cpu-link\" bandwidth=\"%sBps\" latency=\"%ss\"/>\n",
+               NUM(IDEAL_BW_BYTES_PER_S), NUM(half_s));
+    if (star) {
+        sb_append(&sb, "    <router id=\"switch\"/>\n");
+        for (int i = 0; i < ngpus; i++)
+            sb_appendf(&sb, "    <route src=\"gpu%0*d\" dst=\"switch\"><link_ctn id=\"gpu%0*d-link\"/></route>\n",
+                       width, i, width, i);
+        sb_append(&sb, "    <route src=\"cpu\" dst=\"switch\"><link_ctn id=\"cpu-link\"/></route>\n");
+    } else {
+        for (int i = 0; i < ngpus; i++) {
+            for (int j = i + 1; j < ngpus; j++)
+                sb_appendf(&sb,
+                           "    <route src=\"gpu%0*d\" dst=\"gpu%0*d\"><link_ctn id=\"gpu%0*d-link\"/>"
+                           "<link_ctn id=\"gpu%0*d-link\"/></route>\n",
+                           width, i, width, j, width, i, width, j);
+            sb_appendf(&sb,
+                       "    <route src=\"gpu%0*d\" dst=\"cpu\"><link_ctn id=\"gpu%0*d-link\"/>"
+                       "<link_ctn id=\"cpu-link\"/></route>\n",
+                       width, i, width, i);
+        }
+    }
+    sb_append(&sb, "  </zone>\n</platform>\n");
+    int rc = platform_load_text(sb.data, "network=ideal", p, st);
+    sb_free(&sb);
+    return rc;
+}
+
+void platform_free(platform_desc *p)
+{
+    if (p == NULL)
+        return;
+    if (p->is_temporary && p->xml_path[0])
+        unlink(p->xml_path);
+    free(p->gpu);
+    free(p->cpu_host);
+    free(p->cpu_memory_bytes);
+    p->gpu = NULL;
+    p->cpu_host = NULL;
+    p->cpu_memory_bytes = NULL;
+    p->ngpus = p->ncpus = 0;
+    p->is_temporary = 0;
+}
