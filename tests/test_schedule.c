@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "schedule/draw.h"
 #include "schedule/schedule.h"
+#include "schedule/torch_csv.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -504,6 +508,357 @@ START_TEST(test_properties)
 }
 END_TEST
 
+
+/* ---- PyTorch CSV ------------------------------------------------------------ */
+
+static void assert_same_schedule(const schedule *a, const schedule *b)
+{
+    ck_assert_int_eq(a->pp, b->pp);
+    ck_assert_int_eq(a->v, b->v);
+    ck_assert_int_eq(a->nstages, b->nstages);
+    ck_assert_int_eq(a->m, b->m);
+    for (int st = 0; st < a->nstages; st++)
+        ck_assert_int_eq(a->stage_rank[st], b->stage_rank[st]);
+    for (int r = 0; r < a->pp; r++) {
+        ck_assert_int_eq(a->nops[r], b->nops[r]);
+        for (int i = 0; i < a->nops[r]; i++) {
+            ck_assert_int_eq(a->ops[r][i].stage, b->ops[r][i].stage);
+            ck_assert_int_eq(a->ops[r][i].mb, b->ops[r][i].mb);
+            ck_assert_int_eq(a->ops[r][i].kind, b->ops[r][i].kind);
+        }
+    }
+}
+
+static int import_text(const char *text, schedule *s, pg_status *st)
+{
+    pg_status_clear(st);
+    return sched_import_torch_csv_text(text, strlen(text), "t.csv", s, st);
+}
+
+START_TEST(test_csv_export_format)
+{
+    schedule s;
+    strbuf sb;
+    gen_ok("1f1b", 2, 2, 1, &s);
+    sb_init(&sb);
+    sched_export_torch_csv(&s, &sb);
+    ck_assert_str_eq(sb.data, "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n");
+    sched_free(&s);
+    sb_reset(&sb);
+    gen_ok("zb-h1", 2, 2, 1, &s); /* split backward: I (input) and W (weight) */
+    sched_export_torch_csv(&s, &sb);
+    /* rank 0 runs W right after its B (lag 0); rank 1 defers W by one microbatch (lag 1) */
+    ck_assert_str_eq(sb.data, "0F0,0F1,0I0,0W0,0I1,0W1\n1F0,1I0,1F1,1I1,1W0,1W1\n");
+    sched_free(&s);
+    sb_free(&sb);
+}
+END_TEST
+
+START_TEST(test_csv_roundtrip_every_generator)
+{
+    for (const sched_generator *g = sched_generators(); g->name; g++) {
+        int done = 0;
+        for (int p = 1; p <= 4; p++)
+            for (int m = p; m <= 4 * p; m += p) {
+                schedule a, b;
+                sched_params sp = params(p, m, 2);
+                pg_status st;
+                int rc = sched_generate(g->name, &sp, &a, &st);
+                if (rc == PG_EXIT_INPUT)
+                    continue; /* parameters this generator refuses (e.g. m < 2pp for dualpipe-v) */
+                ck_assert_msg(rc == 0, "%s: %s", g->name, st.msg);
+                done++;
+                strbuf sb;
+                sb_init(&sb);
+                sched_export_torch_csv(&a, &sb);
+                ck_assert_msg(import_text(sb.data, &b, &st) == 0, "%s: %s", g->name, st.msg);
+                assert_same_schedule(&a, &b);
+                sched_free(&b);
+                sb_free(&sb);
+                sched_free(&a);
+            }
+        ck_assert_msg(done >= 4, "%s: only %d parameter sets generated", g->name, done);
+    }
+}
+END_TEST
+
+START_TEST(test_csv_file_roundtrip)
+{
+    schedule a, b;
+    gen_ok("interleaved", 4, 8, 2, &a);
+    strbuf sb;
+    sb_init(&sb);
+    sched_export_torch_csv(&a, &sb);
+    char path[] = "/tmp/pg-test-sched-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq((int)write(fd, sb.data, sb.len), (int)sb.len);
+    close(fd);
+    pg_status st;
+    ck_assert_msg(sched_import_torch_csv(path, &b, &st) == 0, "%s", st.msg);
+    assert_same_schedule(&a, &b);
+    ck_assert(strncmp(b.name, "file:", 5) == 0);
+    sched_free(&b);
+    unlink(path);
+    ck_assert_int_eq(sched_import_torch_csv(path, &b, &st), PG_EXIT_INPUT);
+    ck_assert(strstr(st.msg, path) != NULL);
+    sb_free(&sb);
+    sched_free(&a);
+}
+END_TEST
+
+START_TEST(test_csv_tolerant_reader)
+{
+    /* Idle slots (empty cells), blanks, CRLF line ends, quoted cells, trailing blank lines. */
+    schedule a, b;
+    pg_status st;
+    gen_ok("1f1b", 2, 2, 1, &a);
+    ck_assert_msg(import_text("0F0,,0F1, 0B0 ,0B1\r\n,1F0,1B0,\"1F1\",1B1,\r\n\r\n", &b, &st) == 0, "%s", st.msg);
+    assert_same_schedule(&a, &b);
+    sched_free(&b);
+    sched_free(&a);
+}
+END_TEST
+
+static void expect_csv_error(const char *text, int code, const char *needle)
+{
+    schedule s;
+    pg_status st;
+    int rc = import_text(text, &s, &st);
+    ck_assert_msg(rc == code, "'%s': rc %d (want %d): %s", text, rc, code, st.msg);
+    ck_assert_msg(strstr(st.msg, needle) != NULL, "'%s': message '%s' lacks '%s'", text, st.msg, needle);
+}
+
+START_TEST(test_csv_errors)
+{
+    expect_csv_error("0F0,0X0\n", PG_EXIT_INPUT, "t.csv:1:2: action '0X0': unknown token");
+    expect_csv_error("F0\n", PG_EXIT_INPUT, "t.csv:1:1: action 'F0': unknown token");
+    expect_csv_error("0F\n", PG_EXIT_INPUT, "microbatch");
+    expect_csv_error("0F0x\n", PG_EXIT_INPUT, "trailing");
+    expect_csv_error("0F0,0SEND_F0\n", PG_EXIT_INPUT, "t.csv:1:2: action '0SEND_F0': communication");
+    expect_csv_error("0F99999999999\n", PG_EXIT_INPUT, "too large");
+    expect_csv_error("", PG_EXIT_INPUT, "empty");
+    expect_csv_error(",,\n", PG_EXIT_INPUT, "no actions");
+    /* stage 1 on rank 0 and rank 1 */
+    expect_csv_error("0F0,1F0,1B0,0B0\n1F0\n", PG_EXIT_INPUT, "t.csv:2:1: action '1F0': stage 1 is on two ranks");
+    /* a third row holding nothing: rank out of range for 2 stages */
+    expect_csv_error("0F0,0B0\n1F0,1B0\n,,\n", PG_EXIT_INPUT, "t.csv:3: rank 2 has no actions");
+    /* uneven stages per rank */
+    expect_csv_error("0F0,1F0,1B0,0B0\n2F0,2B0\n", PG_EXIT_INPUT, "holds 1 stages but rank 0 holds 2");
+    /* stage 1 never appears */
+    expect_csv_error("0F0,2F0,2B0,0B0\n", PG_EXIT_INPUT, "stage 1 appears on no row");
+    /* missing forward of microbatch 1 */
+    expect_csv_error("0F0,0B0,0B1\n", PG_EXIT_INPUT, "t.csv:1: missing op '0F1'");
+    /* missing backward */
+    expect_csv_error("0F0,0F1,0B0\n", PG_EXIT_INPUT, "missing op '0B1'");
+    /* I without W */
+    expect_csv_error("0F0,0I0\n", PG_EXIT_INPUT, "missing op '0W0'");
+    /* duplicated */
+    expect_csv_error("0F0,0F0,0B0\n", PG_EXIT_INPUT, "t.csv:1:2: action '0F0': duplicated op (also at row 1, column 1)");
+    /* mixed fused and split */
+    expect_csv_error("0F0,0I0,0B0,0W0\n", PG_EXIT_INPUT, "t.csv:1:3: action '0B0': mixed fused and split");
+    /* cannot complete: each rank waits for the other */
+    expect_csv_error("0B0,0F0\n1F0,1B0\n", PG_EXIT_DEADLOCK,
+                     "rank 0 blocked at BW(stage 0, mb 0) waiting for BW(stage 1, mb 0)");
+    expect_csv_error("0B0,0F0\n1F0,1B0\n", PG_EXIT_DEADLOCK,
+                     "rank 1 blocked at F(stage 1, mb 0) waiting for F(stage 0, mb 0)");
+}
+END_TEST
+
+/* Swaps two cells of one line (two ops of one rank): the edit most likely
+ * to give a well-formed order that cannot complete. */
+static void swap_cells(char *text, size_t len)
+{
+    size_t nl = 0;
+    for (size_t i = 0; i < len; i++)
+        nl += text[i] == '\n';
+    size_t want = nl ? rnd() % nl : 0, line = 0, a = 0;
+    while (a < len && line < want)
+        line += text[a++] == '\n';
+    size_t b = a;
+    while (b < len && text[b] != '\n')
+        b++;
+    size_t starts[256], ends[256];
+    int n = 0;
+    for (size_t i = a, st = a; i <= b && n < 256; i++)
+        if (i == b || text[i] == ',') {
+            starts[n] = st;
+            ends[n++] = i;
+            st = i + 1;
+        }
+    if (n < 2)
+        return;
+    int x = (int)(rnd() % (unsigned)n), y = (int)(rnd() % (unsigned)n);
+    if (x == y)
+        return;
+    if (x > y) {
+        int t = x;
+        x = y;
+        y = t;
+    }
+    /* rebuild the line: cells before x, y, between, x, after y */
+    size_t cap = b - a + 1;
+    char *tmp = pg_xmalloc(cap);
+    size_t k = 0;
+    memcpy(tmp + k, text + a, starts[x] - a);
+    k += starts[x] - a;
+    memcpy(tmp + k, text + starts[y], ends[y] - starts[y]);
+    k += ends[y] - starts[y];
+    memcpy(tmp + k, text + ends[x], starts[y] - ends[x]);
+    k += starts[y] - ends[x];
+    memcpy(tmp + k, text + starts[x], ends[x] - starts[x]);
+    k += ends[x] - starts[x];
+    memcpy(tmp + k, text + ends[y], b - ends[y]);
+    k += b - ends[y];
+    memcpy(text + a, tmp, k);
+    free(tmp);
+}
+
+/* Thousands of seeded random edits of exported CSVs: the importer must never
+ * crash and must answer 0 (and then a valid, completable schedule), 2 or 4. */
+START_TEST(test_csv_mutation_fuzz)
+{
+    static const char alphabet[] = "0123456789FIWB,\n\r \"SX_-";
+    const char *bases[] = {"1f1b", "zb-h2", "interleaved", "gpipe"};
+    int counts[5] = {0};
+    rng_state = 20240601ULL;
+    for (int trial = 0; trial < 4000; trial++) {
+        schedule a;
+        gen_ok(bases[trial % 4], 3, 3, 2, &a);
+        strbuf sb;
+        sb_init(&sb);
+        sched_export_torch_csv(&a, &sb);
+        sched_free(&a);
+        char *text = pg_xmalloc(sb.len * 2 + 64);
+        size_t len = sb.len;
+        memcpy(text, sb.data, len);
+        sb_free(&sb);
+        int edits = 1 + (int)(rnd() % 4);
+        for (int e = 0; e < edits; e++) {
+            size_t at = len ? rnd() % len : 0;
+            switch (rnd() % 8) {
+            case 6:
+            case 7:
+                swap_cells(text, len);
+                break;
+            case 0: /* delete a byte */
+                if (len) {
+                    memmove(text + at, text + at + 1, len - at - 1);
+                    len--;
+                }
+                break;
+            case 1: /* insert a byte */
+                memmove(text + at + 1, text + at, len - at);
+                text[at] = alphabet[rnd() % (sizeof alphabet - 1)];
+                len++;
+                break;
+            case 2: /* replace a byte, sometimes with an arbitrary one */
+                if (len)
+                    text[at] = (rnd() % 4) ? alphabet[rnd() % (sizeof alphabet - 1)] : (char)(rnd() % 256);
+                break;
+            case 3: /* swap two bytes (often two ops) */
+                if (len) {
+                    size_t bt = rnd() % len;
+                    char c = text[at];
+                    text[at] = text[bt];
+                    text[bt] = c;
+                }
+                break;
+            case 4: /* truncate */
+                len = at;
+                break;
+            default: /* duplicate a span */
+                if (len && len < sb.len * 2) {
+                    size_t n = 1 + rnd() % 6;
+                    if (at + n > len)
+                        n = len - at;
+                    if (len + n <= sb.len * 2 + 32) {
+                        memmove(text + at + n, text + at, len - at);
+                        len += n;
+                    }
+                }
+                break;
+            }
+        }
+        schedule s;
+        pg_status st;
+        pg_status_clear(&st);
+        int rc = sched_import_torch_csv_text(text, len, "fuzz.csv", &s, &st);
+        ck_assert_msg(rc == 0 || rc == PG_EXIT_INPUT || rc == PG_EXIT_DEADLOCK, "trial %d: rc %d", trial, rc);
+        ck_assert_int_eq(st.code, rc);
+        counts[rc]++;
+        if (rc == 0) {
+            ck_assert_int_eq(sched_validate(&s, &st), 0);
+            ck_assert_int_eq(sched_check_deadlock(&s, &st), 0);
+            sched_free(&s);
+        } else {
+            ck_assert(strstr(st.msg, "fuzz.csv") != NULL);
+        }
+        free(text);
+    }
+    /* The mutations must exercise all three outcomes. */
+    ck_assert_int_gt(counts[0], 0);
+    ck_assert_int_gt(counts[PG_EXIT_INPUT], 0);
+    ck_assert_int_gt(counts[PG_EXIT_DEADLOCK], 0);
+}
+END_TEST
+
+/* ---- drawing ---------------------------------------------------------------- */
+
+START_TEST(test_draw)
+{
+    const char *names[] = {"1f1b", "zb-h1", "interleaved"};
+    for (int n = 0; n < 3; n++) {
+        schedule s;
+        gen_ok(names[n], 4, 4, 2, &s);
+        sched_times t;
+        pg_status st;
+        ck_assert_int_eq(sched_eval_ideal(&s, 1.0, 1.0, 1.0, 0.0, &t, &st), 0);
+        strbuf sb;
+        sb_init(&sb);
+        /* Wide enough that every op (>= 0.5 s) gets >= 4 columns for its label. */
+        int width = (int)ceil(t.makespan * 8) + 1;
+        sched_draw(&s, &t, 0, width, &sb);
+        ck_assert(strchr(sb.data, '\x1b') == NULL);
+        int lines = 0;
+        const char *line = sb.data;
+        while (line && *line) {
+            const char *eol = strchr(line, '\n');
+            if (strncmp(line, "rank ", 5) == 0) {
+                int r = lines++;
+                ck_assert_int_lt(r, s.pp);
+                /* the ops appear in execution order, each labelled kind + microbatch */
+                const char *pos = strchr(line, '|');
+                for (int i = 0; i < s.nops[r]; i++) {
+                    char label[32];
+                    snprintf(label, sizeof label, "%s%d", op_kind_name((op_kind)s.ops[r][i].kind),
+                             (int)s.ops[r][i].mb);
+                    const char *hit = strstr(pos, label);
+                    ck_assert_msg(hit && hit < eol, "%s rank %d: op %d (%s) not found in order", names[n], r, i, label);
+                    pos = hit + strlen(label);
+                }
+                /* idle shows as '.' where the rank waits (every rank but 0 starts late) */
+                if (r > 0)
+                    ck_assert(strchr(line, '.') && strchr(line, '.') < eol);
+            }
+            line = eol ? eol + 1 : NULL;
+        }
+        ck_assert_int_eq(lines, s.pp);
+        ck_assert(strstr(sb.data, "legend:") != NULL);
+        ck_assert(strstr(sb.data, "BW fused backward") != NULL);
+        sb_reset(&sb);
+        sched_draw(&s, &t, 1, width, &sb);
+        ck_assert(strstr(sb.data, "\x1b[") != NULL);
+        sb_reset(&sb);
+        sched_draw(&s, NULL, 0, 0, &sb); /* default times and width */
+        ck_assert(strstr(sb.data, "rank 3 |") != NULL);
+        sb_free(&sb);
+        sched_times_free(&s, &t);
+        sched_free(&s);
+    }
+}
+END_TEST
+
 static Suite *schedule_suite(void)
 {
     Suite *s = suite_create("schedule");
@@ -525,6 +880,16 @@ static Suite *schedule_suite(void)
     tcase_add_test(tc, test_properties);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
+    TCase *io = tcase_create("io");
+    tcase_add_test(io, test_csv_export_format);
+    tcase_add_test(io, test_csv_roundtrip_every_generator);
+    tcase_add_test(io, test_csv_file_roundtrip);
+    tcase_add_test(io, test_csv_tolerant_reader);
+    tcase_add_test(io, test_csv_errors);
+    tcase_add_test(io, test_csv_mutation_fuzz);
+    tcase_add_test(io, test_draw);
+    tcase_set_timeout(io, 30);
+    suite_add_tcase(s, io);
     return s;
 }
 
