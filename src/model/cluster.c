@@ -67,6 +67,21 @@ static void uplink(gen *g, int n, int sw)
                g->nw, n, sw, NUM(g->pcie_bw), NUM(PCIE_UPLINK_LATENCY_S));
 }
 
+/* The SPLITDUPLEX link nN-gI-<kind> of GPU i. */
+static void port_link(gen *g, int n, int i, const char *kind, double bw, double lat)
+{
+    sb_appendf(g->sb,
+               IND "<link id=\"n%0*d-g%d-%s\" bandwidth=\"%sBps\" latency=\"%ss\" "
+                   "sharing_policy=\"SPLITDUPLEX\"/>\n",
+               g->nw, n, i, kind, NUM(bw), NUM(lat));
+}
+
+static void core_link(strbuf *sb, double bw, double lat)
+{
+    sb_appendf(sb, "    <link id=\"ib-core-link\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"FATPIPE\"/>\n",
+               NUM(bw), NUM(lat));
+}
+
 /* <link_ctn> of the SPLITDUPLEX link nN-<what>I[-up] in direction dir. */
 static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
 {
@@ -92,12 +107,9 @@ static void node_zone(gen *g, int n)
                nw, n, NUM(CPU_SPEED_FLOPS), n, NUM(g->gs->host_memory_bytes));
     sb_appendf(g->sb, IND "<router id=\"n%0*d-ib\"/>\n", nw, n);
     for (int i = 0; i < g->gpus; i++) {
-        sb_appendf(g->sb,
-                   IND "<link id=\"n%0*d-g%d-nvl\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n"
-                   IND "<link id=\"n%0*d-g%d-pcie\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n"
-                   IND "<link id=\"n%0*d-g%d-nic\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n",
-                   nw, n, i, NUM(g->nvl_bw), NUM(NVLINK_PORT_LATENCY_S), nw, n, i, NUM(g->pcie_bw), NUM(PCIE_LATENCY_S), nw, n, i,
-                   NUM(g->nic_bw), NUM(NIC_LATENCY_S));
+        port_link(g, n, i, "nvl", g->nvl_bw, NVLINK_PORT_LATENCY_S);
+        port_link(g, n, i, "pcie", g->pcie_bw, PCIE_LATENCY_S);
+        port_link(g, n, i, "nic", g->nic_bw, NIC_LATENCY_S);
     }
     int nsw = (g->gpus + GPUS_PER_PCIE_SWITCH - 1) / GPUS_PER_PCIE_SWITCH;
     for (int s = 0; s < nsw; s++)
@@ -146,7 +158,8 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                "     inter-node core %s s per crossing (FATPIPE: a non-blocking fabric that never limits a flow\n"
                "     below its NICs; %s).\n"
                "     Layout: node zones with Full routing, per-GPU SPLITDUPLEX NVLink / PCIe / NIC links, a\n"
-               "     PCIe-switch uplink per GPU pair to the node's host memory, the node's router nNN-ib as gateway. -->\n",
+               "     PCIe-switch uplink per GPU pair to the node's host memory, the node's router nNN-ib as\n"
+               "     gateway. -->\n",
                NUM(NVLINK_PORT_LATENCY_S), NUM(PCIE_LATENCY_S), NUM(PCIE_UPLINK_LATENCY_S), NUM(NIC_LATENCY_S),
                NUM(star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S),
                star ? "star layout: crossed twice, via the fabric zone" : "crossed once between two node zones");
@@ -195,16 +208,14 @@ int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
         node_zone(&g, n);
     if (star) {
         sb_append(out, "    <zone id=\"fabric\" routing=\"Full\"><router id=\"ib-core\"/></zone>\n");
-        sb_appendf(out, "    <link id=\"ib-core-link\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"FATPIPE\"/>\n",
-                   NUM(g.nic_bw), NUM(CORE_LATENCY_S / 2));
+        core_link(out, g.nic_bw, CORE_LATENCY_S / 2);
         for (int a = 0; a < nodes; a++)
             sb_appendf(out,
                        "    <zoneRoute src=\"node%0*d\" dst=\"fabric\" gw_src=\"n%0*d-ib\" gw_dst=\"ib-core\">"
                        "<link_ctn id=\"ib-core-link\"/></zoneRoute>\n",
                        g.nw, a, g.nw, a);
     } else if (nodes > 1) {
-        sb_appendf(out, "    <link id=\"ib-core-link\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"FATPIPE\"/>\n",
-                   NUM(g.nic_bw), NUM(CORE_LATENCY_S));
+        core_link(out, g.nic_bw, CORE_LATENCY_S);
         for (int a = 0; a < nodes; a++)
             for (int b = a + 1; b < nodes; b++)
                 sb_appendf(out,
