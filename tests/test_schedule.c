@@ -153,6 +153,46 @@ START_TEST(test_pred)
     ck_assert_int_eq(sched_pred(&s, op, &p), 1);
     ck_assert(p.stage == 1 && p.mb == 2 && p.kind == OP_B);
     sched_free(&s);
+
+    /* Mixed: stage 1 fuses microbatch 0 and splits microbatch 1; stage 0
+     * must wait for whichever kind is present, also after the list changes. */
+    sched_init(&s, "mixed", 2, 1, 2);
+    sched_place_contiguous(&s);
+    sched_push(&s, 0, OP_F, 0, 0);
+    sched_push(&s, 0, OP_F, 0, 1);
+    sched_push(&s, 0, OP_BW, 0, 0);
+    sched_push(&s, 0, OP_BW, 0, 1);
+    sched_push(&s, 1, OP_F, 1, 0);
+    sched_push(&s, 1, OP_BW, 1, 0);
+    sched_push(&s, 1, OP_F, 1, 1);
+    sched_push(&s, 1, OP_B, 1, 1);
+    sched_push(&s, 1, OP_W, 1, 1);
+    pg_status st;
+    ck_assert_int_eq(sched_validate(&s, &st), 0);
+    op = (sched_op){.stage = 0, .mb = 0, .kind = OP_BW};
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 1 && p.mb == 0 && p.kind == OP_BW);
+    op.mb = 1;
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.stage == 1 && p.mb == 1 && p.kind == OP_B);
+    /* rewrite rank 1 in place: microbatch 0 split, microbatch 1 fused */
+    s.nops[1] = 0;
+    sched_push(&s, 1, OP_F, 1, 0);
+    sched_push(&s, 1, OP_B, 1, 0);
+    sched_push(&s, 1, OP_W, 1, 0);
+    sched_push(&s, 1, OP_F, 1, 1);
+    sched_push(&s, 1, OP_BW, 1, 1);
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.mb == 1 && p.kind == OP_BW);
+    op.mb = 0;
+    ck_assert_int_eq(sched_pred(&s, op, &p), 1);
+    ck_assert(p.mb == 0 && p.kind == OP_B);
+    sched_times t;
+    ck_assert_int_eq(sched_eval_ideal(&s, 1, 1, 1, 0, &t, &st), 0);
+    /* rank 1: F0 B0 W0 F1 BW1 back to back from t=1; rank 0's BW1 waits for BW1 of stage 1 */
+    ck_assert_rel(t.end[0][3], 1 + 1 + 1 + 1 + 1 + 2 + 2, PG_REL_TOL);
+    sched_times_free(&s, &t);
+    sched_free(&s);
 }
 END_TEST
 

@@ -11,6 +11,8 @@
 /* First allocation of a rank's op list; lists then double. */
 #define SCHED_INITIAL_CAP 16
 
+static void forget_cache(const schedule *s);
+
 void sched_init(schedule *s, const char *name, int pp, int v, int m)
 {
     memset(s, 0, sizeof *s);
@@ -32,6 +34,7 @@ void sched_free(schedule *s)
 {
     if (!s)
         return;
+    forget_cache(s);
     for (int r = 0; r < s->pp && s->ops; r++)
         free(s->ops[r]);
     free(s->ops);
@@ -87,12 +90,77 @@ int sched_is_split(const schedule *s)
     return 0;
 }
 
+/* Where each (stage, mb)'s B or BW sits in its rank's list, remembered for
+ * the last schedule asked about: sched_pred is called once per op by the
+ * simulator, and a scan per call would make that quadratic.  Every answer is
+ * checked against the op actually at the remembered position, and the table
+ * is rebuilt when the check fails, so edits to the schedule cannot make it
+ * lie.  Thread-local because evaluations may run in parallel. */
+typedef struct bwd_cache {
+    const schedule *s;
+    int nstages, m;
+    int *pos;        /* [nstages * m] position in the stage's rank list, or -1 */
+    size_t cap;
+} bwd_cache;
+static _Thread_local bwd_cache cache;
+
+/* Beyond this many (stage, mb) pairs we scan instead of caching. */
+#define BWD_CACHE_MAX_CELLS (64u * 1024 * 1024)
+
+static int cached_backward(const schedule *s, int stage, int mb, op_kind *kind)
+{
+    if (cache.s != s || cache.nstages != s->nstages || cache.m != s->m || !cache.pos)
+        return 0;
+    int r = s->stage_rank[stage], i = cache.pos[(size_t)stage * (size_t)s->m + (size_t)mb];
+    if (r < 0 || r >= s->pp || i < 0 || i >= s->nops[r])
+        return 0;
+    const sched_op *o = &s->ops[r][i];
+    if (o->stage != stage || o->mb != mb || (o->kind != OP_B && o->kind != OP_BW))
+        return 0;
+    *kind = (op_kind)o->kind;
+    return 1;
+}
+
+static void rebuild_cache(const schedule *s)
+{
+    size_t cells = (size_t)s->nstages * (size_t)s->m;
+    pg_grow((void **)&cache.pos, &cache.cap, cells, sizeof *cache.pos);
+    for (size_t c = 0; c < cells; c++)
+        cache.pos[c] = -1;
+    cache.s = s;
+    cache.nstages = s->nstages;
+    cache.m = s->m;
+    for (int r = 0; r < s->pp; r++)
+        for (int i = 0; i < s->nops[r]; i++) {
+            const sched_op *o = &s->ops[r][i];
+            if ((o->kind == OP_B || o->kind == OP_BW) && o->stage >= 0 && o->stage < s->nstages && o->mb >= 0 &&
+                o->mb < s->m && s->stage_rank[o->stage] == r)
+                cache.pos[(size_t)o->stage * (size_t)s->m + (size_t)o->mb] = i;
+        }
+}
+
+static void forget_cache(const schedule *s)
+{
+    if (cache.s == s) {
+        free(cache.pos);
+        memset(&cache, 0, sizeof cache);
+    }
+}
+
 /* Kind of the backward that carries the input gradient of (stage, mb): a
  * schedule may fuse some backwards and split others (DualPipe does), so look
  * at the op actually present on the rank holding the stage. */
 static op_kind backward_kind_of(const schedule *s, int stage, int mb)
 {
-    if (stage >= 0 && stage < s->nstages) {
+    op_kind k;
+    if (stage >= 0 && stage < s->nstages && mb >= 0 && mb < s->m && s->m > 0 &&
+        (size_t)s->nstages * (size_t)s->m <= BWD_CACHE_MAX_CELLS) {
+        if (cached_backward(s, stage, mb, &k))
+            return k;
+        rebuild_cache(s);
+        if (cached_backward(s, stage, mb, &k))
+            return k;
+    } else if (stage >= 0 && stage < s->nstages) {
         int r = s->stage_rank[stage];
         if (r >= 0 && r < s->pp)
             for (int i = 0; i < s->nops[r]; i++) {
