@@ -60,7 +60,7 @@ static void on_xml_error(void *user, xmlErrorPtr err)
 {
     xmlParserCtxtPtr ctxt = user;
     xml_err *e = ctxt ? ctxt->_private : NULL;
-    if (e == NULL || e->have || err == NULL)
+    if (e == NULL || e->have || err == NULL || err->level < XML_ERR_ERROR) /* warnings are not causes */
         return;
     e->have = 1;
     e->line = err->line;
