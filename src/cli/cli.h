@@ -31,6 +31,9 @@ typedef struct cli_options {
     int ngrids;
     int jobs;                      /* sweep -j */
     const char *output_path;       /* sweep -o: resume file */
+    const char *emit;              /* sweep --emit slurm|parallel */
+    const char *chunks;            /* sweep --chunks N (with --emit) */
+    const char *chunk;             /* sweep --chunk K/N */
 } cli_options;
 
 /* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format. */
@@ -56,6 +59,8 @@ void job_free(job *j);
 int cmd_run(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);   /* cmd_sweep.c, see sweep.h */
+int cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
 /* Print st->msg to stderr as "pipegrid: <msg>" and return st->code. */
 int cli_report_error(const pg_status *st);

@@ -17,6 +17,14 @@ static const char USAGE[] =
     "      draw the schedule in the terminal (ideal timing, or simulated with --simulated)\n"
     "  pipegrid schedule list\n"
     "      list the schedule generators\n"
+    "  pipegrid sweep [EXPERIMENT.yaml] --grid KEY=V1,V2,... [--grid ...]... [--set KEY=VALUE]... [-j N]\n"
+    "                 [--format csv] [-o FILE] [--chunk K/N]\n"
+    "      run every combination of the grid values, N processes at a time, one CSV row each;\n"
+    "      with -o FILE, rows already in FILE are kept and only the missing ones run (resume)\n"
+    "  pipegrid sweep ... --emit slurm|parallel [--chunks N] [-o FILE]\n"
+    "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"
+    "  pipegrid merge [-o FILE] PART.csv...\n"
+    "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"
     "  pipegrid keys\n"
     "      list every experiment key, its type, default and meaning\n"
     "  pipegrid --help | --version\n"
@@ -49,6 +57,10 @@ int main(int argc, char **argv)
         return cmd_run(argc, argv);
     if (strcmp(cmd, "schedule") == 0)
         return cmd_schedule(argc, argv);
+    if (strcmp(cmd, "sweep") == 0)
+        return cmd_sweep(argc, argv);
+    if (strcmp(cmd, "merge") == 0)
+        return cmd_merge(argc, argv);
     if (strcmp(cmd, "keys") == 0)
         return cmd_keys(argc, argv);
     fprintf(stderr, "pipegrid: unknown command '%s' (see pipegrid --help)\n", cmd);

@@ -23,7 +23,7 @@ static int parse_format(const char *text, unsigned allowed, output_format *out, 
     return pg_fail(st, PG_EXIT_INPUT, "--format: '%s' is not one of the formats of this command", text);
 }
 
-enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED };
+enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK };
 
 int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, cli_options *o, pg_status *st)
 {
@@ -32,6 +32,8 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
         {"trace", required_argument, NULL, OPT_TRACE}, {"color", optional_argument, NULL, OPT_COLOR},
         {"simulated", no_argument, NULL, OPT_SIMULATED}, {"grid", required_argument, NULL, 'g'},
         {"jobs", required_argument, NULL, 'j'},   {"output", required_argument, NULL, 'o'},
+        {"emit", required_argument, NULL, OPT_EMIT}, {"chunks", required_argument, NULL, OPT_CHUNKS},
+        {"chunk", required_argument, NULL, OPT_CHUNK},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -43,10 +45,18 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
     optind = first;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+s:f:g:j:o:", LONG_OPTIONS, NULL)) != -1) {
+    /* "-": the experiment file may come before the options, as the usage
+     * lines write it (`run EXPERIMENT.yaml --set ...`): getopt hands every
+     * non-option over as c == 1, in place. */
+    while ((c = getopt_long(argc, argv, "-s:f:g:j:o:", LONG_OPTIONS, NULL)) != -1) {
         const char *why = NULL;
         long n;
         switch (c) {
+        case 1:
+            if (o->experiment_path != NULL)
+                return pg_fail(st, PG_EXIT_INPUT, "unexpected argument '%s' (one experiment file at most)", optarg);
+            o->experiment_path = optarg;
+            break;
         case 's': o->sets[o->nsets++] = optarg; break;
         case 'g': o->grids[o->ngrids++] = optarg; break;
         case 'f':
@@ -60,6 +70,9 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
             break;
         case 'o': o->output_path = optarg; break;
         case OPT_TRACE: o->trace_path = optarg; break;
+        case OPT_EMIT: o->emit = optarg; break;
+        case OPT_CHUNKS: o->chunks = optarg; break;
+        case OPT_CHUNK: o->chunk = optarg; break;
         case OPT_SIMULATED: o->simulated = 1; break;
         case OPT_COLOR:
             if (optarg == NULL || strcmp(optarg, "always") == 0) o->color = 1;
@@ -73,8 +86,8 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
             return pg_fail(st, PG_EXIT_INPUT, "unknown option '%s' (see pipegrid --help)", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        o->experiment_path = argv[optind++];
+    if (optind < argc && o->experiment_path == NULL)
+        o->experiment_path = argv[optind++];   /* after "--" */
     if (optind < argc)
         return pg_fail(st, PG_EXIT_INPUT, "unexpected argument '%s' (one experiment file at most)", argv[optind]);
     return 0;

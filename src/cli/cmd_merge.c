@@ -1,0 +1,318 @@
+/* cmd_merge.c: `pipegrid merge [-o FILE] PART.csv...`: join the chunk files
+ * of a sweep into one CSV in grid order.
+ *
+ * Every part must have the same header (the same grid keys and columns).
+ * Rows are put back in order by their `combination` column; a combination
+ * found twice is kept once (a re-run chunk), with a warning when the two
+ * rows differ.  The grid size comes from the `combinations` column, so the
+ * merge knows what is missing without being told the grid: missing
+ * combinations are listed on stderr (with their key values when the rows
+ * present determine them) and the exit code is 2, after the merged CSV is
+ * written all the same, since a partial result is still worth having.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/sweep.h"
+#include "util/units.h"
+
+/* How many missing combinations are named one by one. */
+#define MISSING_LISTED_MAX 20
+
+typedef struct merge_row {
+    long index;
+    long seq;               /* reading order: the first of duplicates wins */
+    char *line;             /* owned */
+    char **keys;            /* owned, nkeys values */
+    const char *file;
+    int lineno;
+} merge_row;
+
+typedef struct merge_state {
+    char *header;           /* of the first file (owned) */
+    const char *header_file;
+    int nfields, nkeys;
+    long total;             /* -1 until a row says */
+    merge_row *rows;
+    size_t nrows, cap;
+} merge_state;
+
+static int cmp_row(const void *a, const void *b)
+{
+    const merge_row *x = a, *y = b;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The header must be KEYS..., the run columns, combination, combinations. */
+static int check_header(merge_state *m, const char *path, const char *line, pg_status *st)
+{
+    if (m->header) {
+        if (strcmp(line, m->header) != 0)
+            return pg_fail(st, PG_EXIT_INPUT, "%s:1: the header differs from %s's (parts of different sweeps?)",
+                           path, m->header_file);
+        return 0;
+    }
+    char **f = NULL;
+    int n = csv_split(line, &f);
+    int nkeys = n > 0 ? sweep_csv_key_count(f, n) : -1;
+    csv_fields_free(f, n);
+    if (nkeys < 0)
+        return pg_fail(st, PG_EXIT_INPUT, "%s:1: not a sweep CSV header (grid keys, the run columns, "
+                       SWEEP_COL_INDEX ", " SWEEP_COL_TOTAL ")", path);
+    m->header = pg_xstrdup(line);
+    m->header_file = path;
+    m->nfields = n;
+    m->nkeys = nkeys;
+    return 0;
+}
+
+static int parse_count(const char *text, long *v)
+{
+    const char *why = NULL;
+    return units_parse_long(text, v, &why) == 0 && *v >= 0;
+}
+
+static int read_part(merge_state *m, const char *path, pg_status *st)
+{
+    csv_lines l;
+    int rc = csv_read_lines(path, &l, st);
+    if (rc != 0)
+        return rc;
+    if (l.count == 0) {
+        rc = pg_fail(st, PG_EXIT_INPUT, "%s:1: empty file (no header)", path);
+        goto out;
+    }
+    if (l.partial)
+        fprintf(stderr, "pipegrid: %s:%d: ignoring an incomplete last row\n", path, l.count + 1);
+    if ((rc = check_header(m, path, l.line[0], st)) != 0)
+        goto out;
+    for (int i = 1; i < l.count; i++) {
+        char **f = NULL;
+        int n = csv_split(l.line[i], &f);
+        long index = 0, total = 0;
+        if (n != m->nfields || !parse_count(f[n - 2], &index) || !parse_count(f[n - 1], &total) ||
+            index >= total || total > SWEEP_MAX_COMBINATIONS) {
+            csv_fields_free(f, n);
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s:%d: %s", path, i + 1,
+                         n < 0 ? "malformed CSV row"
+                         : n != m->nfields ? "the row does not have the header's number of fields"
+                                           : "bad " SWEEP_COL_INDEX "/" SWEEP_COL_TOTAL " values");
+            goto out;
+        }
+        if (m->total >= 0 && total != m->total) {
+            csv_fields_free(f, n);
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s:%d: " SWEEP_COL_TOTAL " is %ld, other rows say %ld", path, i + 1,
+                         total, m->total);
+            goto out;
+        }
+        m->total = total;
+        pg_grow((void **)&m->rows, &m->cap, m->nrows + 1, sizeof *m->rows);
+        merge_row *r = &m->rows[m->nrows];
+        *r = (merge_row){.index = index, .seq = (long)m->nrows, .line = pg_xstrdup(l.line[i]),
+                         .keys = pg_xcalloc((size_t)m->nkeys + 1, sizeof *r->keys), .file = path,
+                         .lineno = i + 1};
+        m->nrows++;
+        for (int k = 0; k < m->nkeys; k++)
+            r->keys[k] = pg_xstrdup(f[k]);
+        csv_fields_free(f, n);
+    }
+out:
+    csv_lines_free(&l);
+    return rc;
+}
+
+/* Sorted rows; duplicates dropped (the same combination must have the
+ * same key values, else the parts are of different grids). */
+static int dedupe(merge_state *m, pg_status *st)
+{
+    qsort(m->rows, m->nrows, sizeof *m->rows, cmp_row);
+    size_t kept = 0;
+    for (size_t i = 0; i < m->nrows; i++) {
+        merge_row *r = &m->rows[i];
+        if (kept > 0 && m->rows[kept - 1].index == r->index) {
+            merge_row *first = &m->rows[kept - 1];
+            for (int k = 0; k < m->nkeys; k++)
+                if (strcmp(first->keys[k], r->keys[k]) != 0)
+                    return pg_fail(st, PG_EXIT_INPUT, "%s:%d: combination %ld has %s, but %s:%d has %s",
+                                   r->file, r->lineno, r->index, r->keys[k], first->file, first->lineno,
+                                   first->keys[k]);
+            if (strcmp(first->line, r->line) != 0)
+                fprintf(stderr, "pipegrid: %s:%d: combination %ld differs from %s:%d; keeping the first\n",
+                        r->file, r->lineno, r->index, first->file, first->lineno);
+            free(r->line);
+            for (int k = 0; k < m->nkeys; k++)
+                free(r->keys[k]);
+            free(r->keys);
+            continue;
+        }
+        m->rows[kept++] = *r;
+    }
+    m->nrows = kept;
+    return 0;
+}
+
+/* Rebuild each key's value list from the rows present: in row-major order
+ * key k's digit of combination i is (i / stride_k) % n_k.  When every value
+ * of every key shows up in some row, n_k is the number of distinct values
+ * and the digits name them; returns the value table (values[k][digit]) or
+ * NULL when the rows do not determine the grid. */
+static char ***rebuild_grid(const merge_state *m, long *radix)
+{
+    long product = 1;
+    const char **seen = NULL;
+    size_t cap = 0;
+    for (int k = 0; k < m->nkeys; k++) {
+        long distinct = 0;
+        for (size_t i = 0; i < m->nrows && distinct <= m->total; i++) {
+            long j = 0;
+            while (j < distinct && strcmp(seen[j], m->rows[i].keys[k]) != 0)
+                j++;
+            if (j == distinct) {
+                pg_grow((void **)&seen, &cap, (size_t)distinct + 1, sizeof *seen);
+                seen[distinct++] = m->rows[i].keys[k];
+            }
+        }
+        radix[k] = distinct;
+        product *= distinct;
+        if (distinct == 0 || product > m->total) {
+            free(seen);
+            return NULL;
+        }
+    }
+    free(seen);
+    if (product != m->total)
+        return NULL;
+    char ***values = pg_xcalloc((size_t)m->nkeys, sizeof *values);
+    int ok = 1;
+    for (int k = 0; k < m->nkeys; k++)
+        values[k] = pg_xcalloc((size_t)radix[k], sizeof **values);
+    for (size_t i = 0; ok && i < m->nrows; i++) {
+        long rest = m->rows[i].index;
+        for (int k = m->nkeys - 1; ok && k >= 0; k--) {
+            long d = rest % radix[k];
+            rest /= radix[k];
+            if (!values[k][d])
+                values[k][d] = m->rows[i].keys[k];
+            else
+                ok = strcmp(values[k][d], m->rows[i].keys[k]) == 0;
+        }
+    }
+    if (ok)
+        return values;
+    for (int k = 0; k < m->nkeys; k++)
+        free(values[k]);
+    free(values);
+    return NULL;
+}
+
+static long report_missing(const merge_state *m)
+{
+    if (m->total < 0)
+        return 0;
+    long missing = m->total - (long)m->nrows;
+    if (missing == 0)
+        return 0;
+    long *radix = pg_xcalloc((size_t)m->nkeys + 1, sizeof *radix);
+    char ***values = rebuild_grid(m, radix);
+    fprintf(stderr, "pipegrid: merge: %ld of %ld combinations missing:\n", missing, m->total);
+    long listed = 0;
+    size_t r = 0;
+    for (long i = 0; i < m->total && listed < MISSING_LISTED_MAX; i++) {
+        while (r < m->nrows && m->rows[r].index < i)
+            r++;
+        if (r < m->nrows && m->rows[r].index == i)
+            continue;
+        fprintf(stderr, "  " SWEEP_COL_INDEX " %ld", i);
+        long rest = i;
+        strbuf kv;
+        sb_init(&kv);
+        for (int k = m->nkeys - 1; values && k >= 0; k--) {
+            strbuf one;
+            sb_init(&one);
+            sb_appendf(&one, " %s", values[k][rest % radix[k]]);
+            sb_append(&one, kv.data ? kv.data : "");
+            sb_free(&kv);
+            kv = one;
+            rest /= radix[k];
+        }
+        fprintf(stderr, "%s%s\n", kv.data ? ":" : "", kv.data ? kv.data : "");
+        sb_free(&kv);
+        listed++;
+    }
+    if (missing > listed)
+        fprintf(stderr, "  ... and %ld more\n", missing - listed);
+    if (values) {
+        for (int k = 0; k < m->nkeys; k++)
+            free(values[k]);
+        free(values);
+    }
+    free(radix);
+    return missing;
+}
+
+static void merge_free(merge_state *m)
+{
+    for (size_t i = 0; i < m->nrows; i++) {
+        free(m->rows[i].line);
+        for (int k = 0; k < m->nkeys; k++)
+            free(m->rows[i].keys[k]);
+        free(m->rows[i].keys);
+    }
+    free(m->rows);
+    free(m->header);
+}
+
+static int write_merged(const merge_state *m, const char *path, pg_status *st)
+{
+    FILE *out = stdout;
+    if (path && !(out = fopen(path, "w")))
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    fprintf(out, "%s\n", m->header);
+    for (size_t i = 0; i < m->nrows; i++)
+        fprintf(out, "%s\n", m->rows[i].line);
+    int bad = fflush(out) != 0 || ferror(out);
+    if (out != stdout)
+        bad |= fclose(out) != 0;
+    return bad ? pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", path ? path : "standard output") : 0;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    merge_state m = {.total = -1};
+    const char *out_path = NULL;
+    const char **parts = pg_xcalloc((size_t)argc, sizeof *parts);
+    int nparts = 0, rc = 0;
+    for (int i = 2; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc)
+                rc = pg_fail(&st, PG_EXIT_INPUT, "%s: missing value", argv[i]);
+            else
+                out_path = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            rc = pg_fail(&st, PG_EXIT_INPUT, "merge: unknown option '%s' (see pipegrid --help)", argv[i]);
+        } else {
+            parts[nparts++] = argv[i];
+        }
+    }
+    if (rc == 0 && nparts == 0)
+        rc = pg_fail(&st, PG_EXIT_INPUT, "merge: no part files given");
+    for (int i = 0; rc == 0 && i < nparts; i++)
+        rc = read_part(&m, parts[i], &st);
+    if (rc == 0)
+        rc = dedupe(&m, &st);
+    if (rc == 0)
+        rc = write_merged(&m, out_path, &st);
+    if (rc == 0 && report_missing(&m) > 0)
+        rc = PG_EXIT_INPUT;
+    else if (rc != 0)
+        rc = cli_report_error(&st);
+    merge_free(&m);
+    free(parts);
+    return rc;
+}

@@ -1,0 +1,161 @@
+/* sweep.h: parameter sweeps (`pipegrid sweep`) and their chunk files
+ * (`pipegrid merge`).
+ *
+ * A grid is an ordered list of keys, each with an ordered list of values
+ * (`--grid KEY=V1,V2,...`, repeatable).  Its combinations are the cartesian
+ * product in row-major order: the first key varies slowest, so combination
+ * i has, for key k, the value of digit (i / stride_k) % nvalues_k where
+ * stride_k is the product of the value counts of the keys after k.  Every
+ * file a sweep writes carries that index (column `combination`) and the grid
+ * size (column `combinations`), so chunk files written on different hosts
+ * can be merged back into grid order and missing combinations named without
+ * repeating the grid on the merge command line.
+ *
+ * Chunks (`--chunk K/N`, K = 1..N) take the combinations i with
+ * i % N == K - 1: strided rather than contiguous, because the first grid key
+ * is usually the one that changes the cost (pp, microbatches), and strides
+ * give every chunk the same mix of cheap and expensive combinations.
+ *
+ * The CSV is RFC 4180: a field is quoted when it holds a comma, a quote or a
+ * line break, and a quote inside is doubled.  Rows are one line each (no
+ * field the simulator writes holds a line break), which lets resume and
+ * merge read files line by line.
+ */
+#ifndef PG_CLI_SWEEP_H
+#define PG_CLI_SWEEP_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util/error.h"
+#include "util/strbuf.h"
+
+/* ---- grid (sweep_grid.c) ------------------------------------------------ */
+
+typedef struct sweep_key {
+    char *name;
+    char **values;          /* owned */
+    int nvalues;
+} sweep_key;
+
+typedef struct sweep_grid {
+    sweep_key *keys;
+    int nkeys;
+    long total;             /* number of combinations (product of nvalues) */
+} sweep_grid;
+
+/* The largest grid a sweep accepts: far beyond anything that can run, and
+ * small enough that indices and products never overflow a long. */
+#define SWEEP_MAX_COMBINATIONS 10000000L
+
+/* Parse "KEY=V1,V2,..." options into a grid.  Bad input (no '=', an empty
+ * key or value, a key given twice, a value repeated within a key, a grid
+ * too large) returns PG_EXIT_INPUT naming the option. */
+int sweep_grid_parse(sweep_grid *g, const char *const *specs, int nspecs, pg_status *st);
+void sweep_grid_free(sweep_grid *g);
+
+/* values[k] = the value of key k in combination index (borrowed pointers). */
+void sweep_grid_combination(const sweep_grid *g, long index, const char **values);
+
+/* "KEY=VALUE KEY=VALUE" for messages. */
+void sweep_grid_describe(const sweep_grid *g, long index, strbuf *sb);
+
+/* --chunk "K/N": 1 <= K <= N. */
+int sweep_parse_chunk(const char *text, int *k, int *n, pg_status *st);
+/* Does chunk k of n hold combination index? (n == 0: no chunking.) */
+int sweep_in_chunk(long index, int k, int n);
+
+/* ---- CSV (sweep_csv.c) -------------------------------------------------- */
+
+/* Append text as one CSV field. */
+void csv_field(strbuf *sb, const char *text);
+
+/* Split one CSV line (no trailing newline) into fields.  *fields is an
+ * owned array of owned strings; returns the number of fields, or -1 for a
+ * malformed line (an unterminated quote, text after a closing quote). */
+int csv_split(const char *line, char ***fields);
+void csv_fields_free(char **fields, int n);
+
+/* Read a whole file into lines (without their '\n'; a trailing '\r' is
+ * dropped).  A last line with no '\n' is returned in *partial (owned, or
+ * NULL) instead of the lines, because it is a row cut by an interrupted
+ * writer.  Returns 0 or PG_EXIT_INPUT when the file cannot be read. */
+typedef struct csv_lines {
+    char **line;
+    int count;
+    char *partial;
+    size_t complete_bytes;  /* bytes up to and including the last '\n' */
+} csv_lines;
+int csv_read_lines(const char *path, csv_lines *out, pg_status *st);
+void csv_lines_free(csv_lines *l);
+
+/* The sweep's header: grid keys, the run columns (report_csv_header) but
+ * those named like a grid key (the key's column stands for them), then
+ * combination and combinations.  Ends with "\n". */
+void sweep_csv_header(const sweep_grid *g, strbuf *sb);
+/* The sweep's row for combination index from the run's CSV row (no '\n'),
+ * with the header's columns; -1 when run_row does not have the run's
+ * number of fields. */
+int sweep_csv_row(const sweep_grid *g, long index, const char *run_row, strbuf *sb);
+/* In a sweep header split into fields, how many leading fields are grid
+ * keys; -1 when it is not a sweep header. */
+int sweep_csv_key_count(char **fields, int nfields);
+/* Column names of the trailing index columns. */
+#define SWEEP_COL_INDEX "combination"
+#define SWEEP_COL_TOTAL "combinations"
+
+/* ---- running combinations (sweep_run.c) --------------------------------- */
+
+/* What a combination produced.  row is the complete CSV line for the sweep
+ * file (grid values, run columns, index columns, "\n"). */
+typedef struct sweep_result {
+    long index;
+    int exit_code;
+    char *row;              /* owned */
+} sweep_result;
+
+/* Called in grid order (of the combinations run) as results become
+ * available; returns 0 to go on, nonzero to stop (a write error). */
+typedef int (*sweep_sink)(const sweep_result *r, void *ctx);
+
+typedef struct sweep_plan {
+    const sweep_grid *grid;
+    const char *experiment_path;    /* NULL: the bundled default */
+    const char *const *sets;        /* --set options common to every combination */
+    int nsets;
+    const long *indices;            /* combinations to run, ascending */
+    long count;
+    int jobs;                       /* worker processes at a time */
+    int progress;                   /* draw a progress bar on stderr */
+} sweep_plan;
+
+/* Run every combination of the plan, `jobs` child processes at a time.  A
+ * child forks from this process and runs `pipegrid run ... --format csv`
+ * through cmd_run, so a simulation always has a process of its own
+ * (SimGrid holds one engine per process) and a crash only loses its row.
+ * Children's stderr lines are copied to stderr prefixed by the combination.
+ * Returns 0, or PG_EXIT_INTERNAL (fork/pipe failure, sink failure). */
+int sweep_run(const sweep_plan *plan, sweep_sink sink, void *ctx, pg_status *st);
+
+/* ---- scale-out scripts (sweep_emit.c) ----------------------------------- */
+
+typedef enum { EMIT_NONE, EMIT_SLURM, EMIT_PARALLEL } sweep_emit_kind;
+
+typedef struct sweep_emit_spec {
+    sweep_emit_kind kind;
+    int chunks;                     /* number of chunks (array tasks, job lines) */
+    int jobs;                       /* -j of each chunk's sweep */
+    const char *experiment_path;    /* as given (made absolute in the script) */
+    const char *const *sets;
+    int nsets;
+    const char *const *grids;       /* the --grid options, as given */
+    int ngrids;
+} sweep_emit_spec;
+
+int sweep_emit_parse_kind(const char *text, sweep_emit_kind *kind, pg_status *st);
+/* Write the script or job list to out.  Commands use absolute paths (the
+ * binary, the experiment) and cd to the current directory, where each chunk
+ * writes part-K.csv; `pipegrid merge part-*.csv` joins them afterwards. */
+int sweep_emit(const sweep_emit_spec *spec, FILE *out, pg_status *st);
+
+#endif

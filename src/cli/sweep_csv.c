@@ -1,0 +1,245 @@
+/* sweep_csv.c: the little CSV a sweep needs: quoting a field, splitting a
+ * line, reading a file line by line (resume and merge), and the header. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/sweep.h"
+#include "report/report.h"
+
+void csv_field(strbuf *sb, const char *text)
+{
+    if (!strpbrk(text, ",\"\r\n")) {
+        sb_append(sb, text);
+        return;
+    }
+    sb_append(sb, "\"");
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            sb_append(sb, "\"");   /* doubled inside quotes */
+        sb_append_n(sb, p, 1);
+    }
+    sb_append(sb, "\"");
+}
+
+static void push_field(char ***fields, int *n, size_t *cap, strbuf *cur)
+{
+    pg_grow((void **)fields, cap, (size_t)*n + 1, sizeof **fields);
+    (*fields)[(*n)++] = pg_xstrdup(cur->data ? cur->data : "");
+    sb_reset(cur);
+    if (cur->data)
+        cur->data[0] = '\0';
+}
+
+int csv_split(const char *line, char ***fields)
+{
+    char **out = NULL;
+    size_t cap = 0;
+    int n = 0;
+    strbuf cur;
+    sb_init(&cur);
+    const char *p = line;
+    for (;;) {
+        if (*p == '"') {
+            p++;
+            for (;;) {
+                if (*p == '\0')
+                    goto malformed;          /* unterminated quote */
+                if (*p == '"' && p[1] == '"') {
+                    sb_append_n(&cur, p, 1);
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    sb_append_n(&cur, p++, 1);
+                }
+            }
+            if (*p != ',' && *p != '\0')
+                goto malformed;              /* text after the closing quote */
+        } else {
+            const char *end = strchr(p, ',');
+            size_t len = end ? (size_t)(end - p) : strlen(p);
+            if (memchr(p, '"', len))
+                goto malformed;              /* a bare quote inside a field */
+            sb_append_n(&cur, p, len);
+            p += len;
+        }
+        push_field(&out, &n, &cap, &cur);
+        if (*p == '\0')
+            break;
+        p++;                                 /* the comma */
+    }
+    sb_free(&cur);
+    *fields = out;
+    return n;
+malformed:
+    sb_free(&cur);
+    csv_fields_free(out, n);
+    *fields = NULL;
+    return -1;
+}
+
+void csv_fields_free(char **fields, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(fields[i]);
+    free(fields);
+}
+
+int csv_read_lines(const char *path, csv_lines *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    strbuf all;
+    sb_init(&all);
+    char buf[1 << 16];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+        sb_append_n(&all, buf, got);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        sb_free(&all);
+        return pg_fail(st, PG_EXIT_INPUT, "%s: read error", path);
+    }
+    size_t cap = 0, start = 0;
+    for (size_t i = 0; i < all.len; i++) {
+        if (all.data[i] != '\n')
+            continue;
+        size_t len = i - start;
+        if (len > 0 && all.data[start + len - 1] == '\r')
+            len--;
+        pg_grow((void **)&out->line, &cap, (size_t)out->count + 1, sizeof *out->line);
+        char *l = pg_xmalloc(len + 1);
+        memcpy(l, all.data + start, len);
+        l[len] = '\0';
+        out->line[out->count++] = l;
+        start = i + 1;
+    }
+    out->complete_bytes = start;
+    if (start < all.len) {
+        size_t len = all.len - start;
+        out->partial = pg_xmalloc(len + 1);
+        memcpy(out->partial, all.data + start, len);
+        out->partial[len] = '\0';
+    }
+    sb_free(&all);
+    return 0;
+}
+
+void csv_lines_free(csv_lines *l)
+{
+    for (int i = 0; i < l->count; i++)
+        free(l->line[i]);
+    free(l->line);
+    free(l->partial);
+    memset(l, 0, sizeof *l);
+}
+
+/* The run's column names (report_csv_header with no extra keys). */
+static int run_columns(char ***names)
+{
+    strbuf h;
+    sb_init(&h);
+    report_csv_header(NULL, 0, &h);
+    if (h.len > 0 && h.data[h.len - 1] == '\n')
+        h.data[--h.len] = '\0';
+    int n = csv_split(h.data ? h.data : "", names);
+    sb_free(&h);
+    return n;
+}
+
+/* A run column named like a grid key (schedule, pp, ...) would repeat the
+ * key's column; a reader going by name would then see the run's copy, which
+ * is empty in a failed row.  The key's column is the one kept. */
+static int is_key(const char *const *keys, int nkeys, const char *name)
+{
+    for (int k = 0; k < nkeys; k++)
+        if (strcmp(keys[k], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Append the run fields not shadowed by a key, each preceded by ','. */
+static void kept_fields(const char *const *keys, int nkeys, char **names, int nnames, char **fields, int nfields,
+                        strbuf *sb)
+{
+    for (int c = 0; c < nnames && c < nfields; c++) {
+        if (is_key(keys, nkeys, names[c]))
+            continue;
+        sb_append(sb, ",");
+        csv_field(sb, fields[c]);
+    }
+}
+
+static const char **key_names(const sweep_grid *g)
+{
+    const char **names = pg_xcalloc((size_t)g->nkeys + 1, sizeof *names);
+    for (int k = 0; k < g->nkeys; k++)
+        names[k] = g->keys[k].name;
+    return names;
+}
+
+void sweep_csv_header(const sweep_grid *g, strbuf *sb)
+{
+    const char **keys = key_names(g);
+    char **names = NULL;
+    int n = run_columns(&names);
+    for (int k = 0; k < g->nkeys; k++) {
+        sb_append(sb, k ? "," : "");
+        csv_field(sb, keys[k]);
+    }
+    kept_fields(keys, g->nkeys, names, n, names, n, sb);
+    sb_append(sb, "," SWEEP_COL_INDEX "," SWEEP_COL_TOTAL "\n");
+    csv_fields_free(names, n);
+    free(keys);
+}
+
+int sweep_csv_row(const sweep_grid *g, long index, const char *run_row, strbuf *sb)
+{
+    const char **keys = key_names(g);
+    const char **values = pg_xcalloc((size_t)g->nkeys + 1, sizeof *values);
+    sweep_grid_combination(g, index, values);
+    char **names = NULL, **fields = NULL;
+    int n = run_columns(&names);
+    int nf = csv_split(run_row, &fields);
+    int ok = nf == n;
+    if (ok) {
+        for (int k = 0; k < g->nkeys; k++) {
+            sb_append(sb, k ? "," : "");
+            csv_field(sb, values[k]);
+        }
+        kept_fields(keys, g->nkeys, names, n, fields, nf, sb);
+        sb_appendf(sb, ",%ld,%ld\n", index, g->total);
+    }
+    csv_fields_free(fields, nf);
+    csv_fields_free(names, n);
+    free(values);
+    free(keys);
+    return ok ? 0 : -1;
+}
+
+int sweep_csv_key_count(char **fields, int nfields)
+{
+    char **names = NULL;
+    int n = run_columns(&names);
+    int found = -1;
+    for (int nkeys = 1; found < 0 && nkeys + 2 < nfields; nkeys++) {
+        const char *const *keys = (const char *const *)fields;
+        int f = nkeys, ok = 1;
+        for (int c = 0; ok && c < n; c++) {
+            if (is_key(keys, nkeys, names[c]))
+                continue;
+            ok = f < nfields && strcmp(fields[f++], names[c]) == 0;
+        }
+        ok = ok && f + 2 == nfields && strcmp(fields[f], SWEEP_COL_INDEX) == 0 &&
+             strcmp(fields[f + 1], SWEEP_COL_TOTAL) == 0;
+        if (ok)
+            found = nkeys;
+    }
+    csv_fields_free(names, n);
+    return found;
+}
