@@ -101,7 +101,8 @@ printf '<platform version="4.1"><zone id="z" routing="Full">\n<host id="a" speed
     >"$TMP/bad.xml"
 expect_rc "malformed platform XML" 2 "$BIN" run --set network="$TMP/bad.xml"
 expect_err "malformed XML names file and line" "bad.xml:[0-9]+"
-expect_rc "platform with too few GPUs" 2 "$BIN" run --set pp=64 --set network=platforms/dgx-h100-1node.xml
+expect_rc "platform with too few GPUs" 2 "$BIN" run --set pp=64 --set workload=uniform \
+    --set network=platforms/dgx-h100-1node.xml
 expect_err "too few GPUs is explained" "GPUs"
 
 # ---- out of memory: exit 3 with the result still printed ----

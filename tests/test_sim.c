@@ -228,7 +228,7 @@ START_TEST(test_nvlink_route_time)
     for (size_t i = 0; i < tl.nxfers; i++)
         ck_assert_exact(tl.xfers[i].end - tl.xfers[i].start, GB / 450e9 + 1e-6);
     /* F0, hop, F1, BW1, hop, BW0 */
-    ck_assert_exact(m.makespan, 0.01 + (GB / 450e9 + 1e-6) + 0.02 + 0.02 + (GB / 450e9 + 1e-6) + 0.02);
+    ck_assert_exact(m.makespan, 0.01 + (GB / 450e9 + 1e-6) + 0.01 + 0.02 + (GB / 450e9 + 1e-6) + 0.02);
     metrics_free(&m);
     timeline_free(&tl);
 }
