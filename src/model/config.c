@@ -165,32 +165,50 @@ static int flatten(flattener *f, const yt_node *map, const char *prefix)
     return 0;
 }
 
+/* Flatten a loaded document into c; consumes doc. */
+static int load_doc(config *c, yt_doc *doc, const char *label, pg_status *st)
+{
+    if (!doc->root) {
+        yt_free(doc);
+        return 0;  /* an empty experiment means "all defaults" */
+    }
+    const char *file = intern_file(c, label);
+    int rc;
+    if (doc->root->kind != YT_MAP) {
+        pg_origin where = {file, doc->root->line};
+        rc = pg_fail_at(st, PG_EXIT_INPUT, where, NULL, "an experiment must be a mapping of keys to values, not a %s",
+                        yt_kind_name(doc->root->kind));
+        yt_free(doc);
+        return rc;
+    }
+    flattener f = {.c = c, .file = file, .st = st};
+    rc = flatten(&f, doc->root, NULL);
+    for (size_t i = 0; i < f.nseen; i++)
+        free(f.seen[i]);
+    free(f.seen);
+    free(f.seen_lines);
+    yt_free(doc);
+    return rc;
+}
+
 int config_load_file(config *c, const char *path, pg_status *st)
 {
     yt_doc doc;
     int rc = yt_load_file(path, &doc, st);
     if (rc)
         return rc;
-    if (!doc.root) {
-        yt_free(&doc);
-        return 0;  /* an empty experiment means "all defaults" */
-    }
-    const char *file = intern_file(c, path);
-    if (doc.root->kind != YT_MAP) {
-        pg_origin where = {file, doc.root->line};
-        rc = pg_fail_at(st, PG_EXIT_INPUT, where, NULL, "an experiment must be a mapping of keys to values, not a %s",
-                        yt_kind_name(doc.root->kind));
-        yt_free(&doc);
+    return load_doc(c, &doc, path, st);
+}
+
+int config_load_buffer(config *c, const char *data, size_t len, const char *label, pg_status *st)
+{
+    if (!label)
+        label = "<input>";
+    yt_doc doc;
+    int rc = yt_load_buffer(data, len, label, &doc, st);
+    if (rc)
         return rc;
-    }
-    flattener f = {.c = c, .file = file, .st = st};
-    rc = flatten(&f, doc.root, NULL);
-    for (size_t i = 0; i < f.nseen; i++)
-        free(f.seen[i]);
-    free(f.seen);
-    free(f.seen_lines);
-    yt_free(&doc);
-    return rc;
+    return load_doc(c, &doc, label, st);
 }
 
 /* Blanks around the key are dropped (a shell user may quote "pp = 4"); the

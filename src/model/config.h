@@ -32,6 +32,8 @@ void config_free(config *c);
 
 /* Read an experiment file; its entries are added (replacing same keys). */
 int config_load_file(config *c, const char *path, pg_status *st);
+/* The same from memory (tests, fuzzing); label names it in messages. */
+int config_load_buffer(config *c, const char *data, size_t len, const char *label, pg_status *st);
 /* Apply "KEY=VALUE" from the command line. */
 int config_apply_set(config *c, const char *assignment, pg_status *st);
 /* Set key directly (origin given). */
