@@ -11,5 +11,12 @@ int sched_gen_1f1b(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_interleaved(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_zbh1(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_zbh2(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_zbv(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_vhalf(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_vmin(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_vzb(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_zbauto(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_hanayo(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_dualpipev(const sched_params *p, schedule *out, pg_status *st);
 
 #endif

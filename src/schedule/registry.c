@@ -22,6 +22,13 @@ static const sched_generator generators[] = {
     {"interleaved", sched_gen_interleaved, "Megatron interleaved 1F1B, chunks stages per rank (m a multiple of pp)"},
     {"zb-h1", sched_gen_zbh1, "zero-bubble ZB-H1: split backward, W deferred, 1F1B memory"},
     {"zb-h2", sched_gen_zbh2, "zero-bubble ZB-H2: split backward, extra warm-up forwards, 2p-1 activations"},
+    {"zb-v", sched_gen_zbv, "ZB-V: V placement, split backward, 1F1B memory (pp stage units), near-zero bubble"},
+    {"v-half", sched_gen_vhalf, "V-Half: V building block, (pp+2)//2 stage activations, about half 1F1B's bubble"},
+    {"v-min", sched_gen_vmin, "V-Min: V building block, (pp+4)//3 stage activations, about 2/3 of 1F1B's bubble"},
+    {"v-zb", sched_gen_vzb, "V-ZB family: V placement under memory.limit (default pp), less memory for more bubble"},
+    {"zb-auto", sched_gen_zbauto, "automatic zero-bubble schedule (greedy) under memory.limit in M_B (default pp = ZB-1p)"},
+    {"hanayo", sched_gen_hanayo, "Hanayo: wave placement over chunks waves, fused backward, 1F1B memory"},
+    {"dualpipe-v", sched_gen_dualpipev, "DeepSeek DualPipeV: V placement, bidirectional halves (m >= 2pp)"},
     {NULL, NULL, NULL},
 };
 
