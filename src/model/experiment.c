@@ -109,6 +109,8 @@ static const key_spec SCHEMA[] = {
             "workload=uniform: part of M_B that W still needs after B (32h/(34h+5as) at h=4096, a=32, s=1024)"),
     NUM_KEY("uniform.activation", uniform_activation_bytes, T_BYTES, "bytes", "1GiB", 0, HUGE_NUM, 0,
             "workload=uniform: bytes of one M_B (what one microbatch's F stores on one rank)"),
+    NUM_KEY("uniform.boundary", uniform_boundary_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
+            "workload=uniform: bytes of the activation a stage sends on (the gradient back is the same size)"),
     NUM_KEY("uniform.params", uniform_params, T_NUMBER, "count", "0", 0, HUGE_NUM, 0,
             "workload=uniform: parameters of one rank's share of the model"),
     INT_KEY("gpt.layers", gpt_layers, NULL, 1, MAX_MODEL_DIM, "workload=gpt: transformer layers (required)"),

@@ -40,6 +40,7 @@ typedef struct experiment {
     double uniform_f_s, uniform_b_s, uniform_w_s;
     double uniform_w_fraction;      /* M_W / M_B */
     double uniform_activation_bytes;/* bytes of one M_B (whole rank share) */
+    double uniform_boundary_bytes;  /* activation sent to the next stage (gradient back: same) */
     double uniform_params;          /* parameters of one rank's share */
     int gpt_layers, gpt_hidden, gpt_heads, gpt_seq, gpt_vocab;
 

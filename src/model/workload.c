@@ -33,7 +33,7 @@ static int build_uniform(const experiment *e, int nstages, workload *w, pg_statu
         sc->w_s = e->uniform_w_s / v;
         sc->act_b_bytes = e->uniform_activation_bytes / v;
         sc->act_w_bytes = e->uniform_w_fraction * sc->act_b_bytes;
-        sc->boundary_bytes = 0;
+        sc->boundary_bytes = e->uniform_boundary_bytes;
         sc->param_count = e->uniform_params / v;
         sc->fwd_flops = 0;
         sc->workspace_bytes = 0;
