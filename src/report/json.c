@@ -85,7 +85,7 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
         for (int s = 0; s < in->sched->nstages; s++)
             if (in->sched->stage_rank[s] == r) sb_appendf(sb, "%s%d", n++ ? "," : "", s);
         sb_append(sb, "]");
-        if (r < in->sched->pp) integer(&w, "ops", in->sched->nops[r]);
+        if (in->sched->nops && r < in->sched->pp) integer(&w, "ops", in->sched->nops[r]);
     }
     num(&w, "first_start", rm->first_start);
     num(&w, "last_end", rm->last_end);

@@ -105,6 +105,15 @@ static void total_line(strbuf *sb, const char *label, const char *value)
     sb_appendf(sb, "%-14s %s\n", label, value);
 }
 
+/* Rates read best as plain numbers: whole units from RATE_WHOLE_MIN on
+ * (33860, not 3.386e+04), four significant digits below. */
+#define RATE_WHOLE_MIN 1000.0
+static const char *format_rate(double per_s, char *buf, size_t len)
+{
+    snprintf(buf, len, per_s >= RATE_WHOLE_MIN ? "%.0f" : "%.4g", per_s);
+    return buf;
+}
+
 static void totals(const report_input *in, strbuf *sb)
 {
     const run_metrics *m = in->m;
@@ -121,14 +130,8 @@ static void totals(const report_input *in, strbuf *sb)
         total_line(sb, "lower bound", b);
     }
     if (m->iteration_s != m->makespan) total_line(sb, "iteration", units_format_duration(m->iteration_s, a, sizeof a));
-    if (m->samples_per_s > 0) {
-        snprintf(a, sizeof a, "%.4g", m->samples_per_s);
-        total_line(sb, "samples/s", a);
-    }
-    if (m->tokens_per_s > 0) {
-        snprintf(a, sizeof a, "%.4g", m->tokens_per_s);
-        total_line(sb, "tokens/s", a);
-    }
+    if (m->samples_per_s > 0) total_line(sb, "samples/s", format_rate(m->samples_per_s, a, sizeof a));
+    if (m->tokens_per_s > 0) total_line(sb, "tokens/s", format_rate(m->tokens_per_s, a, sizeof a));
     if (m->mfu > 0) {
         snprintf(a, sizeof a, "%.1f %%", m->mfu * PERCENT);
         total_line(sb, "MFU", a);

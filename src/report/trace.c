@@ -21,6 +21,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +65,50 @@ static strbuf *event(writer *w)
     return &w->sb;
 }
 
-/* Microseconds with picosecond resolution, trailing zeros trimmed. */
+/* Microseconds with picosecond resolution, trailing zeros trimmed.  Written
+ * from an integer count of picoseconds: printf's float path was most of the
+ * CPU time of a big trace.  Beyond PS_EXACT_MAX picoseconds (about 100 days
+ * of simulated time) the integer would overflow, so printf takes over. */
+#define PS_PER_S 1e12
+#define PS_PER_US 1000000LL
+#define PS_EXACT_MAX 9e18
+#define US_FRACTION_DIGITS 6
 static void append_us(strbuf *sb, double seconds)
 {
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "%.6f", seconds * US_PER_S);
-    if (n <= 0 || n >= (int)sizeof buf) {
-        sb_append_json_number(sb, seconds * US_PER_S);
+    double ps_f = seconds * PS_PER_S;
+    if (!(ps_f > -PS_EXACT_MAX && ps_f < PS_EXACT_MAX)) {
+        sb_appendf(sb, "%.6f", seconds * US_PER_S);
         return;
     }
-    while (n > 0 && buf[n - 1] == '0') buf[--n] = '\0';
-    if (n > 0 && buf[n - 1] == '.') buf[--n] = '\0';
-    if (strcmp(buf, "-0") == 0) strcpy(buf, "0");
-    sb_append(sb, buf);
+    long long ps = llround(ps_f);
+    char buf[32];
+    int n = 0;
+    if (ps < 0) {
+        buf[n++] = '-';
+        ps = -ps;
+    }
+    long long us = ps / PS_PER_US, frac = ps % PS_PER_US;
+    char digits[24];
+    int nd = 0;
+    do digits[nd++] = (char)('0' + us % 10); while ((us /= 10) > 0);
+    while (nd > 0) buf[n++] = digits[--nd];
+    if (frac) {
+        buf[n++] = '.';
+        for (int i = US_FRACTION_DIGITS - 1; i >= 0; i--) digits[i] = (char)('0' + frac % 10), frac /= 10;
+        int last = US_FRACTION_DIGITS;
+        while (digits[last - 1] == '0') last--;
+        for (int i = 0; i < last; i++) buf[n++] = digits[i];
+    }
+    sb_append_n(sb, buf, (size_t)n);
+}
+
+/* Counter values are for plotting: ten significant digits, one printf. */
+static void append_value(strbuf *sb, double v)
+{
+    if (isfinite(v))
+        sb_appendf(sb, "%.10g", v);
+    else
+        sb_append(sb, "0");
 }
 
 static void meta(writer *w, const char *what, int pid, int tid, const char *key, const char *text, long number)
@@ -298,17 +330,17 @@ static void counter_event(void *vctx, int rank, double t_s, double activation_by
     sb_appendf(sb, "\"ph\":\"C\",\"name\":\"memory bytes\",\"pid\":%d,\"tid\":0,\"ts\":", rank);
     append_us(sb, t_s);
     sb_append(sb, ",\"args\":{\"static\":");
-    sb_append_json_number(sb, static_bytes);
+    append_value(sb, static_bytes);
     sb_append(sb, ",\"activations\":");
-    sb_append_json_number(sb, activation_bytes);
+    append_value(sb, activation_bytes);
     sb_append(sb, ",\"workspace\":");
-    sb_append_json_number(sb, workspace_bytes);
+    append_value(sb, workspace_bytes);
     sb_append(sb, "}}");
     sb = event(c->w);
     sb_appendf(sb, "\"ph\":\"C\",\"name\":\"stored activations\",\"pid\":%d,\"tid\":0,\"ts\":", rank);
     append_us(sb, t_s);
     sb_append(sb, ",\"args\":{\"stage units\":");
-    sb_append_json_number(sb, activations);
+    append_value(sb, activations);
     sb_append(sb, "}}");
 }
 
