@@ -1,0 +1,94 @@
+/* bound_machine.c: the per-rank one-machine relaxation.
+ *
+ * Derivation.  Take any schedule and one rank r.  Each op x of r starts no
+ * earlier than its head h(x) (its chain predecessors must run first, each
+ * for its full time, with the latency of every cross-rank edge), and the
+ * schedule goes on for at least the tail q(x) after x ends (its chain
+ * successors).  So the makespan is at least max over x of (end(x) + q(x)),
+ * where the ops of r run one at a time after their heads: a schedule of the
+ * classic one-machine problem 1 | r_j, q_j | max(C_j + q_j).  Allowing
+ * preemption only lowers its optimum, and the preemptive optimum is given
+ * exactly by Jackson's rule (at every moment run the released op with the
+ * largest tail; Horn 1974, Carlier 1982).  Memory is ignored here.
+ *
+ * The m copies of one (stage, kind) have the same head and tail, so they are
+ * merged into one job of m times the work: with equal heads and tails the
+ * last copy to finish is the only one that matters, and the merged job
+ * finishes exactly when the last copy would under Jackson's rule.
+ *
+ * With remat the recomputations only add work and lengthen chains, so the
+ * bound without them stays valid.  At K >= m (or no limit) this is the
+ * unconstrained bound: for one wave it gives (p-1)(F+c) + m(F+B+W) on the
+ * last rank, and the fused (m+p-1)(F+B+W) + 2(p-1)c that GPipe reaches.
+ */
+#include <float.h>
+#include <stdlib.h>
+
+#include "opt/bound_internal.h"
+
+typedef struct mjob {
+    double release, work, tail;
+} mjob;
+
+/* Preemptive Jackson's rule over n jobs; returns max(C_j + q_j). */
+static double jackson(mjob *j, int n)
+{
+    double t = DBL_MAX, best = 0.0;
+    for (int i = 0; i < n; i++)
+        if (j[i].release < t)
+            t = j[i].release;
+    int left = 0;
+    for (int i = 0; i < n; i++)
+        if (j[i].work > 0)
+            left++;
+        else if (j[i].release + j[i].tail > best)
+            best = j[i].release + j[i].tail;   /* an empty job still ends after its head */
+    while (left > 0) {
+        int pick = -1;
+        double next = DBL_MAX;
+        for (int i = 0; i < n; i++) {
+            if (j[i].work <= 0)
+                continue;
+            if (j[i].release <= t) {
+                if (pick < 0 || j[i].tail > j[pick].tail)
+                    pick = i;
+            } else if (j[i].release < next) {
+                next = j[i].release;
+            }
+        }
+        if (pick < 0) {   /* idle until the next release */
+            t = next;
+            continue;
+        }
+        double run = j[pick].work;
+        if (next < t + run) {   /* preempted by a release that may carry a larger tail */
+            run = next - t;
+            j[pick].work -= run;
+            t = next;
+            continue;
+        }
+        t += run;
+        j[pick].work = 0;
+        left--;
+        if (t + j[pick].tail > best)
+            best = t + j[pick].tail;
+    }
+    return best;
+}
+
+double bound_machine_rank(const bound_input *in, const bound_chain *c, int r)
+{
+    mjob *jobs = pg_xcalloc((size_t)in->nstages * 3, sizeof *jobs);
+    int n = 0;
+    for (int s = 0; s < in->nstages; s++) {
+        if (in->stage_rank[s] != r)
+            continue;
+        jobs[n++] = (mjob){c->head_f[s], in->m * in->f[s], c->tail_f[s]};
+        jobs[n++] = (mjob){c->head_b[s], in->m * c->bk[s], c->tail_b[s]};
+        if (in->split)
+            jobs[n++] = (mjob){c->head_w[s], in->m * in->w[s], c->tail_w[s]};
+    }
+    double t = jackson(jobs, n);
+    free(jobs);
+    return t;
+}
