@@ -216,9 +216,9 @@ static void describe(const key_spec *k, char *buf, size_t len)
     char range[128] = "";
     if (k->type != T_TEXT && k->type != T_SCHEDULE && k->type != T_CHOICE) {
         if (k->max < HUGE_NUM)
-            snprintf(range, sizeof range, " between %g and %g", k->min, k->max);
+            snprintf(range, sizeof range, " between %.15g and %.15g", k->min, k->max);
         else
-            snprintf(range, sizeof range, " %s %g", k->min_open ? ">" : ">=", k->min);
+            snprintf(range, sizeof range, " %s %.15g", k->min_open ? ">" : ">=", k->min);
     }
     switch (k->type) {
     case T_INT:

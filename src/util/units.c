@@ -8,7 +8,6 @@
 #include "util/units.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -122,7 +121,6 @@ static int scan_number(const char *text, double *value, const char **end, const 
     char buf[NUMBER_MAX_CHARS];
     memcpy(buf, start, n);
     buf[n] = '\0';
-    errno = 0;
     double v = strtod(buf, NULL);
     if (!isfinite(v)) {  /* underflow to 0 or a denormal is fine: it is a tiny quantity */
         *why = "number out of range";
