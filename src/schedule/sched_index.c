@@ -60,9 +60,10 @@ static int check_ops(const schedule *s, sched_index *ix, pg_status *st)
     for (int r = 0; r < s->pp; r++)
         for (int i = 0; i < s->nops[r]; i++) {
             sched_op op = s->ops[r][i];
-            char where[64];
-            snprintf(where, sizeof where, " (rank %d, position %d)", r, i);
             if (op.kind >= OP_KIND_COUNT) {
+                /* formatted only on failure: this loop runs once per op */
+                char where[64];
+                snprintf(where, sizeof where, " (rank %d, position %d)", r, i);
                 sched_index_free(ix);
                 return pg_fail(st, PG_EXIT_INPUT, "schedule '%s': op kind %d is unknown%s", s->name, (int)op.kind,
                                where);
