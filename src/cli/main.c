@@ -25,6 +25,8 @@ static const char USAGE[] =
     "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"
     "  pipegrid merge [-o FILE] PART.csv...\n"
     "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"
+    "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
+    "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"
     "  pipegrid keys\n"
     "      list every experiment key, its type, default and meaning\n"
     "  pipegrid --help | --version\n"
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
         return cmd_run(argc, argv);
     if (strcmp(cmd, "schedule") == 0)
         return cmd_schedule(argc, argv);
+    if (strcmp(cmd, "bound") == 0)
+        return cmd_bound(argc, argv);
     if (strcmp(cmd, "sweep") == 0)
         return cmd_sweep(argc, argv);
     if (strcmp(cmd, "merge") == 0)

@@ -1,0 +1,183 @@
+/* cmd_bound.c: `pipegrid bound`: the makespan no schedule can beat (seed 000).
+ *
+ * Same input as `run` (job pipeline: experiment + --set, workload, the
+ * schedule's placement), but no simulation: the bound is computed from the
+ * per-stage op times, the latency of network=ideal and memory.limit by
+ * bound_lower (src/opt/bound.h).  `lower_bound` is over every schedule with
+ * the experiment's placement (one wave, looping, V or wave, with its chunks),
+ * split backward allowed (it includes every fused schedule), recomputation
+ * allowed when recompute != none.  `schedule_class_lower_bound` restricts to
+ * the chosen schedule's own backward kind (fused or split): the gap between
+ * it and `run`'s makespan is what that schedule leaves on the table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "opt/bound.h"
+
+typedef struct bound_job_input {
+    double *f, *b, *w, *wf;
+    bound_input in;
+} bound_job_input;
+
+/* Per-stage times as the simulator runs them: profiled times scaled by the
+ * reference speed over the speed of the GPU of the stage's rank (absolute
+ * times when the workload has no reference speed). */
+static void stage_times(const job *j, bound_job_input *bi)
+{
+    const schedule *s = &j->sched;
+    int S = s->nstages;
+    bi->f = pg_xcalloc((size_t)S * 4, sizeof(double));
+    bi->b = bi->f + S;
+    bi->w = bi->f + 2 * S;
+    bi->wf = bi->f + 3 * S;
+    for (int i = 0; i < S; i++) {
+        const stage_cost *c = &j->wl.stage[i];
+        double scale = 1.0;
+        if (j->have_plat && j->wl.ref_speed_flops > 0) {
+            double speed = j->plat.gpu[j->rank_gpu[s->stage_rank[i]]].speed_flops;
+            if (speed > 0)
+                scale = j->wl.ref_speed_flops / speed;
+        }
+        bi->f[i] = c->f_s * scale;
+        bi->b[i] = c->b_s * scale;
+        bi->w[i] = c->w_s * scale;
+        bi->wf[i] = c->act_b_bytes > 0 ? c->act_w_bytes / c->act_b_bytes : 0.0;
+    }
+    const experiment *e = &j->exp;
+    /* A real network only adds time to a dependency: latency 0 keeps the
+     * bound valid there; network=ideal charges exactly its latency. */
+    bi->in = (bound_input){.pp = s->pp, .nstages = S, .m = s->m, .stage_rank = s->stage_rank, .f = bi->f,
+                           .b = bi->b, .w = bi->w, .w_fraction = bi->wf,
+                           .comm_s = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
+                           .mem_limit = e->memory_limit, .split = 1, .remat = e->recompute != RECOMPUTE_NONE};
+}
+
+static void json_num(strbuf *o, const char *key, double v, int *first)
+{
+    sb_appendf(o, "%s\"%s\": ", *first ? "" : ", ", key);
+    sb_append_json_number(o, v);
+    *first = 0;
+}
+
+static void json_str(strbuf *o, const char *key, const char *v, int *first)
+{
+    sb_appendf(o, "%s\"%s\": ", *first ? "" : ", ", key);
+    sb_append_json_string(o, v);
+    *first = 0;
+}
+
+static void json_int(strbuf *o, const char *key, long v, int *first)
+{
+    sb_appendf(o, "%s\"%s\": %ld", *first ? "" : ", ", key, v);
+    *first = 0;
+}
+
+static void write_json(const job *j, const bound_input *in, const bound_result *any, const bound_result *cls,
+                       int own_split, strbuf *o)
+{
+    int first = 1;
+    sb_append(o, "{");
+    json_num(o, "lower_bound", any->lower_bound, &first);
+    json_str(o, "active_bound", bound_kind_name(any->active), &first);
+    json_int(o, "active_rank", any->active_rank, &first);
+    sb_appendf(o, ", \"exact\": %s", any->exact ? "true" : "false");
+    if (any->exact)
+        json_str(o, "exact_reason", any->exact_reason, &first);
+    json_num(o, "critical_path_bound", any->path_s, &first);
+    json_num(o, "machine_bound", any->machine_s, &first);
+    json_int(o, "machine_rank", any->machine_rank, &first);
+    json_num(o, "memory_bound", any->memory_s, &first);
+    json_int(o, "memory_rank", any->memory_rank, &first);
+    json_num(o, "remat_ops", any->remat_ops, &first);
+    json_str(o, "schedule", j->sched.name, &first);
+    json_str(o, "schedule_class", own_split ? "split" : "fused", &first);
+    json_num(o, "schedule_class_lower_bound", cls->lower_bound, &first);
+    json_int(o, "pp", in->pp, &first);
+    json_int(o, "microbatches", in->m, &first);
+    json_int(o, "stages_per_rank", in->nstages / in->pp, &first);
+    json_num(o, "memory_limit", in->mem_limit > 0 ? in->mem_limit : 0, &first);
+    json_num(o, "latency", in->comm_s, &first);
+    sb_appendf(o, ", \"remat\": %s", in->remat ? "true" : "false");
+    sb_append(o, "}\n");
+}
+
+static void write_text(const job *j, const bound_input *in, const bound_result *any, const bound_result *cls,
+                       int own_split, strbuf *o)
+{
+    sb_appendf(o, "lower bound on makespan: %.6g s (%s bound", any->lower_bound, bound_kind_name(any->active));
+    if (any->active_rank >= 0)
+        sb_appendf(o, ", rank %d", any->active_rank);
+    sb_appendf(o, ")%s\n", any->exact ? ", exact" : "");
+    if (any->exact)
+        sb_appendf(o, "  exact: %s\n", any->exact_reason);
+    sb_appendf(o, "  pp %d, microbatches %d, %d stage%s per rank (placement of %s), latency %.6g s\n", in->pp, in->m,
+               in->nstages / in->pp, in->nstages / in->pp > 1 ? "s" : "", j->sched.name, in->comm_s);
+    if (in->mem_limit > 0)
+        sb_appendf(o, "  memory.limit K = %g M_B per rank, recomputation %s\n", in->mem_limit,
+                   in->remat ? "allowed" : "not allowed");
+    else
+        sb_appendf(o, "  memory.limit: none\n");
+    sb_appendf(o, "  critical path      %.6g s\n", any->path_s);
+    sb_appendf(o, "  machine (rank %d)   %.6g s\n", any->machine_rank, any->machine_s);
+    if (any->memory_rank >= 0)
+        sb_appendf(o, "  memory (rank %d)    %.6g s%s\n", any->memory_rank, any->memory_s,
+                   any->remat_ops > 0 ? " (assuming recomputations)" : "");
+    sb_appendf(o, "  %s-backward schedules (like %s): %.6g s\n", own_split ? "split" : "fused", j->sched.name,
+               cls->lower_bound);
+}
+
+int cmd_bound(int argc, char **argv)
+{
+    cli_options o;
+    pg_status st;
+    pg_status_clear(&st);
+    job j;
+    memset(&j, 0, sizeof j);
+    config_init(&j.cfg);
+    bound_job_input bi = {0};
+    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, &o, &st);
+    if (rc == 0)
+        rc = job_load_experiment(&j, &o, &st);
+    if (rc == 0)
+        rc = job_build_schedule(&j, &st);
+    /* Other networks: the GPUs' speeds scale the op times. */
+    if (rc == 0 && j.exp.network != NET_IDEAL)
+        rc = job_build_platform(&j, &st);
+    bound_result any, cls;
+    if (rc == 0) {
+        stage_times(&j, &bi);
+        rc = bound_lower(&bi.in, &any, &st);
+        if (rc == 0) {
+            bound_input own = bi.in;
+            own.split = sched_is_split(&j.sched);
+            rc = bound_lower(&own, &cls, &st);
+        }
+        if (rc != 0 && strncmp(st.msg, "key 'memory.limit'", strlen("key 'memory.limit'")) == 0) {
+            pg_origin at = experiment_origin(&j.exp, "memory.limit");
+            if (at.file != NULL) {
+                pg_status inner = st;
+                rc = pg_fail_at(&st, inner.code, at, NULL, "%s", inner.msg);
+            }
+        }
+    }
+    if (rc != 0) {
+        rc = cli_report_error(&st);
+    } else {
+        strbuf out;
+        sb_init(&out);
+        if (o.format == FORMAT_JSON)
+            write_json(&j, &bi.in, &any, &cls, sched_is_split(&j.sched), &out);
+        else
+            write_text(&j, &bi.in, &any, &cls, sched_is_split(&j.sched), &out);
+        if (sb_write(&out, stdout) != 0)
+            rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
+        sb_free(&out);
+    }
+    free(bi.f);
+    job_free(&j);
+    cli_options_free(&o);
+    return rc;
+}
