@@ -1,4 +1,4 @@
-/* cmd_merge.c: `pipegrid merge [-o FILE] PART.csv...`: join the chunk files
+/* cmd_merge.c: `pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`: join the chunk files
  * of a sweep into one CSV in grid order.
  *
  * Every part must have the same header (the same grid keys and columns).
@@ -6,9 +6,11 @@
  * found twice is kept once (a re-run chunk), with a warning when the two
  * rows differ.  The grid size comes from the `combinations` column, so the
  * merge knows what is missing without being told the grid: missing
- * combinations are listed on stderr (with their key values when the rows
- * present determine them) and the exit code is 2, after the merged CSV is
- * written all the same, since a partial result is still worth having.
+ * combinations are listed on stderr and the exit code is 2, after the
+ * merged CSV is written all the same, since a partial result is still worth
+ * having.  A missing combination is named by its key values when the rows
+ * present determine them or when the sweep's --grid options are given to
+ * merge too (then every row is checked against that grid).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@ typedef struct merge_state {
     char *header;           /* of the first file (owned) */
     const char *header_file;
     int nfields, nkeys;
+    char **key_names;       /* the header's first nkeys fields (owned) */
     long total;             /* -1 until a row says */
     merge_row *rows;
     size_t nrows, cap;
@@ -59,6 +62,11 @@ static int check_header(merge_state *m, const char *path, const char *line, pg_s
     char **f = NULL;
     int n = csv_split(line, &f);
     int nkeys = n > 0 ? sweep_csv_key_count(f, n) : -1;
+    if (nkeys >= 0) {
+        m->key_names = pg_xcalloc((size_t)nkeys + 1, sizeof *m->key_names);
+        for (int k = 0; k < nkeys; k++)
+            m->key_names[k] = pg_xstrdup(f[k]);
+    }
     csv_fields_free(f, n);
     if (nkeys < 0)
         return pg_fail(st, PG_EXIT_INPUT, "%s:1: not a sweep CSV header (grid keys, the run columns, "
@@ -155,102 +163,124 @@ static int dedupe(merge_state *m, pg_status *st)
     return 0;
 }
 
-/* Rebuild each key's value list from the rows present: in row-major order
- * key k's digit of combination i is (i / stride_k) % n_k.  When every value
- * of every key shows up in some row, n_k is the number of distinct values
- * and the digits name them; returns the value table (values[k][digit]) or
- * NULL when the rows do not determine the grid. */
-static char ***rebuild_grid(const merge_state *m, long *radix)
+/* Without --grid, rebuild the grid from the rows present: in row-major
+ * order key k's digit of combination i is (i / stride_k) % n_k.  When every
+ * value of every key shows up in some row, n_k is the number of distinct
+ * values and the digits name them; returns 0 and fills g then, -1 when the
+ * rows do not determine the grid (a value none of the rows has). */
+static int grid_from_rows(const merge_state *m, sweep_grid *g)
 {
+    memset(g, 0, sizeof *g);
+    g->keys = pg_xcalloc((size_t)m->nkeys, sizeof *g->keys);
+    g->nkeys = m->nkeys;
+    g->total = m->total;
     long product = 1;
-    const char **seen = NULL;
-    size_t cap = 0;
-    for (int k = 0; k < m->nkeys; k++) {
-        long distinct = 0;
-        for (size_t i = 0; i < m->nrows && distinct <= m->total; i++) {
-            long j = 0;
-            while (j < distinct && strcmp(seen[j], m->rows[i].keys[k]) != 0)
+    int ok = 1;
+    for (int k = 0; ok && k < m->nkeys; k++) {
+        sweep_key *key = &g->keys[k];
+        key->name = pg_xstrdup(m->key_names[k]);
+        size_t cap = 0;
+        for (size_t i = 0; i < m->nrows && key->nvalues <= m->total; i++) {
+            int j = 0;
+            while (j < key->nvalues && strcmp(key->values[j], m->rows[i].keys[k]) != 0)
                 j++;
-            if (j == distinct) {
-                pg_grow((void **)&seen, &cap, (size_t)distinct + 1, sizeof *seen);
-                seen[distinct++] = m->rows[i].keys[k];
+            if (j == key->nvalues) {
+                pg_grow((void **)&key->values, &cap, (size_t)key->nvalues + 1, sizeof *key->values);
+                key->values[key->nvalues++] = NULL;   /* its digit is not known yet */
+                key->values[j] = pg_xstrdup(m->rows[i].keys[k]);
             }
         }
-        radix[k] = distinct;
-        product *= distinct;
-        if (distinct == 0 || product > m->total) {
-            free(seen);
-            return NULL;
-        }
+        product *= key->nvalues;
+        ok = key->nvalues > 0 && product <= m->total;
     }
-    free(seen);
-    if (product != m->total)
-        return NULL;
-    char ***values = pg_xcalloc((size_t)m->nkeys, sizeof *values);
-    int ok = 1;
+    ok = ok && product == m->total;
+    /* Put each value at its digit, checking that the rows agree. */
+    char ***at = pg_xcalloc((size_t)m->nkeys, sizeof *at);
     for (int k = 0; k < m->nkeys; k++)
-        values[k] = pg_xcalloc((size_t)radix[k], sizeof **values);
+        at[k] = pg_xcalloc((size_t)g->keys[k].nvalues + 1, sizeof **at);
     for (size_t i = 0; ok && i < m->nrows; i++) {
         long rest = m->rows[i].index;
         for (int k = m->nkeys - 1; ok && k >= 0; k--) {
-            long d = rest % radix[k];
-            rest /= radix[k];
-            if (!values[k][d])
-                values[k][d] = m->rows[i].keys[k];
+            long d = rest % g->keys[k].nvalues;
+            rest /= g->keys[k].nvalues;
+            if (!at[k][d])
+                at[k][d] = m->rows[i].keys[k];
             else
-                ok = strcmp(values[k][d], m->rows[i].keys[k]) == 0;
+                ok = strcmp(at[k][d], m->rows[i].keys[k]) == 0;
         }
     }
-    if (ok)
-        return values;
-    for (int k = 0; k < m->nkeys; k++)
-        free(values[k]);
-    free(values);
-    return NULL;
+    for (int k = 0; k < m->nkeys; k++) {
+        for (int v = 0; ok && v < g->keys[k].nvalues; v++) {
+            free(g->keys[k].values[v]);
+            g->keys[k].values[v] = pg_xstrdup(at[k][v]);
+        }
+        free(at[k]);
+    }
+    free(at);
+    if (!ok)
+        sweep_grid_free(g);
+    return ok ? 0 : -1;
 }
 
-static long report_missing(const merge_state *m)
+/* With --grid: the grid must be the parts' (same keys, same size, and each
+ * row's key values those of its combination). */
+static int check_grid(const merge_state *m, const sweep_grid *g, pg_status *st)
+{
+    int same = g->nkeys == m->nkeys && (m->total < 0 || g->total == m->total);
+    for (int k = 0; same && k < g->nkeys; k++)
+        same = strcmp(g->keys[k].name, m->key_names[k]) == 0;
+    if (!same)
+        return pg_fail(st, PG_EXIT_INPUT, "merge: the --grid options do not describe the parts' grid "
+                       "(%d keys and %ld combinations there)", m->nkeys, m->total);
+    const char **values = pg_xcalloc((size_t)g->nkeys, sizeof *values);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < m->nrows; i++) {
+        const merge_row *r = &m->rows[i];
+        sweep_grid_combination(g, r->index, values);
+        for (int k = 0; rc == 0 && k < g->nkeys; k++)
+            if (strcmp(values[k], r->keys[k]) != 0)
+                rc = pg_fail(st, PG_EXIT_INPUT, "%s:%d: " SWEEP_COL_INDEX " %ld has %s=%s, the --grid says %s",
+                             r->file, r->lineno, r->index, g->keys[k].name, r->keys[k], values[k]);
+    }
+    free(values);
+    return rc;
+}
+
+static long report_missing(const merge_state *m, const sweep_grid *given)
 {
     if (m->total < 0)
         return 0;
     long missing = m->total - (long)m->nrows;
     if (missing == 0)
         return 0;
-    long *radix = pg_xcalloc((size_t)m->nkeys + 1, sizeof *radix);
-    char ***values = rebuild_grid(m, radix);
-    fprintf(stderr, "pipegrid: merge: %ld of %ld combinations missing:\n", missing, m->total);
+    sweep_grid rebuilt;
+    const sweep_grid *g = given;
+    if (!g && grid_from_rows(m, &rebuilt) == 0)
+        g = &rebuilt;
+    fprintf(stderr, "pipegrid: merge: %ld of %ld combinations missing%s:\n", missing, m->total,
+            g ? "" : " (give the sweep's --grid options to name their values)");
     long listed = 0;
     size_t r = 0;
+    strbuf kv;
+    sb_init(&kv);
     for (long i = 0; i < m->total && listed < MISSING_LISTED_MAX; i++) {
         while (r < m->nrows && m->rows[r].index < i)
             r++;
         if (r < m->nrows && m->rows[r].index == i)
             continue;
-        fprintf(stderr, "  " SWEEP_COL_INDEX " %ld", i);
-        long rest = i;
-        strbuf kv;
-        sb_init(&kv);
-        for (int k = m->nkeys - 1; values && k >= 0; k--) {
-            strbuf one;
-            sb_init(&one);
-            sb_appendf(&one, " %s", values[k][rest % radix[k]]);
-            sb_append(&one, kv.data ? kv.data : "");
-            sb_free(&kv);
-            kv = one;
-            rest /= radix[k];
+        sb_reset(&kv);
+        if (g) {
+            sb_append(&kv, ": ");
+            sweep_grid_describe(g, i, &kv);
         }
-        fprintf(stderr, "%s%s\n", kv.data ? ":" : "", kv.data ? kv.data : "");
-        sb_free(&kv);
+        fprintf(stderr, "  " SWEEP_COL_INDEX " %ld%s\n", i, kv.data ? kv.data : "");
         listed++;
     }
+    sb_free(&kv);
     if (missing > listed)
         fprintf(stderr, "  ... and %ld more\n", missing - listed);
-    if (values) {
-        for (int k = 0; k < m->nkeys; k++)
-            free(values[k]);
-        free(values);
-    }
-    free(radix);
+    if (g == &rebuilt)
+        sweep_grid_free(&rebuilt);
     return missing;
 }
 
@@ -264,6 +294,7 @@ static void merge_free(merge_state *m)
     }
     free(m->rows);
     free(m->header);
+    csv_fields_free(m->key_names, m->nkeys);
 }
 
 static int write_merged(const merge_state *m, const char *path, pg_status *st)
@@ -287,13 +318,23 @@ int cmd_merge(int argc, char **argv)
     merge_state m = {.total = -1};
     const char *out_path = NULL;
     const char **parts = pg_xcalloc((size_t)argc, sizeof *parts);
-    int nparts = 0, rc = 0;
+    const char **grids = pg_xcalloc((size_t)argc, sizeof *grids);
+    int nparts = 0, ngrids = 0, rc = 0;
+    sweep_grid g;
+    memset(&g, 0, sizeof g);
     for (int i = 2; i < argc && rc == 0; i++) {
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
             if (i + 1 >= argc)
                 rc = pg_fail(&st, PG_EXIT_INPUT, "%s: missing value", argv[i]);
             else
                 out_path = argv[++i];
+        } else if (strcmp(argv[i], "--grid") == 0) {
+            if (i + 1 >= argc)
+                rc = pg_fail(&st, PG_EXIT_INPUT, "%s: missing value", argv[i]);
+            else
+                grids[ngrids++] = argv[++i];
+        } else if (strncmp(argv[i], "--grid=", strlen("--grid=")) == 0) {
+            grids[ngrids++] = argv[i] + strlen("--grid=");
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             rc = pg_fail(&st, PG_EXIT_INPUT, "merge: unknown option '%s' (see pipegrid --help)", argv[i]);
         } else {
@@ -302,17 +343,25 @@ int cmd_merge(int argc, char **argv)
     }
     if (rc == 0 && nparts == 0)
         rc = pg_fail(&st, PG_EXIT_INPUT, "merge: no part files given");
+    if (rc == 0 && ngrids > 0)
+        rc = sweep_grid_parse(&g, grids, ngrids, &st);
     for (int i = 0; rc == 0 && i < nparts; i++)
         rc = read_part(&m, parts[i], &st);
+    if (rc == 0 && ngrids > 0)
+        rc = check_grid(&m, &g, &st);
     if (rc == 0)
         rc = dedupe(&m, &st);
+    if (rc == 0 && ngrids > 0 && m.total < 0)
+        m.total = g.total;     /* parts with headers only: the grid says what is missing */
     if (rc == 0)
         rc = write_merged(&m, out_path, &st);
-    if (rc == 0 && report_missing(&m) > 0)
+    if (rc == 0 && report_missing(&m, ngrids > 0 ? &g : NULL) > 0)
         rc = PG_EXIT_INPUT;
     else if (rc != 0)
         rc = cli_report_error(&st);
     merge_free(&m);
+    sweep_grid_free(&g);
     free(parts);
+    free(grids);
     return rc;
 }

@@ -23,8 +23,12 @@ static const char USAGE[] =
     "      with -o FILE, rows already in FILE are kept and only the missing ones run (resume)\n"
     "  pipegrid sweep ... --emit slurm|parallel [--chunks N] [-o FILE]\n"
     "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"
-    "  pipegrid merge [-o FILE] PART.csv...\n"
+    "  pipegrid merge [--grid KEY=V1,V2,...]... [-o FILE] PART.csv...\n"
     "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"
+    "  pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [-o FILE]\n"
+    "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"
+    "  pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
+    "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"
     "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
     "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"
     "  pipegrid keys\n"
@@ -65,6 +69,10 @@ int main(int argc, char **argv)
         return cmd_sweep(argc, argv);
     if (strcmp(cmd, "merge") == 0)
         return cmd_merge(argc, argv);
+    if (strcmp(cmd, "calibrate") == 0)
+        return cmd_calibrate(argc, argv);
+    if (strcmp(cmd, "validate") == 0)
+        return cmd_validate(argc, argv);
     if (strcmp(cmd, "keys") == 0)
         return cmd_keys(argc, argv);
     fprintf(stderr, "pipegrid: unknown command '%s' (see pipegrid --help)\n", cmd);

@@ -65,20 +65,28 @@ static int resolve_paths(const sweep_emit_spec *s, emit_paths *p, pg_status *st)
     return 0;
 }
 
-/* `cd DIR && BIN sweep ... --chunk K/N -o part-K.csv [EXP]`; chunk is a
- * number or, in the Slurm script, the array task variable (unquoted). */
-static void chunk_command(const sweep_emit_spec *s, const emit_paths *p, const char *chunk, int chunk_is_var,
-                          strbuf *sb)
+static void cd_command(const emit_paths *p, strbuf *sb)
 {
     sb_append(sb, "cd ");
     shell_quote(sb, p->dir);
-    sb_append(sb, " && ");
-    shell_quote(sb, p->bin);
-    sb_append(sb, " sweep");
+}
+
+static void grid_options(const sweep_emit_spec *s, strbuf *sb)
+{
     for (int i = 0; i < s->ngrids; i++) {
         sb_append(sb, " --grid ");
         shell_quote(sb, s->grids[i]);
     }
+}
+
+/* `BIN sweep ... --chunk K/N -o part-K.csv [EXP]`; chunk is a number or, in
+ * the Slurm script, the array task variable (unquoted). */
+static void chunk_command(const sweep_emit_spec *s, const emit_paths *p, const char *chunk, int chunk_is_var,
+                          strbuf *sb)
+{
+    shell_quote(sb, p->bin);
+    sb_append(sb, " sweep");
+    grid_options(s, sb);
     for (int i = 0; i < s->nsets; i++) {
         sb_append(sb, " --set ");
         shell_quote(sb, s->sets[i]);
@@ -94,14 +102,26 @@ static void chunk_command(const sweep_emit_spec *s, const emit_paths *p, const c
     }
 }
 
+/* The merge afterwards, given the grid so it can name what is missing. */
+static void merge_command(const sweep_emit_spec *s, const emit_paths *p, strbuf *sb)
+{
+    cd_command(p, sb);
+    sb_append(sb, " && ");
+    shell_quote(sb, p->bin);
+    sb_append(sb, " merge");
+    grid_options(s, sb);
+    sb_append(sb, " -o sweep.csv " PART_PREFIX "*.csv");
+}
+
 static void emit_slurm(const sweep_emit_spec *s, const emit_paths *p, strbuf *sb)
 {
     sb_append(sb, "#!/bin/bash\n");
     sb_appendf(sb, "# pipegrid sweep as a Slurm job array: %d chunks, one per array task.\n", s->chunks);
     sb_append(sb, "# Submit it with `sbatch THIS_FILE`; each task writes " PART_PREFIX "K.csv in the directory below,\n"
                   "# and a task run again (requeued, or `sbatch --array=K THIS_FILE`) resumes its part file.\n"
-                  "# When all are done:  pipegrid merge -o sweep.csv " PART_PREFIX "*.csv\n"
-                  "# (or submit that with --dependency=afterok:JOBID).\n");
+                  "# When all are done (or submit it with --dependency=afterok:JOBID):\n#   ");
+    merge_command(s, p, sb);
+    sb_append(sb, "\n");
     sb_append(sb, "#SBATCH --job-name=pipegrid-sweep\n");
     sb_appendf(sb, "#SBATCH --array=1-%d\n", s->chunks);
     sb_append(sb, "#SBATCH --ntasks=1\n");
@@ -112,7 +132,8 @@ static void emit_slurm(const sweep_emit_spec *s, const emit_paths *p, strbuf *sb
         sb_appendf(sb, "#SBATCH --chdir=%s\n", p->dir);
     sb_append(sb, "#SBATCH --output=pipegrid-sweep-%A_%a.log\n");
     sb_append(sb, "set -eu\n");
-    sb_append(sb, "exec ");
+    cd_command(p, sb);
+    sb_append(sb, "\nexec ");
     chunk_command(s, p, SLURM_TASK_VAR, 1, sb);
     sb_append(sb, "\n");
 }
@@ -123,6 +144,8 @@ static void emit_parallel(const sweep_emit_spec *s, const emit_paths *p, strbuf 
     for (int k = 1; k <= s->chunks; k++) {
         char chunk[32];
         snprintf(chunk, sizeof chunk, "%d", k);
+        cd_command(p, sb);
+        sb_append(sb, " && ");
         chunk_command(s, p, chunk, 0, sb);
         sb_append(sb, "\n");
     }
@@ -143,11 +166,15 @@ int sweep_emit(const sweep_emit_spec *s, FILE *out, pg_status *st)
             rc = pg_fail(st, PG_EXIT_INTERNAL, "--emit: write error");
         sb_free(&sb);
     }
-    if (rc == 0 && s->kind == EMIT_PARALLEL)
+    if (rc == 0 && s->kind == EMIT_PARALLEL) {
+        strbuf merge;
+        sb_init(&merge);
+        merge_command(s, p, &merge);
         fprintf(stderr,
-                "pipegrid: %d chunk commands; run them with `parallel --jobs N < FILE` (add --sshlogin HOST,... "
-                "for hosts sharing %s), then `pipegrid merge -o sweep.csv " PART_PREFIX "*.csv` there\n",
-                s->chunks, p->dir);
+                "pipegrid: %d chunk commands; run them with `parallel --jobs N -a FILE` (add --sshlogin HOST,... "
+                "for hosts sharing %s), then:\n  %s\n", s->chunks, p->dir, merge.data);
+        sb_free(&merge);
+    }
     free(p);
     return rc;
 }
