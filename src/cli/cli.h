@@ -60,6 +60,8 @@ int cmd_run(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_bound(int argc, char **argv);      /* cmd_bound.c: seed 000 lower bound */
 int cmd_keys(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
+int cmd_validate(int argc, char **argv);  /* cmd_validate.c */
 int cmd_sweep(int argc, char **argv);   /* cmd_sweep.c, see sweep.h */
 int cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 

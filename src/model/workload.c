@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/costmodel.h"
 #include "model/workload.h"
 
 static int build_uniform(const experiment *e, int nstages, workload *w, pg_status *st)
@@ -51,10 +52,7 @@ int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
     case WL_PROFILE:
         return workload_load_profile(e->profile_path, nstages, w, st);
     case WL_GPT:
-        if (e->origin_workload.file != NULL)
-            return pg_fail_at(st, PG_EXIT_INPUT, e->origin_workload, "workload",
-                              "workload=gpt: calibrated cost model not available yet");
-        return pg_fail(st, PG_EXIT_INPUT, "workload=gpt: calibrated cost model not available yet");
+        return costmodel_build(e, nstages, w, st);
     }
     return pg_fail(st, PG_EXIT_INTERNAL, "workload_build: unknown workload kind %d", (int)e->workload);
 }

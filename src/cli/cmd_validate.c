@@ -1,0 +1,145 @@
+/* cmd_validate.c: `pipegrid validate CSV` -- predict every measured
+ * iteration time of CSV with the cost model and report the errors.
+ *
+ *   pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
+ *                         [--max-mape X] [--max-error Y]
+ *
+ * Reports MAPE and the largest relative error over all rows, over the
+ * held-out rows (those `pipegrid calibrate` with the same --fit-fraction did
+ * not fit on) and per parallelism (tp, dp, pp and each tp x dp x pp).  With
+ * --max-mape / --max-error the exit code is 1 when the held-out rows miss
+ * them (for CI).  --format csv prints one line per row instead.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/itermodel.h"
+#include "cli/validate_args.h"
+
+#define PCT 100.0
+#define WORST_SHOWN 5
+
+typedef struct group {
+    int tp, dp, pp;                /* 0 = any */
+} group;
+
+static void report_group(const iter_set *set, const double *pred, const int *base_mask, group gr, const char *label)
+{
+    int *mask = pg_xcalloc((size_t)set->n, sizeof *mask);
+    for (int i = 0; i < set->n; i++) {
+        const train_row *r = &set->row[i];
+        mask[i] = (!base_mask || base_mask[i]) && (!gr.tp || r->tp == gr.tp) && (!gr.dp || r->dp == gr.dp) &&
+                  (!gr.pp || r->pp == gr.pp);
+    }
+    error_stats e = iter_errors(set, pred, mask);
+    if (e.n > 0)
+        printf("  %-22s %5d rows  MAPE %6.2f %%  max %6.2f %% (line %d)\n", label, e.n, PCT * e.mape,
+               PCT * e.max_err, set->row[e.worst].line);
+    free(mask);
+}
+
+static void report_text(const iter_set *set, const double *pred, const int *holdout, const validate_args *a)
+{
+    error_stats all = iter_errors(set, pred, NULL), held = iter_errors(set, pred, holdout);
+    printf("validate %s with %s\n", a->csv, a->gpu_path);
+    printf("  all rows:      %5d  MAPE %6.2f %%  max error %6.2f %%\n", all.n, PCT * all.mape, PCT * all.max_err);
+    printf("  held-out rows: %5d  MAPE %6.2f %%  max error %6.2f %%  (not in the %.0f %% fit part)\n", held.n,
+           PCT * held.mape, PCT * held.max_err, PCT * a->fit_fraction);
+    printf("by parallelism (held-out rows):\n");
+    static const int DEG[] = {1, 2, 4, 8, 16, 32, 64};
+    char label[64];
+    for (int k = 0; k < 3; k++)
+        for (size_t d = 0; d < sizeof DEG / sizeof DEG[0]; d++) {
+            group gr = {k == 0 ? DEG[d] : 0, k == 1 ? DEG[d] : 0, k == 2 ? DEG[d] : 0};
+            snprintf(label, sizeof label, "%s=%d", k == 0 ? "tp" : k == 1 ? "dp" : "pp", DEG[d]);
+            report_group(set, pred, holdout, gr, label);
+        }
+    printf("by tp x dp x pp (held-out rows):\n");
+    for (size_t t = 0; t < sizeof DEG / sizeof DEG[0]; t++)
+        for (size_t d = 0; d < sizeof DEG / sizeof DEG[0]; d++)
+            for (size_t p = 0; p < sizeof DEG / sizeof DEG[0]; p++) {
+                snprintf(label, sizeof label, "tp%d dp%d pp%d", DEG[t], DEG[d], DEG[p]);
+                report_group(set, pred, holdout, (group){DEG[t], DEG[d], DEG[p]}, label);
+            }
+    /* the worst held-out rows, so a bad fit can be traced to a configuration */
+    printf("worst held-out rows:\n");
+    int *shown = pg_xcalloc((size_t)set->n, sizeof *shown);
+    for (int w = 0; w < WORST_SHOWN; w++) {
+        int *mask = pg_xcalloc((size_t)set->n, sizeof *mask);
+        for (int i = 0; i < set->n; i++)
+            mask[i] = holdout[i] && !shown[i];
+        error_stats e = iter_errors(set, pred, mask);
+        free(mask);
+        if (e.worst < 0)
+            break;
+        shown[e.worst] = 1;
+        const train_row *r = &set->row[e.worst];
+        printf("  line %4d: gbs %d mb %d h %d L %d tp %d dp %d pp %d: measured %.1f ms, predicted %.1f ms (%+.1f %%)\n",
+               r->line, r->global_batch, r->micro_batch, r->hidden, r->layers, r->tp, r->dp, r->pp,
+               1e3 * r->measured_s, 1e3 * pred[e.worst], PCT * (pred[e.worst] / r->measured_s - 1));
+    }
+    free(shown);
+}
+
+static void report_csv(const iter_set *set, const double *pred, const int *holdout, const iter_breakdown *bd)
+{
+    printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
+           "error,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms\n");
+    for (int i = 0; i < set->n; i++) {
+        const train_row *r = &set->row[i];
+        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", r->line,
+               holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden, r->heads,
+               r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
+               pred[i] / r->measured_s - 1, 1e3 * bd[i].pipeline_s, 1e3 * bd[i].embed_sync_s,
+               1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s);
+    }
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    validate_args a;
+    pg_status st;
+    pg_status_clear(&st);
+    if (validate_args_parse(argc, argv, 0, &a, &st))
+        return cli_report_error(&st);
+    gpu_params g;
+    train_row *rows = NULL;
+    int n = 0;
+    iter_set set = {0};
+    if (gpu_params_load(a.gpu, &g, &st) || train_csv_load(a.csv, &rows, &n, &st) ||
+        iter_set_prepare(&set, rows, n, &st)) {
+        free(rows);
+        return cli_report_error(&st);
+    }
+    a.gpu_path = g.path;
+    double *pred = pg_xcalloc((size_t)n, sizeof *pred);
+    iter_breakdown *bd = pg_xcalloc((size_t)n, sizeof *bd);
+    int *holdout = pg_xcalloc((size_t)n, sizeof *holdout);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = iter_predict(&g, &set, i, &bd[i], &st);
+        pred[i] = bd[i].total_s;
+        holdout[i] = !iter_in_fit_part(i, a.fit_fraction);
+    }
+    if (rc == 0) {
+        if (a.csv_out)
+            report_csv(&set, pred, holdout, bd);
+        else
+            report_text(&set, pred, holdout, &a);
+        error_stats held = iter_errors(&set, pred, holdout);
+        if ((a.max_mape > 0 && held.mape > a.max_mape) || (a.max_error > 0 && held.max_err > a.max_error)) {
+            fprintf(stderr, "pipegrid: validate: held-out MAPE %.2f %% / max %.2f %% miss the limits\n",
+                    PCT * held.mape, PCT * held.max_err);
+            rc = PG_EXIT_INTERNAL;
+        }
+    } else
+        rc = cli_report_error(&st);
+    free(pred);
+    free(bd);
+    free(holdout);
+    iter_set_free(&set);
+    free(rows);
+    return rc;
+}

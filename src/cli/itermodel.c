@@ -1,0 +1,414 @@
+/* itermodel.c: one training iteration from the cost model; the fit
+ * (itermodel.h). */
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/itermodel.h"
+#include "cli/nelder_mead.h"
+#include "util/units.h"
+
+#define MS_PER_S 1000.0
+#define GPT2_VOCAB 50257            /* GPT-2 BPE (Megatron's gpt2-vocab.json) */
+#define MEGATRON_VOCAB_MULTIPLE 128 /* --make-vocab-size-divisible-by default, times tp */
+#define GRAD_BYTES 2.0              /* fp16 gradients all-reduced (Megatron's default) */
+#define BOUNDARY_ELEM_BYTES 2.0
+#define CSV_LINE_MAX 4096
+#define NCOLS 12
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+enum { C_GPUS, C_GBS, C_MBS, C_HIDDEN, C_HEADS, C_LAYERS, C_SEQ, C_TP, C_DP, C_PP, C_TIME, C_VOCAB };
+static const char *const COLS[NCOLS] = {
+    "# GPUs", "global batch", "micro batch", "hidden size", "attention heads", "# layers",
+    "sequence length", "tensor parallelism", "data parallelism", "pipeline parallelism", "iteration time (ms)",
+    "vocab",
+};
+
+int megatron_padded_vocab(int vocab, int tp)
+{
+    int mult = MEGATRON_VOCAB_MULTIPLE * (tp > 0 ? tp : 1);
+    return (vocab + mult - 1) / mult * mult;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Split line in place at commas into at most max fields. */
+static int split(char *line, char **field, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        field[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c)
+            break;
+        *c = '\0';
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++)
+        field[i] = trim(field[i]);
+    return n;
+}
+
+static int parse_header(const char *path, char *line, int *colpos, pg_status *st)
+{
+    char *field[64];
+    if (strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 byte-order mark */
+        memmove(line, line + 3, strlen(line + 3) + 1);
+    int n = split(line, field, 64);
+    for (int c = 0; c < NCOLS; c++)
+        colpos[c] = -1;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < NCOLS; c++)
+            if (strcmp(field[i], COLS[c]) == 0)
+                colpos[c] = i;
+    for (int c = 0; c < C_VOCAB; c++)
+        if (colpos[c] < 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, 1}, COLS[c], "missing column");
+    return 0;
+}
+
+static int parse_row(const char *path, int lineno, char *line, const int *colpos, train_row *r, pg_status *st)
+{
+    char *field[64];
+    int n = split(line, field, 64);
+    int iv[NCOLS] = {0};
+    for (int c = 0; c < NCOLS; c++) {
+        if (colpos[c] < 0)
+            continue;
+        pg_origin at = {path, lineno};
+        if (colpos[c] >= n)
+            return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[c], "missing value");
+        const char *why = NULL;
+        if (c == C_TIME) {
+            if (units_parse_double(field[colpos[c]], &r->measured_s, &why) != 0 || !(r->measured_s > 0))
+                return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[c], "'%s': %s", field[colpos[c]],
+                                  why ? why : "must be a positive time in ms");
+            r->measured_s /= MS_PER_S;
+            continue;
+        }
+        long v;
+        if (units_parse_long(field[colpos[c]], &v, &why) != 0 || v < 1 || v > (1L << 30))
+            return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[c], "'%s': %s", field[colpos[c]],
+                              why ? why : "must be a positive integer");
+        iv[c] = (int)v;
+    }
+    r->line = lineno;
+    r->gpus = iv[C_GPUS];
+    r->global_batch = iv[C_GBS];
+    r->micro_batch = iv[C_MBS];
+    r->hidden = iv[C_HIDDEN];
+    r->heads = iv[C_HEADS];
+    r->layers = iv[C_LAYERS];
+    r->seq = iv[C_SEQ];
+    r->tp = iv[C_TP];
+    r->dp = iv[C_DP];
+    r->pp = iv[C_PP];
+    r->vocab = colpos[C_VOCAB] >= 0 ? iv[C_VOCAB] : megatron_padded_vocab(GPT2_VOCAB, r->tp);
+    pg_origin at = {path, lineno};
+    if ((long)r->tp * r->dp * r->pp != r->gpus)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[C_GPUS], "%d GPUs but tp*dp*pp = %d", r->gpus,
+                          r->tp * r->dp * r->pp);
+    if (r->global_batch % (r->micro_batch * r->dp) != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[C_GBS],
+                          "global batch %d is not a multiple of micro batch x dp = %d", r->global_batch,
+                          r->micro_batch * r->dp);
+    if (r->layers % r->pp != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[C_LAYERS], "%d layers do not split over pp=%d", r->layers,
+                          r->pp);
+    return 0;
+}
+
+int train_csv_load(const char *path, train_row **rows, int *nrows, pg_status *st)
+{
+    *rows = NULL;
+    *nrows = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open", path);
+    char line[CSV_LINE_MAX];
+    int colpos[NCOLS], lineno = 0, rc = 0;
+    size_t cap = 0;
+    int n = 0;
+    train_row *r = NULL;
+    if (!fgets(line, sizeof line, f)) {
+        rc = pg_fail(st, PG_EXIT_INPUT, "%s: empty file", path);
+        goto out;
+    }
+    lineno = 1;
+    rc = parse_header(path, line, colpos, st);
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, lineno}, NULL, "line longer than %d bytes",
+                            CSV_LINE_MAX - 1);
+            break;
+        }
+        if (trim(line)[0] == '\0')
+            continue;
+        pg_grow((void **)&r, &cap, (size_t)n + 1, sizeof *r);
+        memset(&r[n], 0, sizeof r[n]);
+        rc = parse_row(path, lineno, line, colpos, &r[n], st);
+        n++;
+    }
+    if (rc == 0 && n == 0)
+        rc = pg_fail(st, PG_EXIT_INPUT, "%s: no data rows", path);
+out:
+    fclose(f);
+    if (rc) {
+        free(r);
+        return rc;
+    }
+    *rows = r;
+    *nrows = n;
+    return 0;
+}
+
+/* ---- one iteration ------------------------------------------------------- */
+
+int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
+{
+    memset(set, 0, sizeof *set);
+    set->row = rows;
+    set->sched = pg_xcalloc((size_t)(nrows > 0 ? nrows : 1), sizeof *set->sched);
+    for (int i = 0; i < nrows; i++) {
+        const train_row *r = &rows[i];
+        sched_params p = {.pp = r->pp, .m = r->global_batch / (r->micro_batch * r->dp), .chunks = 1};
+        int rc = sched_generate("1f1b", &p, &set->sched[i], st);
+        set->n = i + 1;
+        if (rc) {
+            pg_status_prefix(st, "line %d", r->line);
+            iter_set_free(set);
+            return rc;
+        }
+    }
+    set->n = nrows;
+    return 0;
+}
+
+void iter_set_free(iter_set *set)
+{
+    for (int i = 0; i < set->n; i++)
+        sched_free(&set->sched[i]);
+    free(set->sched);
+    memset(set, 0, sizeof *set);
+}
+
+/* Replay s with per-stage durations dur[kind][stage] and t_comm per
+ * cross-rank edge; returns the makespan or -1 if it cannot complete. */
+static double replay(const schedule *s, double (*dur)[OP_KIND_COUNT], double t_comm)
+{
+    size_t cells = (size_t)s->nstages * (size_t)s->m * OP_KIND_COUNT;
+    double *end = pg_xmalloc(cells * sizeof *end);
+    for (size_t i = 0; i < cells; i++)
+        end[i] = -1.0;
+    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
+    double *free_at = pg_xcalloc((size_t)s->pp, sizeof *free_at);
+    int total = sched_total_ops(s), done = 0, progress = 1;
+    double makespan = 0.0;
+    while (done < total && progress) {
+        progress = 0;
+        for (int r = 0; r < s->pp; r++) {
+            while (next[r] < s->nops[r]) {
+                sched_op op = s->ops[r][next[r]];
+                double t0 = free_at[r];
+                sched_op pred;
+                if (sched_pred(s, op, &pred)) {
+                    size_t pc = ((size_t)pred.stage * (size_t)s->m + (size_t)pred.mb) * OP_KIND_COUNT + pred.kind;
+                    if (end[pc] < 0)
+                        break;
+                    double ready = end[pc] + (s->stage_rank[pred.stage] != r ? t_comm : 0.0);
+                    if (ready > t0)
+                        t0 = ready;
+                }
+                double t1 = t0 + dur[op.stage][op.kind];
+                end[((size_t)op.stage * (size_t)s->m + (size_t)op.mb) * OP_KIND_COUNT + op.kind] = t1;
+                free_at[r] = t1;
+                if (t1 > makespan)
+                    makespan = t1;
+                next[r]++;
+                done++;
+                progress = 1;
+            }
+        }
+    }
+    free(end);
+    free(next);
+    free(free_at);
+    return done == total ? makespan : -1.0;
+}
+
+int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    const train_row *r = &set->row[i];
+    const schedule *s = &set->sched[i];
+    gpt_shape m = {.layers = r->layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq,
+                   .vocab = r->vocab, .micro_batch = r->micro_batch, .tp = r->tp};
+    workload w;
+    int rc = costmodel_build_shape(g, &m, r->pp, &w, st);
+    if (rc) {
+        pg_status_prefix(st, "line %d", r->line);
+        return rc;
+    }
+    double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *dur);
+    double max_params = 0.0;
+    for (int k = 0; k < w.nstages; k++) {
+        const stage_cost *sc = &w.stage[k];
+        dur[k][OP_F] = sc->f_s;
+        dur[k][OP_B] = sc->f_s + sc->b_s;            /* recompute, then input gradient */
+        dur[k][OP_W] = sc->w_s;
+        dur[k][OP_BW] = sc->f_s + sc->b_s + sc->w_s;
+        if (sc->param_count > max_params)
+            max_params = sc->param_count;
+    }
+    double boundary = BOUNDARY_ELEM_BYTES * r->seq * (double)r->micro_batch * r->hidden;
+    double t_comm = r->pp > 1 ? g->v[GP_COLL_LATENCY_S] + boundary / (g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF])
+                              : 0.0;
+    out->pipeline_s = replay(s, dur, t_comm);
+    free(dur);
+    workload_free(&w);
+    if (out->pipeline_s < 0)
+        return pg_fail(st, PG_EXIT_INTERNAL, "line %d: 1f1b schedule did not complete", r->line);
+    if (r->pp > 1)
+        out->embed_sync_s = costmodel_allreduce_s(g, GRAD_BYTES * (double)r->vocab * r->hidden / r->tp, 2);
+    out->dp_allreduce_s = costmodel_allreduce_s(g, GRAD_BYTES * max_params, r->dp);
+    out->optimizer_s = costmodel_optimizer_s(g, max_params);
+    out->overhead_s = g->v[GP_ITER_OVERHEAD_S];
+    out->total_s = out->pipeline_s + out->embed_sync_s + out->dp_allreduce_s + out->optimizer_s + out->overhead_s;
+    return 0;
+}
+
+/* ---- split and errors ----------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+#define SPLIT_BUCKETS 1000000u
+
+int iter_in_fit_part(int i, double fit_fraction)
+{
+    return (double)(splitmix64((uint64_t)i) % SPLIT_BUCKETS) < fit_fraction * SPLIT_BUCKETS;
+}
+
+error_stats iter_errors(const iter_set *set, const double *pred, const int *mask)
+{
+    error_stats e = {0, 0.0, 0.0, -1};
+    double sum = 0.0;
+    for (int i = 0; i < set->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        double err = fabs(pred[i] - set->row[i].measured_s) / set->row[i].measured_s;
+        sum += err;
+        if (e.worst < 0 || err > e.max_err) {
+            e.max_err = err;
+            e.worst = i;
+        }
+        e.n++;
+    }
+    e.mape = e.n ? sum / e.n : 0.0;
+    return e;
+}
+
+/* ---- fit ------------------------------------------------------------------ */
+
+typedef struct fit_ctx {
+    gpu_params g;
+    const iter_set *set;
+    const int *mask;
+    int ids[GP_COUNT], nvar;
+    double *pred;
+    int failed;
+    double max_weight;
+} fit_ctx;
+
+#define RATIO_CAP 1.0
+#define FIT_MAX_EVALS 1500
+#define FIT_RESTARTS 4
+#define FIT_TOL 1e-7
+#define FIT_STEP 0.5      /* initial simplex step, in natural-log units (x1.65) */
+#define BAD_FIT 1e30
+
+
+static int is_ratio(gpu_param_id id)
+{
+    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF;
+}
+
+static void apply(fit_ctx *c, const double *x)
+{
+    for (int k = 0; k < c->nvar; k++) {
+        double v = exp(x[k]);
+        if (is_ratio((gpu_param_id)c->ids[k]) && v > RATIO_CAP)
+            v = RATIO_CAP;
+        c->g.v[c->ids[k]] = v;
+    }
+}
+
+static double objective(const double *x, void *vctx)
+{
+    fit_ctx *c = vctx;
+    apply(c, x);
+    pg_status st;
+    for (int i = 0; i < c->set->n; i++) {
+        if (c->mask && !c->mask[i])
+            continue;
+        iter_breakdown b;
+        if (iter_predict(&c->g, c->set, i, &b, &st) != 0) {
+            c->failed = 1;
+            return BAD_FIT;
+        }
+        c->pred[i] = b.total_s;
+    }
+    error_stats e = iter_errors(c->set, c->pred, c->mask);
+    return e.mape + c->max_weight * e.max_err;
+}
+
+#define TINY_PARAM 1e-12  /* log of 0 is not a start: parameters at 0 start here */
+
+int iter_fit(gpu_params *g, const iter_set *set, const int *mask, double max_weight, error_stats *fit_err,
+             pg_status *st)
+{
+    fit_ctx c = {.g = *g, .set = set, .mask = mask, .max_weight = max_weight};
+    double x[NM_MAX_VARS], step[NM_MAX_VARS];
+    for (int k = 0; k < GP_COUNT; k++)
+        if (gpu_param_fitted((gpu_param_id)k)) {
+            c.ids[c.nvar] = k;
+            x[c.nvar] = log(g->v[k] > TINY_PARAM ? g->v[k] : TINY_PARAM);
+            step[c.nvar] = FIT_STEP;
+            c.nvar++;
+        }
+    c.pred = pg_xcalloc((size_t)(set->n > 0 ? set->n : 1), sizeof *c.pred);
+    /* Restart from the best point: a collapsed simplex is the usual way
+     * Nelder-Mead stalls. */
+    for (int r = 0; r < FIT_RESTARTS; r++)
+        nm_minimize(objective, &c, x, step, c.nvar, FIT_MAX_EVALS, FIT_TOL);
+    objective(x, &c);
+    int rc = 0;
+    if (c.failed)
+        rc = pg_fail(st, PG_EXIT_INPUT, "calibration: some row cannot be predicted with the fitted parameters");
+    else {
+        *fit_err = iter_errors(set, c.pred, mask);
+        for (int k = 0; k < c.nvar; k++)
+            g->v[c.ids[k]] = c.g.v[c.ids[k]];
+    }
+    free(c.pred);
+    return rc;
+}

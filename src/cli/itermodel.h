@@ -1,0 +1,90 @@
+/* itermodel.h: predict measured training-iteration times, and fit the
+ * GPU-type parameters of the cost model to them (pipegrid calibrate /
+ * validate).
+ *
+ * A row is one measured Megatron-style run: GPUs, global and micro batch,
+ * model shape, tp / dp / pp and the iteration time.  Its prediction is one
+ * training iteration, computed without SimGrid (SimGrid allows one
+ * simulation per process, and a fit needs thousands of predictions):
+ *   pipeline   the "1f1b" generator's op order replayed with per-stage
+ *              times from the cost model (costmodel.h): F, and a fused
+ *              backward costing F again (full activation checkpointing
+ *              recomputes the forward) + B + W; every cross-stage edge
+ *              costs the p2p time of the boundary activation
+ *              (alpha + bytes / (NVLink * coll_bw_eff)).  This is the
+ *              schedule layer's ideal evaluator generalised to unequal
+ *              stages (the first holds the embedding, the last the LM head).
+ *   + the tied-embedding gradient all-reduce between first and last stage
+ *     (pp > 1), the data-parallel gradient all-reduce (the slowest stage's),
+ *     one Adam step of the largest stage, and iter_overhead.
+ * Collectives are analytic alpha-beta times over NVLink (one node).
+ */
+#ifndef PG_CLI_ITERMODEL_H
+#define PG_CLI_ITERMODEL_H
+
+#include "model/costmodel.h"
+#include "schedule/schedule.h"
+#include "util/error.h"
+
+typedef struct train_row {
+    int line;                       /* in the CSV, for messages */
+    int gpus, global_batch, micro_batch;
+    int hidden, heads, layers, seq, vocab;
+    int tp, dp, pp;
+    double measured_s;
+} train_row;
+
+/* Read a CSV with the columns of vTrain's ground_truth_single.csv
+ * ("# GPUs", "global batch", "micro batch", "hidden size", "attention heads",
+ * "# layers", "sequence length", "tensor parallelism", "data parallelism",
+ * "pipeline parallelism", "iteration time (ms)"), in any order, plus an
+ * optional "vocab" column (default: GPT-2's 50257 padded the Megatron way
+ * to a multiple of 128 * tp).  Errors name file, line and column. */
+int train_csv_load(const char *path, train_row **rows, int *nrows, pg_status *st);
+
+/* GPT-2 BPE vocabulary padded as Megatron does (multiple of 128 * tp). */
+int megatron_padded_vocab(int vocab, int tp);
+
+typedef struct iter_breakdown {
+    double total_s;
+    double pipeline_s, embed_sync_s, dp_allreduce_s, optimizer_s, overhead_s;
+} iter_breakdown;
+
+/* Prepared rows: the schedule of each row is generated once. */
+typedef struct iter_set {
+    int n;
+    train_row *row;                 /* borrowed */
+    schedule *sched;                /* [n] */
+} iter_set;
+
+int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st);
+void iter_set_free(iter_set *set);
+
+/* Predict row i of set. */
+int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st);
+
+/* The deterministic split: 1 if row index i (0-based data row) belongs to
+ * the fit part for fraction f of the rows (a hash of i, not of the data). */
+int iter_in_fit_part(int i, double fit_fraction);
+
+typedef struct error_stats {
+    int n;
+    double mape;                    /* mean |pred - meas| / meas */
+    double max_err;                 /* max of the same */
+    int worst;                      /* index of the worst row, -1 if n = 0 */
+} error_stats;
+
+/* Errors over the rows with mask[i] != 0 (mask NULL = all); pred[i] must be
+ * filled for those rows. */
+error_stats iter_errors(const iter_set *set, const double *pred, const int *mask);
+
+/* Fit the fitted parameters of g (gpu_param_fitted) to the rows with
+ * mask[i] != 0, minimising MAPE + max_weight * (largest relative error):
+ * the mean alone lets a few rows drift far off to shave the average.
+ * Nelder-Mead on the logarithms of the parameters, restarted; efficiencies
+ * are capped at 1.  g is updated in place. */
+#define FIT_DEFAULT_MAX_WEIGHT 0.8
+int iter_fit(gpu_params *g, const iter_set *set, const int *mask, double max_weight, error_stats *fit_err,
+             pg_status *st);
+
+#endif

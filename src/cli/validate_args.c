@@ -1,0 +1,65 @@
+/* validate_args.c: command line of calibrate / validate (validate_args.h). */
+#include <string.h>
+
+#include "cli/itermodel.h"
+#include "cli/validate_args.h"
+#include "util/units.h"
+
+static int parse_fraction(const char *opt, const char *text, double lo_excl, double hi, double *out, pg_status *st)
+{
+    const char *why = NULL;
+    if (units_parse_double(text, out, &why) != 0 || !(*out > lo_excl && *out <= hi))
+        return pg_fail(st, PG_EXIT_INPUT, "option '%s': '%s' must be a number in (%g, %g]", opt, text, lo_excl, hi);
+    return 0;
+}
+
+int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st)
+{
+    memset(a, 0, sizeof *a);
+    a->gpu = VALIDATE_DEFAULT_GPU;
+    a->output = "";
+    a->fit_fraction = VALIDATE_DEFAULT_FIT_FRACTION;
+    a->max_weight = FIT_DEFAULT_MAX_WEIGHT;
+    const char *cmd = argv[1];
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = strcmp(o, "--gpu") == 0 || strcmp(o, "--fit-fraction") == 0 || strcmp(o, "-o") == 0 ||
+                    strcmp(o, "--format") == 0 || strcmp(o, "--max-mape") == 0 || strcmp(o, "--max-error") == 0 ||
+                    strcmp(o, "--max-weight") == 0;
+        if (takes && val == NULL)
+            return pg_fail(st, PG_EXIT_INPUT, "%s: option '%s' needs a value", cmd, o);
+        if (strcmp(o, "--gpu") == 0)
+            a->gpu = val;
+        else if (strcmp(o, "--fit-fraction") == 0) {
+            if (parse_fraction(o, val, 0.0, 1.0, &a->fit_fraction, st))
+                return st->code;
+        } else if (calibrate && strcmp(o, "--max-weight") == 0) {
+            const char *why = NULL;
+            if (units_parse_double(val, &a->max_weight, &why) != 0 || a->max_weight < 0)
+                return pg_fail(st, PG_EXIT_INPUT, "%s: option '--max-weight': '%s' must be a number >= 0", cmd, val);
+        } else if (calibrate && strcmp(o, "-o") == 0)
+            a->output = val;
+        else if (!calibrate && strcmp(o, "--format") == 0) {
+            if (strcmp(val, "csv") != 0 && strcmp(val, "text") != 0)
+                return pg_fail(st, PG_EXIT_INPUT, "%s: option '--format': '%s' (expected text or csv)", cmd, val);
+            a->csv_out = strcmp(val, "csv") == 0;
+        } else if (!calibrate && strcmp(o, "--max-mape") == 0) {
+            if (parse_fraction(o, val, 0.0, 1e9, &a->max_mape, st))
+                return st->code;
+        } else if (!calibrate && strcmp(o, "--max-error") == 0) {
+            if (parse_fraction(o, val, 0.0, 1e9, &a->max_error, st))
+                return st->code;
+        } else if (o[0] == '-' && o[1] != '\0')
+            return pg_fail(st, PG_EXIT_INPUT, "%s: unknown option '%s'", cmd, o);
+        else if (a->csv == NULL) {
+            a->csv = o;
+            continue;
+        } else
+            return pg_fail(st, PG_EXIT_INPUT, "%s: more than one CSV given ('%s', '%s')", cmd, a->csv, o);
+        i++;
+    }
+    if (a->csv == NULL)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: no CSV of measured iteration times given", cmd);
+    return 0;
+}

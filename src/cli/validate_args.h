@@ -1,0 +1,28 @@
+/* validate_args.h: the options shared by `pipegrid calibrate` and
+ * `pipegrid validate` (both read a CSV of measured iteration times). */
+#ifndef PG_CLI_VALIDATE_ARGS_H
+#define PG_CLI_VALIDATE_ARGS_H
+
+#include "util/error.h"
+
+/* Default GPU type of the measurements (vTrain's data: one node of 8 A100s)
+ * and the part of the rows calibration fits on. */
+#define VALIDATE_DEFAULT_GPU "a100-80g"
+#define VALIDATE_DEFAULT_FIT_FRACTION 0.3
+
+typedef struct validate_args {
+    const char *csv;
+    const char *gpu;            /* --gpu TYPE or FILE */
+    const char *gpu_path;       /* resolved file (filled by the command) */
+    const char *output;         /* calibrate -o FILE ("" = stdout) */
+    double fit_fraction;        /* --fit-fraction */
+    double max_weight;          /* calibrate --max-weight: weight of the largest error in the objective */
+    int csv_out;                /* validate --format csv */
+    double max_mape, max_error; /* validate limits, 0 = none */
+} validate_args;
+
+/* argv[first] is the subcommand; calibrate = 1 accepts -o, else --format
+ * and the limits. */
+int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st);
+
+#endif

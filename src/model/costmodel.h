@@ -1,0 +1,144 @@
+/* costmodel.h: what a GPT-style decoder costs on a given GPU type.
+ *
+ * workload=gpt has no measured profile: its F, B (input gradient) and W
+ * (weight gradient) times, activation bytes and parameters are computed here
+ * from the model shape (gpt.* keys, micro_batch_size, tp) and a handful of
+ * per-GPU-type parameters read from profiles/gpus/<type>.yaml.
+ *
+ * Model (one transformer layer, one microbatch of b samples, sequence s,
+ * hidden h, heads a, tensor-parallel degree t):
+ *   - Every op (F, B, W) is a short list of kernels: GEMMs (the linear
+ *     layers), attention GEMMs (QK^T and AV, batched over heads),
+ *     memory-bound kernels (LayerNorm, softmax, dropout, GeLU, residual
+ *     adds, transposes) and, with t > 1, Megatron's tensor-parallel
+ *     all-reduces (two in F, two in B).
+ *   - The host launches the kernels one after another, kernel_launch apart,
+ *     and the GPU runs each when it has been launched and the previous one
+ *     has finished (a queue): an op of short kernels is host-bound, an op of
+ *     long GEMMs GPU-bound (small models are host-bound; this is what makes
+ *     time saturate instead of falling linearly with size).
+ *   - GPU time of a GEMM of f FLOPs: (f + gemm_half_flops) / (peak * gemm_eff),
+ *     i.e. achieved throughput peak * gemm_eff * f / (f + gemm_half_flops), a
+ *     saturating curve reaching half its ceiling at f = gemm_half_flops.
+ *     Attention GEMMs use the same curve with attn_eff.  Memory-bound
+ *     kernels move their bytes at hbm_bw * mem_eff.
+ *   - Tensor-parallel all-reduce (ring, t ranks, n bytes): 2(t-1) steps,
+ *     2(t-1) coll_latency + 2 (t-1)/t * n / (nvlink_bw * coll_bw_eff).  This is an
+ *     analytic alpha-beta time over NVLink inside the op, NOT a simulated
+ *     transfer: the simulator does not see these collectives yet (they
+ *     will move into the SimGrid model later).
+ *   FLOPs per layer (the zero-bubble paper's Table 1, divided by t):
+ *     F sbh(24h + 4s), B sbh(24h + 8s), W sbh(24h).
+ *   Activations (bytes, fp16/bf16): M_B = sbh(10 + 24/t) + 5 a s^2 b / t
+ *     (Korthikanti et al.; t = 1 gives the ZB paper's sb(34h + 5as)),
+ *     M_W = sbh(8 + 24/t) (inputs of the four linear layers and their output
+ *     gradients; t = 1 gives 32sbh).  Boundary 2sbh.  Parameters per layer
+ *     12h^2/t + 7h/t + 6h (12h^2 + 13h at t = 1).
+ *   The embedding (word + position lookup, vocab-parallel with t > 1) sits
+ *   on the first stage, the final LayerNorm, LM head (tied) and
+ *   cross-entropy loss on the last.
+ *
+ * Times are on the GPU type itself (ref_gpu = type, ref_speed_flops = its
+ * peak), so the simulator never rescales them on that type.  Recomputation
+ * is not folded in: F, B and W are the plain ops.
+ */
+#ifndef PG_MODEL_COSTMODEL_H
+#define PG_MODEL_COSTMODEL_H
+
+#include "model/experiment.h"
+#include "model/workload.h"
+#include "util/error.h"
+
+/* ---- GPU type parameters -------------------------------------------------- */
+
+typedef enum {
+    GP_PEAK_FLOPS = 0,    /* dense BF16/FP16 tensor peak, flop/s (datasheet) */
+    GP_HBM_BW,            /* device memory bandwidth, bytes/s (datasheet) */
+    GP_NVLINK_BW,         /* per GPU, each direction, bytes/s (datasheet) */
+    GP_PCIE_BW,           /* host link per GPU, each direction, bytes/s */
+    GP_GEMM_EFF,          /* ceiling of achieved/peak for large GEMMs */
+    GP_GEMM_HALF_FLOPS,   /* GEMM size at which half the ceiling is reached */
+    GP_ATTN_EFF,          /* ceiling of achieved/peak for attention GEMMs */
+    GP_MEM_EFF,           /* achieved/peak HBM bandwidth of memory-bound kernels */
+    GP_KERNEL_LAUNCH_S,   /* host cost of one kernel launch (floor of every kernel) */
+    GP_COLL_LATENCY_S,    /* alpha of one step of a ring collective (and of a p2p send) */
+    GP_COLL_BW_EFF,       /* achieved/peak NVLink bandwidth of a collective (beta) */
+    GP_ITER_OVERHEAD_S,   /* per training iteration: framework work outside the ops */
+    GP_OP_OVERHEAD_S,     /* per op of a stage (F, B, W): framework work around its kernels */
+    GP_COUNT
+} gpu_param_id;
+
+typedef struct gpu_params {
+    char name[64];
+    char path[4096];                 /* file read ("" when built in memory) */
+    double v[GP_COUNT];
+    char source[GP_COUNT][256];      /* where each number comes from */
+} gpu_params;
+
+/* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet
+ * numbers are never fitted). */
+const char *gpu_param_name(gpu_param_id id);
+int gpu_param_fitted(gpu_param_id id);
+
+/* Load profiles/gpus/<type>.yaml (type: "a100-80g", ...) or, when the
+ * argument contains a '/' or ends in .yaml, that file.  Every parameter is
+ * required, with a value and a source.  Errors name file, line and key. */
+int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st);
+
+/* Write g as a loadable YAML (appended to out). */
+struct strbuf;
+void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, struct strbuf *out);
+
+/* ---- model shape ------------------------------------------------------------ */
+
+typedef struct gpt_shape {
+    int layers, hidden, heads, seq, vocab;
+    int micro_batch;     /* b, samples per microbatch */
+    int tp;              /* tensor-parallel degree */
+} gpt_shape;
+
+/* 0, or PG_EXIT_INPUT with a message naming the bad dimension. */
+int gpt_shape_check(const gpt_shape *m, pg_status *st);
+
+typedef enum { CM_F = 0, CM_B, CM_W, CM_OPS } cm_op;
+
+/* What one op of one piece of the model costs on one TP rank. */
+typedef struct op_cost {
+    double time_s;           /* GPU finishes the op */
+    double host_s;           /* host has issued its last kernel */
+    double gemm_flops;       /* linear-layer GEMMs */
+    double attn_flops;       /* attention GEMMs */
+    double mem_bytes;        /* moved by memory-bound kernels */
+    double comm_bytes;       /* tensor-parallel all-reduce payload */
+    int kernels;             /* launches (all-reduces included) */
+} op_cost;
+
+/* One transformer layer / the embedding / the head + loss, ops F, B, W. */
+void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS]);
+void costmodel_embedding(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS]);
+void costmodel_head(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS]);
+
+/* Closed forms (per TP rank). */
+double costmodel_layer_flops(const gpt_shape *m, cm_op op);       /* sbh(24h+4s)/t, sbh(24h+8s)/t, 24sbh^2/t */
+double costmodel_layer_act_b_bytes(const gpt_shape *m);
+double costmodel_layer_act_w_bytes(const gpt_shape *m);
+double costmodel_layer_params(const gpt_shape *m);
+double costmodel_embedding_params(const gpt_shape *m);
+double costmodel_head_params(const gpt_shape *m);                 /* final LayerNorm (tied weights live in the embedding) */
+
+/* Ring all-reduce of bytes over n GPUs on NVLink (alpha-beta); 0 if n <= 1. */
+double costmodel_allreduce_s(const gpu_params *g, double bytes, int n);
+/* One mixed-precision Adam step over params parameters (memory-bound). */
+double costmodel_optimizer_s(const gpu_params *g, double params);
+
+/* ---- workload --------------------------------------------------------------- */
+
+/* Fill w for e (workload=gpt) cut into nstages stages: transformer layers
+ * evenly (the last gpt.layers % nstages stages take one more), embedding on
+ * stage 0, head + loss on the last stage.  The GPU type is cluster.gpu. */
+int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st);
+
+/* The same from explicit parts (used by costmodel_build and validation). */
+int costmodel_build_shape(const gpu_params *g, const gpt_shape *m, int nstages, workload *w, pg_status *st);
+
+#endif

@@ -1,0 +1,192 @@
+/* gpu_params.c: read and write profiles/gpus/<type>.yaml (costmodel.h).
+ *
+ * File layout:
+ *   name: a100-80g
+ *   params:
+ *     peak_flops: {value: 312Tf, source: "NVIDIA A100 datasheet ..."}
+ *     ...
+ * Every parameter of the table below is required and carries a source, so a
+ * number without provenance cannot enter the cost model.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "model/costmodel.h"
+#include "util/datapath.h"
+#include "util/strbuf.h"
+#include "util/units.h"
+#include "util/yamltree.h"
+
+typedef enum { PK_SPEED, PK_BANDWIDTH, PK_DURATION, PK_RATIO, PK_NUMBER } param_kind;
+
+typedef struct param_def {
+    const char *key;
+    param_kind kind;
+    int fitted;        /* calibrate may change it */
+} param_def;
+
+/* Order = gpu_param_id. */
+static const param_def PARAMS[GP_COUNT] = {
+    [GP_PEAK_FLOPS] = {"peak_flops", PK_SPEED, 0},
+    [GP_HBM_BW] = {"hbm_bw", PK_BANDWIDTH, 0},
+    [GP_NVLINK_BW] = {"nvlink_bw", PK_BANDWIDTH, 0},
+    [GP_PCIE_BW] = {"pcie_bw", PK_BANDWIDTH, 0},
+    [GP_GEMM_EFF] = {"gemm_eff", PK_RATIO, 1},
+    [GP_GEMM_HALF_FLOPS] = {"gemm_half_flops", PK_NUMBER, 1},
+    [GP_ATTN_EFF] = {"attn_eff", PK_RATIO, 1},
+    [GP_MEM_EFF] = {"mem_eff", PK_RATIO, 1},
+    [GP_KERNEL_LAUNCH_S] = {"kernel_launch", PK_DURATION, 1},
+    [GP_COLL_LATENCY_S] = {"coll_latency", PK_DURATION, 1},
+    [GP_COLL_BW_EFF] = {"coll_bw_eff", PK_RATIO, 1},
+    [GP_ITER_OVERHEAD_S] = {"iter_overhead", PK_DURATION, 1},
+    [GP_OP_OVERHEAD_S] = {"op_overhead", PK_DURATION, 1},
+};
+
+#define GPU_DIR "profiles/gpus/"
+#define YAML_SUFFIX ".yaml"
+
+const char *gpu_param_name(gpu_param_id id)
+{
+    return id >= 0 && id < GP_COUNT ? PARAMS[id].key : "?";
+}
+
+int gpu_param_fitted(gpu_param_id id)
+{
+    return id >= 0 && id < GP_COUNT && PARAMS[id].fitted;
+}
+
+static int parse_value(param_kind kind, const char *text, double *v, const char **why)
+{
+    switch (kind) {
+    case PK_SPEED:
+        return units_parse_speed(text, v, why);
+    case PK_BANDWIDTH:
+        return units_parse_bandwidth(text, v, why);
+    case PK_DURATION:
+        return units_parse_duration(text, v, why);
+    case PK_RATIO:
+    case PK_NUMBER:
+        return units_parse_double(text, v, why);
+    }
+    *why = "unknown parameter kind";
+    return -1;
+}
+
+/* Range check; NULL when fine. */
+static const char *range_problem(param_kind kind, double v)
+{
+    if (kind == PK_RATIO && !(v > 0 && v <= 1))
+        return "must be in (0, 1]";
+    if ((kind == PK_SPEED || kind == PK_BANDWIDTH) && !(v > 0))
+        return "must be positive";
+    if (v < 0)
+        return "must not be negative";
+    return NULL;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
+{
+    pg_origin at = {file, root ? root->line : 1};
+    if (root == NULL || root->kind != YT_MAP)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, NULL, "expected a mapping with keys name and params");
+    for (size_t i = 0; i < root->count; i++)
+        if (strcmp(root->keys[i], "name") != 0 && strcmp(root->keys[i], "params") != 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, root->key_lines[i]}, root->keys[i],
+                              "unknown key (expected name, params)");
+    const yt_node *name = yt_get(root, "name");
+    if (name == NULL || name->kind != YT_SCALAR || name->scalar[0] == '\0' || strlen(name->scalar) >= sizeof g->name)
+        return pg_fail_at(st, PG_EXIT_INPUT, name ? (pg_origin){file, name->line} : at, "name",
+                          "missing or not a short string");
+    snprintf(g->name, sizeof g->name, "%s", name->scalar);
+    const yt_node *params = yt_get(root, "params");
+    if (params == NULL || params->kind != YT_MAP)
+        return pg_fail_at(st, PG_EXIT_INPUT, params ? (pg_origin){file, params->line} : at, "params",
+                          "missing or not a mapping");
+    int seen[GP_COUNT] = {0};
+    for (size_t i = 0; i < params->count; i++) {
+        const char *key = params->keys[i];
+        pg_origin where = {file, params->key_lines[i]};
+        char full[96];
+        snprintf(full, sizeof full, "params.%.60s", key);
+        int id = -1;
+        for (int k = 0; k < GP_COUNT && id < 0; k++)
+            if (strcmp(PARAMS[k].key, key) == 0)
+                id = k;
+        if (id < 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, where, full, "unknown GPU parameter");
+        const yt_node *item = params->items[i];
+        const yt_node *val = item->kind == YT_MAP ? yt_get(item, "value") : NULL;
+        const yt_node *src = item->kind == YT_MAP ? yt_get(item, "source") : NULL;
+        if (item->kind != YT_MAP || item->count != 2 || val == NULL || src == NULL || val->kind != YT_SCALAR ||
+            src->kind != YT_SCALAR)
+            return pg_fail_at(st, PG_EXIT_INPUT, where, full, "expected {value: NUMBER, source: TEXT}");
+        if (src->scalar[0] == '\0')
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, src->line}, full, "source must not be empty");
+        const char *why = NULL;
+        double v;
+        if (parse_value(PARAMS[id].kind, val->scalar, &v, &why) != 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "'%s': %s", val->scalar,
+                              why ? why : "invalid value");
+        const char *bad = range_problem(PARAMS[id].kind, v);
+        if (bad)
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "%s", bad);
+        g->v[id] = v;
+        snprintf(g->source[id], sizeof g->source[id], "%s", src->scalar);
+        seen[id] = 1;
+    }
+    for (int k = 0; k < GP_COUNT; k++)
+        if (!seen[k])
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
+                              "missing GPU parameter");
+    return 0;
+}
+
+int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
+{
+    memset(g, 0, sizeof *g);
+    if (type_or_path == NULL || type_or_path[0] == '\0')
+        return pg_fail(st, PG_EXIT_INPUT, "no GPU type given (cluster.gpu)");
+    char rel[1024];
+    if (strchr(type_or_path, '/') != NULL || ends_with(type_or_path, YAML_SUFFIX))
+        snprintf(rel, sizeof rel, "%s", type_or_path);
+    else
+        snprintf(rel, sizeof rel, GPU_DIR "%.900s" YAML_SUFFIX, type_or_path);
+    if (datapath_find(rel, g->path, sizeof g->path) != 0)
+        return pg_fail(st, PG_EXIT_INPUT, "GPU type '%s': no parameter file %s (see profiles/gpus/)", type_or_path,
+                       rel);
+    yt_doc doc;
+    int rc = yt_load_file(g->path, &doc, st);
+    if (rc)
+        return rc;
+    rc = load_doc(g->path, doc.root, g, st);
+    yt_free(&doc);
+    return rc;
+}
+
+void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strbuf *out)
+{
+    if (header_comment && *header_comment) {
+        const char *p = header_comment;
+        while (*p) {
+            const char *nl = strchr(p, '\n');
+            size_t n = nl ? (size_t)(nl - p) : strlen(p);
+            sb_append(out, "# ");
+            sb_append_n(out, p, n);
+            sb_append(out, "\n");
+            p += n + (nl ? 1 : 0);
+        }
+    }
+    sb_appendf(out, "name: %s\nparams:\n", g->name);
+    for (int k = 0; k < GP_COUNT; k++) {
+        /* bare numbers: flop/s, bytes/s, seconds, ratios */
+        sb_appendf(out, "  %s: {value: %.9g, source: ", PARAMS[k].key, g->v[k]);
+        sb_append_json_string(out, g->source[k]);   /* JSON strings are valid YAML double-quoted scalars */
+        sb_append(out, "}\n");
+    }
+}

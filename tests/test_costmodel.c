@@ -1,0 +1,381 @@
+/* test_costmodel.c: the workload=gpt cost model, GPU parameter files, and the
+ * calibrate / validate predictor (src/cli/itermodel.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/itermodel.h"
+#include "model/costmodel.h"
+#include "model/platform.h"
+#include "testutil.h"
+#include "util/strbuf.h"
+
+static const char *const TYPES[] = {"a100-80g", "h100-sxm", "h200", "b200"};
+
+static gpt_shape shape(int h, int a, int s, int b, int tp)
+{
+    return (gpt_shape){.layers = 8, .hidden = h, .heads = a, .seq = s, .vocab = 51200, .micro_batch = b, .tp = tp};
+}
+
+static gpu_params load(const char *type)
+{
+    gpu_params g;
+    pg_status st;
+    int rc = gpu_params_load(type, &g, &st);
+    ck_assert_msg(rc == 0, "%s", st.msg);
+    return g;
+}
+
+/* A GPU without host costs or size effects: times are pure rates. */
+static gpu_params pure_rates(void)
+{
+    gpu_params g = load("a100-80g");
+    g.v[GP_KERNEL_LAUNCH_S] = 0;
+    g.v[GP_GEMM_HALF_FLOPS] = 0;
+    g.v[GP_OP_OVERHEAD_S] = 0;
+    g.v[GP_ITER_OVERHEAD_S] = 0;
+    g.v[GP_GEMM_EFF] = 0.7;
+    g.v[GP_ATTN_EFF] = 0.4;
+    g.v[GP_MEM_EFF] = 0.8;
+    g.v[GP_COLL_BW_EFF] = 0.6;
+    g.v[GP_COLL_LATENCY_S] = 10e-6;
+    return g;
+}
+
+START_TEST(test_layer_flops_closed_forms)
+{
+    gpu_params g = load("a100-80g");
+    const int tps[] = {1, 2, 4, 8};
+    for (size_t k = 0; k < 4; k++) {
+        gpt_shape m = shape(4096, 32, 1024, 3, tps[k]);
+        double s = 1024, b = 3, h = 4096, t = tps[k], sbh = s * b * h;
+        double want[CM_OPS] = {sbh * (24 * h + 4 * s) / t, sbh * (24 * h + 8 * s) / t, sbh * 24 * h / t};
+        op_cost c[CM_OPS];
+        costmodel_layer(&g, &m, c);
+        for (int op = 0; op < CM_OPS; op++) {
+            ck_assert_exact(costmodel_layer_flops(&m, (cm_op)op), want[op]);
+            ck_assert_exact(c[op].gemm_flops + c[op].attn_flops, want[op]);
+        }
+        /* attention GEMMs: 4bs^2h/t in F, twice that in B, none in W */
+        ck_assert_exact(c[CM_F].attn_flops, 4 * b * s * s * h / t);
+        ck_assert_exact(c[CM_B].attn_flops, 8 * b * s * s * h / t);
+        ck_assert_exact(c[CM_W].attn_flops, 0);
+    }
+}
+END_TEST
+
+START_TEST(test_memory_and_params_closed_forms)
+{
+    gpt_shape m = shape(4096, 32, 1024, 3, 1);
+    double s = 1024, b = 3, h = 4096, a = 32;
+    ck_assert_exact(costmodel_layer_act_b_bytes(&m), s * b * (34 * h + 5 * a * s));   /* ZB paper M_B */
+    ck_assert_exact(costmodel_layer_act_w_bytes(&m), 32 * s * b * h);                 /* M_W */
+    ck_assert_exact(costmodel_layer_params(&m), 12 * h * h + 13 * h);
+    m.tp = 4;
+    ck_assert_exact(costmodel_layer_act_b_bytes(&m), s * b * h * (10 + 24.0 / 4) + 5 * a * s * s * b / 4);
+    ck_assert_exact(costmodel_layer_params(&m), 12 * h * h / 4 + 7 * h / 4 + 6 * h);
+}
+END_TEST
+
+START_TEST(test_times_monotone_in_size)
+{
+    for (size_t k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++) {
+        gpu_params g = load(TYPES[k]);
+        const int hs[] = {512, 1024, 2048, 4096, 8192}, ss[] = {256, 512, 1024, 2048, 4096}, bs[] = {1, 2, 4, 8, 16};
+        op_cost prev[CM_OPS], cur[CM_OPS];
+        for (int dim = 0; dim < 3; dim++)
+            for (int i = 0; i < 5; i++) {
+                gpt_shape m = shape(dim == 0 ? hs[i] : 2048, 16, dim == 1 ? ss[i] : 1024, dim == 2 ? bs[i] : 2, 2);
+                costmodel_layer(&g, &m, cur);
+                if (i > 0)
+                    for (int op = 0; op < CM_OPS; op++)
+                        ck_assert_msg(cur[op].time_s >= prev[op].time_s, "%s: op %d time falls with dim %d",
+                                      TYPES[k], op, dim);
+                memcpy(prev, cur, sizeof prev);
+            }
+        /* a large layer is GPU-bound: doubling the batch nearly doubles F */
+        gpt_shape m1 = shape(8192, 64, 4096, 8, 1), m2 = m1;
+        m2.micro_batch = 16;
+        op_cost c1[CM_OPS], c2[CM_OPS];
+        costmodel_layer(&g, &m1, c1);
+        costmodel_layer(&g, &m2, c2);
+        ck_assert(c2[CM_F].time_s > 1.9 * c1[CM_F].time_s);
+    }
+}
+END_TEST
+
+START_TEST(test_tp_divides_compute_adds_allreduce)
+{
+    gpu_params g = pure_rates();
+    gpt_shape m1 = shape(4096, 32, 2048, 2, 1);
+    op_cost c1[CM_OPS];
+    costmodel_layer(&g, &m1, c1);
+    const int tps[] = {2, 4, 8};
+    for (size_t k = 0; k < 3; k++) {
+        int t = tps[k];
+        gpt_shape mt = m1;
+        mt.tp = t;
+        op_cost ct[CM_OPS];
+        costmodel_layer(&g, &mt, ct);
+        double gemm_rate = g.v[GP_PEAK_FLOPS] * g.v[GP_GEMM_EFF], attn_rate = g.v[GP_PEAK_FLOPS] * g.v[GP_ATTN_EFF];
+        double mem_rate = g.v[GP_HBM_BW] * g.v[GP_MEM_EFF];
+        double hidden_bytes = 2.0 * 2048 * 2 * 4096;
+        double ar = 2.0 * (t - 1) * g.v[GP_COLL_LATENCY_S] +
+                    2.0 * (t - 1) / t * hidden_bytes / (g.v[GP_NVLINK_BW] * g.v[GP_COLL_BW_EFF]);
+        ck_assert_exact(costmodel_allreduce_s(&g, hidden_bytes, t), ar);
+        const int nar[CM_OPS] = {2, 2, 0};   /* Megatron: two all-reduces in F, two in B */
+        for (int op = 0; op < CM_OPS; op++) {
+            ck_assert_exact(ct[op].gemm_flops, c1[op].gemm_flops / t);
+            ck_assert_exact(ct[op].attn_flops, c1[op].attn_flops / t);
+            ck_assert_exact(ct[op].comm_bytes, nar[op] * hidden_bytes);
+            double want = ct[op].gemm_flops / gemm_rate + ct[op].attn_flops / attn_rate +
+                          ct[op].mem_bytes / mem_rate + nar[op] * ar;
+            ck_assert_rel(ct[op].time_s, want, 1e-9);
+        }
+        ck_assert(ct[CM_F].time_s < c1[CM_F].time_s);
+    }
+    ck_assert_exact(costmodel_allreduce_s(&g, 1e9, 1), 0.0);
+}
+END_TEST
+
+START_TEST(test_build_fills_workload)
+{
+    gpu_params g = load("h100-sxm");
+    gpt_shape m = shape(4096, 32, 1024, 2, 2);
+    m.layers = 30;
+    workload w;
+    pg_status st;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 4, &w, &st), 0);
+    ck_assert_int_eq(w.nstages, 4);
+    ck_assert_str_eq(w.ref_gpu, "h100-sxm");
+    ck_assert_exact(w.ref_speed_flops, gpu_system_find("h100-sxm")->speed_flops);
+    int layers = 0;
+    op_cost lay[CM_OPS];
+    costmodel_layer(&g, &m, lay);
+    for (int s = 0; s < 4; s++) {
+        layers += w.stage[s].layers;
+        ck_assert_exact(w.stage[s].boundary_bytes, 2.0 * 1024 * 2 * 4096);
+        ck_assert(w.stage[s].f_s >= w.stage[s].layers * lay[CM_F].time_s);
+        ck_assert(w.stage[s].act_w_bytes <= w.stage[s].act_b_bytes);
+    }
+    ck_assert_int_eq(layers, 30);
+    ck_assert_int_eq(w.stage[0].layers, 7);   /* 30 = 7 + 7 + 8 + 8: the later stages take the extra */
+    ck_assert_int_eq(w.stage[3].layers, 8);
+    /* the embedding sits on stage 0, the head on the last: params beyond the layers */
+    ck_assert(w.stage[0].param_count > 7 * costmodel_layer_params(&m));
+    ck_assert(w.stage[3].param_count > 8 * costmodel_layer_params(&m));
+    ck_assert_exact(w.stage[1].param_count, 7 * costmodel_layer_params(&m));
+    workload_free(&w);
+    m.layers = 3;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 4, &w, &st), PG_EXIT_INPUT);
+    m.layers = 8;
+    m.tp = 3;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "'tp'"));
+}
+END_TEST
+
+START_TEST(test_gpu_files_match_systems_and_have_sources)
+{
+    for (size_t k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++) {
+        gpu_params g = load(TYPES[k]);
+        const gpu_system *sys = gpu_system_find(TYPES[k]);
+        ck_assert_ptr_nonnull(sys);
+        ck_assert_str_eq(g.name, TYPES[k]);
+        ck_assert_exact(g.v[GP_PEAK_FLOPS], sys->speed_flops);
+        ck_assert_exact(g.v[GP_NVLINK_BW], sys->nvlink_bw);
+        ck_assert_exact(g.v[GP_PCIE_BW], sys->pcie_bw);
+        for (int p = 0; p < GP_COUNT; p++)
+            ck_assert_msg(strlen(g.source[p]) > 10, "%s: %s has no source", TYPES[k], gpu_param_name((gpu_param_id)p));
+    }
+}
+END_TEST
+
+static char *write_temp(const char *text)
+{
+    char *path = pg_xstrdup("/tmp/pg-costmodel-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+START_TEST(test_gpu_file_errors)
+{
+    gpu_params g = load("a100-80g"), back;
+    strbuf sb;
+    sb_init(&sb);
+    gpu_params_write_yaml(&g, "round trip", &sb);
+    char *path = write_temp(sb.data);
+    pg_status st;
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), 0);
+    for (int p = 0; p < GP_COUNT; p++) {
+        ck_assert_rel(back.v[p], g.v[p], 1e-8);
+        ck_assert_str_eq(back.source[p], g.source[p]);
+    }
+    unlink(path);
+    free(path);
+    sb_free(&sb);
+    path = write_temp("name: x\nparams:\n  peak_flops: {value: 1Tf, source: \"\"}\n");
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":3: key 'params.peak_flops': source must not be empty"));
+    unlink(path);
+    free(path);
+    path = write_temp("name: x\nparams:\n  gemm_eff: {value: 1.5, source: s}\n");
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "must be in (0, 1]"));
+    unlink(path);
+    free(path);
+    path = write_temp("name: x\nparams:\n  warp_speed: {value: 9, source: s}\n");
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "unknown GPU parameter"));
+    unlink(path);
+    free(path);
+    ck_assert_int_eq(gpu_params_load("no-such-gpu", &back, &st), PG_EXIT_INPUT);
+}
+END_TEST
+
+static const char CSV_HEADER[] = "\xEF\xBB\xBF# GPUs,global batch,micro batch,hidden size,attention heads,# layers,"
+                                 "sequence length,tensor parallelism,data parallelism,pipeline parallelism,"
+                                 "iteration time (ms)\n";
+
+START_TEST(test_csv_errors_and_vocab)
+{
+    ck_assert_int_eq(megatron_padded_vocab(50257, 1), 50304);
+    ck_assert_int_eq(megatron_padded_vocab(50257, 8), 51200);
+    pg_status st;
+    train_row *rows;
+    int n;
+    char *path = write_temp("# GPUs,global batch\n2,16\n");
+    ck_assert_int_eq(train_csv_load(path, &rows, &n, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":1: key 'micro batch': missing column"));
+    unlink(path);
+    free(path);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s2,16,8,1024,16,24,1024,1,1,2,372.1\n4,16,8,1024,16,24,1024,1,1,2,300\n", CSV_HEADER);
+    path = write_temp(buf);
+    ck_assert_int_eq(train_csv_load(path, &rows, &n, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":3: key '# GPUs': 4 GPUs but tp*dp*pp = 2"));
+    unlink(path);
+    free(path);
+    snprintf(buf, sizeof buf, "%s2,16,8,1024,16,24,1024,1,1,2,-3\n", CSV_HEADER);
+    path = write_temp(buf);
+    ck_assert_int_eq(train_csv_load(path, &rows, &n, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":2: key 'iteration time (ms)'"));
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+START_TEST(test_split_is_deterministic)
+{
+    int a = 0, b = 0;
+    for (int i = 0; i < 1440; i++) {
+        a += iter_in_fit_part(i, 0.3);
+        b += iter_in_fit_part(i, 0.3);
+    }
+    ck_assert_int_eq(a, b);
+    ck_assert(a > 0.25 * 1440 && a < 0.35 * 1440);
+}
+END_TEST
+
+/* pp = 1: the 1F1B iteration is m x (F + recomputed F + B + W) + the rest. */
+START_TEST(test_predict_pp1_closed_form)
+{
+    gpu_params g = pure_rates();
+    g.v[GP_ITER_OVERHEAD_S] = 0.01;
+    train_row r = {.line = 2, .gpus = 2, .global_batch = 16, .micro_batch = 2, .hidden = 1024, .heads = 16,
+                   .layers = 12, .seq = 1024, .vocab = 50304, .tp = 1, .dp = 2, .pp = 1, .measured_s = 1};
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, &r, 1, &st), 0);
+    iter_breakdown bd;
+    ck_assert_int_eq(iter_predict(&g, &set, 0, &bd, &st), 0);
+    gpt_shape m = {.layers = 12, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 50304, .micro_batch = 2, .tp = 1};
+    workload w;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 1, &w, &st), 0);
+    const stage_cost *sc = &w.stage[0];
+    ck_assert_rel(bd.pipeline_s, 4 * (2 * sc->f_s + sc->b_s + sc->w_s), 1e-9);
+    ck_assert_rel(bd.dp_allreduce_s, costmodel_allreduce_s(&g, 2.0 * sc->param_count, 2), 1e-9);
+    ck_assert_rel(bd.optimizer_s, costmodel_optimizer_s(&g, sc->param_count), 1e-9);
+    ck_assert_rel(bd.total_s, bd.pipeline_s + bd.dp_allreduce_s + bd.optimizer_s + 0.01, 1e-9);
+    workload_free(&w);
+    iter_set_free(&set);
+}
+END_TEST
+
+/* Calibration on a synthetic CSV made by the model itself recovers the
+ * parameters that made it. */
+START_TEST(test_calibrate_recovers_synthetic)
+{
+    gpu_params truth = load("a100-80g");
+    truth.v[GP_GEMM_EFF] = 0.7;
+    truth.v[GP_GEMM_HALF_FLOPS] = 2e9;
+    truth.v[GP_ATTN_EFF] = 0.4;
+    truth.v[GP_MEM_EFF] = 0.8;
+    truth.v[GP_KERNEL_LAUNCH_S] = 20e-6;
+    truth.v[GP_COLL_LATENCY_S] = 10e-6;
+    truth.v[GP_COLL_BW_EFF] = 0.6;
+    truth.v[GP_ITER_OVERHEAD_S] = 5e-3;
+    truth.v[GP_OP_OVERHEAD_S] = 0.2e-3;
+    const int cfg[][6] = {/* gbs, mb, h, L, tp, pp (dp = 8 / (tp pp)) */
+                          {16, 1, 1024, 12, 1, 1}, {16, 4, 2048, 12, 1, 2}, {32, 8, 2048, 24, 2, 2},
+                          {8, 1, 1024, 24, 8, 1},  {64, 2, 2048, 16, 4, 1}, {16, 2, 1024, 16, 2, 4},
+                          {32, 1, 2048, 20, 1, 4}, {8, 8, 4096, 8, 8, 1},   {64, 4, 4096, 8, 4, 2},
+                          {16, 2, 1024, 12, 1, 8}, {32, 8, 1024, 24, 2, 1}, {8, 1, 4096, 16, 2, 2}};
+    int n = sizeof cfg / sizeof cfg[0];
+    train_row rows[sizeof cfg / sizeof cfg[0]];
+    for (int i = 0; i < n; i++)
+        rows[i] = (train_row){.line = i + 2, .global_batch = cfg[i][0], .micro_batch = cfg[i][1],
+                              .hidden = cfg[i][2], .heads = 16, .layers = cfg[i][3], .seq = 1024,
+                              .vocab = megatron_padded_vocab(50257, cfg[i][4]), .tp = cfg[i][4],
+                              .dp = 8 / (cfg[i][4] * cfg[i][5]), .pp = cfg[i][5], .gpus = 8, .measured_s = 1};
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    for (int i = 0; i < n; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
+        rows[i].measured_s = bd.total_s;
+    }
+    gpu_params g = truth;
+    for (int p = 0; p < GP_COUNT; p++)
+        if (gpu_param_fitted((gpu_param_id)p))
+            g.v[p] *= (p % 2) ? 1.3 : 0.75;   /* start away from the truth */
+    error_stats fe;
+    ck_assert_int_eq(iter_fit(&g, &set, NULL, 0.0, &fe, &st), 0);
+    ck_assert_msg(fe.mape < 0.005, "fit MAPE %g", fe.mape);
+    /* the parameters the rows depend on strongly come back */
+    ck_assert_rel(g.v[GP_KERNEL_LAUNCH_S], truth.v[GP_KERNEL_LAUNCH_S], 0.1);
+    ck_assert_rel(g.v[GP_GEMM_EFF] * 1e3, truth.v[GP_GEMM_EFF] * 1e3, 0.1);
+    iter_set_free(&set);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("costmodel");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_layer_flops_closed_forms);
+    tcase_add_test(tc, test_memory_and_params_closed_forms);
+    tcase_add_test(tc, test_times_monotone_in_size);
+    tcase_add_test(tc, test_tp_divides_compute_adds_allreduce);
+    tcase_add_test(tc, test_build_fills_workload);
+    tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
+    tcase_add_test(tc, test_gpu_file_errors);
+    tcase_add_test(tc, test_csv_errors_and_vocab);
+    tcase_add_test(tc, test_split_is_deterministic);
+    tcase_add_test(tc, test_predict_pp1_closed_form);
+    tcase_add_test(tc, test_calibrate_recovers_synthetic);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pg_run_suite(suite());
+}
