@@ -95,14 +95,16 @@ int sched_is_split(const schedule *s)
  * simulator, and a scan per call would make that quadratic.  Every answer is
  * checked against the op actually at the remembered position, and the table
  * is rebuilt when the check fails, so edits to the schedule cannot make it
- * lie.  Thread-local because evaluations may run in parallel. */
+ * lie.  One cache per process: pipegrid runs no two evaluations at once
+ * (SimGrid runs its actors one at a time, even on thread contexts), and a
+ * thread-local table would leak one copy per actor thread. */
 typedef struct bwd_cache {
     const schedule *s;
     int nstages, m;
     int *pos;        /* [nstages * m] position in the stage's rank list, or -1 */
     size_t cap;
 } bwd_cache;
-static _Thread_local bwd_cache cache;
+static bwd_cache cache;
 
 /* Beyond this many (stage, mb) pairs we scan instead of caching. */
 #define BWD_CACHE_MAX_CELLS (64u * 1024 * 1024)
