@@ -5,6 +5,8 @@
 
 #include "schedule/dualpipev.h"
 #include "schedule/reorder.h"
+#include "schedule/vgrid.h"
+#include "schedule/zbv_heur.h"
 #include "schedule/vshape_common.h"
 
 /* Look-ahead windows tried when reordering a block (reorder.h): short ones
@@ -47,6 +49,11 @@ static void block_candidates(const sched_params *p, const vs_spec *spec, const i
         return;
     }
     with_reorderings(p, spec, &plan, sched_total_ops(&plan) > VF_FULL_SEARCH_OPS ? 1 : VF_NWIN, best);
+    /* seed B's own recipe: reorder inside the slot grid, then squeeze */
+    schedule grid;
+    vs_empty(p, spec, &grid);
+    if (vgrid_build(slot, &grid, &st) == 0) vs_keep(p, spec, best, &grid);
+    else sched_free(&grid);
 }
 
 /* DualPipeV's order is a bidirectional V schedule at about 1F1B memory: a
@@ -83,6 +90,13 @@ int vfamily_generate(const sched_params *p, const char *name, double limit,
     memset(&best, 0, sizeof best);
     int rc = vs_greedy(p, &spec, &best, st);
     if (rc == 0 && slot) block_candidates(p, &spec, slot, &best);
+    if (rc == 0) {
+        /* the zero-bubble paper's ZB-V construction, under the same limit */
+        schedule zh;
+        vs_empty(p, &spec, &zh);
+        if (zbv_heur_build(p, limit, &zh) == 0) vs_keep(p, &spec, &best, &zh);
+        else sched_free(&zh);
+    }
     /* DualPipeV holds about pp stage activations: pointless below that. */
     if (rc == 0 && limit >= p->pp) dualpipe_candidate(p, &spec, &best);
     if (rc) {
