@@ -25,7 +25,7 @@ static const char USAGE[] =
     "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"
     "  pipegrid merge [--grid KEY=V1,V2,...]... [-o FILE] PART.csv...\n"
     "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"
-    "  pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [-o FILE]\n"
+    "  pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [-o FILE]\n"
     "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"
     "  pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
     "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"
