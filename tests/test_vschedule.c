@@ -235,6 +235,44 @@ START_TEST(vzb_memory_tradeoff)
 }
 END_TEST
 
+/* Seed B's bubble as a function of memory (per chunk F = B = W = 1, c = 0,
+ * M chunk activations): bubble(M) = 3p - 1 - 3M + max(3p, p - 1 + 2(1 +
+ * floor((M + 1) / 2))), bubble = largest rank span - 6m.  Our v-zb meets it
+ * at M = p and M = 2p (and some M between, e.g. p = 8, M = 10); at other M
+ * it stays within VZB_FORMULA_SLACK slots of it (see the report). */
+#define VZB_FORMULA_SLACK 5.0
+static double seed_b_bubble(int pp, int mem)
+{
+    int a = 3 * pp, b = pp - 1 + 2 * (1 + (mem + 1) / 2);
+    return 3.0 * pp - 1 - 3.0 * mem + (a > b ? a : b);
+}
+
+START_TEST(vzb_bubble_of_memory)
+{
+    const int pps[] = {4, 8};
+    for (size_t i = 0; i < sizeof pps / sizeof pps[0]; i++)
+        for (int mult = 2; mult <= 3; mult++) {
+            int pp = pps[i], m = mult * pp;
+            costs unit = {2.0, 2.0, 2.0, 0.0};  /* rank times: 1 per chunk op */
+            for (int mem = 2 * pp; mem >= pp; mem--) {
+                sched_params p = params(pp, m, unit, mem / 2.0);
+                schedule s;
+                double mk, sp;
+                gen_eval("v-zb", &p, &s, &mk, &sp);
+                double bubble = sp - 6.0 * m, want = seed_b_bubble(pp, mem);
+                if (mem == pp || mem == 2 * pp)
+                    ck_assert_msg(bubble <= want + T_EPS, "p %d m %d M %d: bubble %g, seed B %g", pp, m, mem,
+                                  bubble, want);
+                else
+                    ck_assert_msg(bubble <= want + VZB_FORMULA_SLACK + T_EPS, "p %d m %d M %d: bubble %g, seed B %g",
+                                  pp, m, mem, bubble, want);
+                ck_assert(peak_of(&s, 0, 0.0) <= mem / 2.0 + T_EPS);
+                sched_free(&s);
+            }
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("vschedule");
@@ -247,6 +285,7 @@ static Suite *suite(void)
     tcase_add_test(tc, property_random);
     tcase_add_test(tc, bad_input);
     tcase_add_test(tc, vzb_memory_tradeoff);
+    tcase_add_test(tc, vzb_bubble_of_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,6 +1,7 @@
 /* vfamily.c: see vfamily.h. */
 #include "schedule/vfamily.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedule/dualpipev.h"
@@ -69,8 +70,40 @@ static void dualpipe_candidate(const sched_params *p, const vs_spec *spec, vs_be
     }
 }
 
+void vf_blocks_add(vf_blocks *b, const int (*slot)[VB_PASSES], int pp)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 16;
+        b->slot = pg_xrealloc(b->slot, (size_t)b->cap * pp * sizeof *b->slot);
+    }
+    b->pp = pp;
+    memcpy(b->slot + (size_t)b->n * pp, slot, (size_t)pp * sizeof *b->slot);
+    b->n++;
+}
+
+void vf_blocks_free(vf_blocks *b)
+{
+    free(b->slot);
+    memset(b, 0, sizeof *b);
+}
+
+static int generate(const sched_params *p, const char *name, double limit, const int (*slot)[VB_PASSES],
+                    const vf_blocks *blocks, schedule *out, pg_status *st);
+
 int vfamily_generate(const sched_params *p, const char *name, double limit,
                      const int (*slot)[VB_PASSES], schedule *out, pg_status *st)
+{
+    return generate(p, name, limit, slot, NULL, out, st);
+}
+
+int vfamily_generate_blocks(const sched_params *p, const char *name, double limit, const vf_blocks *blocks,
+                            schedule *out, pg_status *st)
+{
+    return generate(p, name, limit, NULL, blocks, out, st);
+}
+
+static int generate(const sched_params *p, const char *name, double limit, const int (*slot)[VB_PASSES],
+                    const vf_blocks *blocks, schedule *out, pg_status *st)
 {
     const int v = 2;
     vs_spec spec;
@@ -90,6 +123,15 @@ int vfamily_generate(const sched_params *p, const char *name, double limit,
     memset(&best, 0, sizeof best);
     int rc = vs_greedy(p, &spec, &best, st);
     if (rc == 0 && slot) block_candidates(p, &spec, slot, &best);
+    for (int b = 0; rc == 0 && blocks && b < blocks->n; b++) {
+        schedule grid;
+        pg_status gst;
+        vs_empty(p, &spec, &grid);
+        if (vgrid_build((const int (*)[VB_PASSES])(blocks->slot + (size_t)b * blocks->pp), &grid, &gst) == 0)
+            vs_keep(p, &spec, &best, &grid);
+        else
+            sched_free(&grid);
+    }
     if (rc == 0) {
         /* the zero-bubble paper's ZB-V construction, under the same limit */
         schedule zh;

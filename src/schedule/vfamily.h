@@ -18,4 +18,15 @@
 int vfamily_generate(const sched_params *p, const char *name, double limit,
                      const int (*slot)[VB_PASSES], schedule *out, pg_status *st);
 
+/* A list of building blocks of one pp, each offered through the slot-grid
+ * recipe only (vgrid.h): the searches try many. */
+typedef struct vf_blocks {
+    int pp, n, cap;
+    int (*slot)[VB_PASSES];   /* [n * pp] */
+} vf_blocks;
+void vf_blocks_add(vf_blocks *b, const int (*slot)[VB_PASSES], int pp);
+void vf_blocks_free(vf_blocks *b);
+int vfamily_generate_blocks(const sched_params *p, const char *name, double limit, const vf_blocks *blocks,
+                            schedule *out, pg_status *st);
+
 #endif
