@@ -13,6 +13,7 @@
 #include "model/experiment.h"
 #include "model/platform.h"
 #include "model/workload.h"
+#include "opt/bound.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
 
@@ -54,6 +55,18 @@ int job_load_experiment(job *j, const cli_options *o, pg_status *st);
 int job_build_schedule(job *j, pg_status *st);   /* also builds the workload */
 int job_build_platform(job *j, pg_status *st);
 void job_free(job *j);
+
+/* The lower bound of the job's workload, placement, latency and memory
+ * limit: `any` over every schedule (split backward allowed), `cls` over the
+ * chosen schedule's own backward kind.  Call after job_build_schedule (and
+ * job_build_platform when the network is not ideal: GPU speeds scale times). */
+typedef struct job_bound {
+    bound_input in;
+    bound_result any, cls;
+    double *times;                 /* storage behind in.f/b/w/w_fraction */
+} job_bound;
+int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
+void job_bound_free(job_bound *jb);
 
 /* Subcommands: return the process exit code. */
 int cmd_run(int argc, char **argv);

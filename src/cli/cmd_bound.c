@@ -17,44 +17,6 @@
 #include "cli/cli.h"
 #include "opt/bound.h"
 
-typedef struct bound_job_input {
-    double *f, *b, *w, *wf;
-    bound_input in;
-} bound_job_input;
-
-/* Per-stage times as the simulator runs them: profiled times scaled by the
- * reference speed over the speed of the GPU of the stage's rank (absolute
- * times when the workload has no reference speed). */
-static void stage_times(const job *j, bound_job_input *bi)
-{
-    const schedule *s = &j->sched;
-    int S = s->nstages;
-    bi->f = pg_xcalloc((size_t)S * 4, sizeof(double));
-    bi->b = bi->f + S;
-    bi->w = bi->f + 2 * S;
-    bi->wf = bi->f + 3 * S;
-    for (int i = 0; i < S; i++) {
-        const stage_cost *c = &j->wl.stage[i];
-        double scale = 1.0;
-        if (j->have_plat && j->wl.ref_speed_flops > 0) {
-            double speed = j->plat.gpu[j->rank_gpu[s->stage_rank[i]]].speed_flops;
-            if (speed > 0)
-                scale = j->wl.ref_speed_flops / speed;
-        }
-        bi->f[i] = c->f_s * scale;
-        bi->b[i] = c->b_s * scale;
-        bi->w[i] = c->w_s * scale;
-        bi->wf[i] = c->act_b_bytes > 0 ? c->act_w_bytes / c->act_b_bytes : 0.0;
-    }
-    const experiment *e = &j->exp;
-    /* A real network only adds time to a dependency: latency 0 keeps the
-     * bound valid there; network=ideal charges exactly its latency. */
-    bi->in = (bound_input){.pp = s->pp, .nstages = S, .m = s->m, .stage_rank = s->stage_rank, .f = bi->f,
-                           .b = bi->b, .w = bi->w, .w_fraction = bi->wf,
-                           .comm_s = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
-                           .mem_limit = e->memory_limit, .split = 1, .remat = e->recompute != RECOMPUTE_NONE};
-}
-
 static void json_num(strbuf *o, const char *key, double v, int *first)
 {
     sb_appendf(o, "%s\"%s\": ", *first ? "" : ", ", key);
@@ -137,7 +99,8 @@ int cmd_bound(int argc, char **argv)
     job j;
     memset(&j, 0, sizeof j);
     config_init(&j.cfg);
-    bound_job_input bi = {0};
+    job_bound jb;
+    memset(&jb, 0, sizeof jb);
     int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, &o, &st);
     if (rc == 0)
         rc = job_load_experiment(&j, &o, &st);
@@ -146,37 +109,22 @@ int cmd_bound(int argc, char **argv)
     /* Other networks: the GPUs' speeds scale the op times. */
     if (rc == 0 && j.exp.network != NET_IDEAL)
         rc = job_build_platform(&j, &st);
-    bound_result any, cls;
-    if (rc == 0) {
-        stage_times(&j, &bi);
-        rc = bound_lower(&bi.in, &any, &st);
-        if (rc == 0) {
-            bound_input own = bi.in;
-            own.split = sched_is_split(&j.sched);
-            rc = bound_lower(&own, &cls, &st);
-        }
-        if (rc != 0 && strncmp(st.msg, "key 'memory.limit'", strlen("key 'memory.limit'")) == 0) {
-            pg_origin at = experiment_origin(&j.exp, "memory.limit");
-            if (at.file != NULL) {
-                pg_status inner = st;
-                rc = pg_fail_at(&st, inner.code, at, NULL, "%s", inner.msg);
-            }
-        }
-    }
+    if (rc == 0)
+        rc = job_compute_bound(&j, &jb, &st);
     if (rc != 0) {
         rc = cli_report_error(&st);
     } else {
         strbuf out;
         sb_init(&out);
         if (o.format == FORMAT_JSON)
-            write_json(&j, &bi.in, &any, &cls, sched_is_split(&j.sched), &out);
+            write_json(&j, &jb.in, &jb.any, &jb.cls, sched_is_split(&j.sched), &out);
         else
-            write_text(&j, &bi.in, &any, &cls, sched_is_split(&j.sched), &out);
+            write_text(&j, &jb.in, &jb.any, &jb.cls, sched_is_split(&j.sched), &out);
         if (sb_write(&out, stdout) != 0)
             rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
         sb_free(&out);
     }
-    free(bi.f);
+    job_bound_free(&jb);
     job_free(&j);
     cli_options_free(&o);
     return rc;

@@ -64,6 +64,13 @@ int cmd_run(int argc, char **argv)
                         .bytes_per_param = j.exp.bytes_per_param,
                         .capacity_override_bytes = j.exp.memory_capacity_bytes};
     metrics_compute(&mi, &m);
+    job_bound jb;
+    memset(&jb, 0, sizeof jb);
+    if (job_compute_bound(&j, &jb, &st) == 0)
+        m.lower_bound = jb.any.lower_bound;
+    else /* a bound the model cannot state is not a failed run */
+        pg_status_clear(&st);
+    job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
                        .tl = &tl, .m = &m, .outcome = &outcome};
     if (write_report(&ri, o.format) != 0) {
