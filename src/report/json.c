@@ -160,6 +160,12 @@ static void metrics_fields(const report_input *in, jw *w)
         sb_append_json_number(w->sb, m->lower_bound);
     else
         sb_append(w->sb, "null");
+    /* makespan / lower_bound: 1 is optimal for this workload and placement. */
+    key(w, "bound_ratio");
+    if (m->lower_bound > 0)
+        sb_append_json_number(w->sb, m->makespan / m->lower_bound);
+    else
+        sb_append(w->sb, "null");
     num(w, "samples_per_second", m->samples_per_s);
     num(w, "tokens_per_second", m->tokens_per_s);
     num(w, "mfu", m->mfu);

@@ -125,8 +125,8 @@ static void totals(const report_input *in, strbuf *sb)
     total_line(sb, "bubble ratio", a);
     if (m->lower_bound > 0) {
         char lb[CELL_MAX];
-        snprintf(b, sizeof b, "%s (span is %.2f %% above)", units_format_duration(m->lower_bound, lb, sizeof lb),
-                 (m->span / m->lower_bound - 1.0) * PERCENT);
+        snprintf(b, sizeof b, "%s (makespan is %.2f %% above)", units_format_duration(m->lower_bound, lb, sizeof lb),
+                 (m->makespan / m->lower_bound - 1.0) * PERCENT);
         total_line(sb, "lower bound", b);
     }
     if (m->iteration_s != m->makespan) total_line(sb, "iteration", units_format_duration(m->iteration_s, a, sizeof a));
