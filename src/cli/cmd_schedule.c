@@ -87,8 +87,15 @@ int cmd_keys(int argc, char **argv)
     (void)argv;
     size_t n;
     const exp_key_doc *docs = experiment_key_docs(&n);
-    printf("%-26s %-10s %-12s %s\n", "KEY", "TYPE", "DEFAULT", "MEANING");
+    int wkey = (int)strlen("KEY"), wtype = (int)strlen("TYPE"), wdef = (int)strlen("DEFAULT");
+    for (size_t i = 0; i < n; i++) {
+        if ((int)strlen(docs[i].key) > wkey) wkey = (int)strlen(docs[i].key);
+        if ((int)strlen(docs[i].type) > wtype) wtype = (int)strlen(docs[i].type);
+        if ((int)strlen(docs[i].default_text) > wdef) wdef = (int)strlen(docs[i].default_text);
+    }
+    printf("%-*s  %-*s  %-*s  %s\n", wkey, "KEY", wtype, "TYPE", wdef, "DEFAULT", "MEANING");
     for (size_t i = 0; i < n; i++)
-        printf("%-26s %-10s %-12s %s\n", docs[i].key, docs[i].type, docs[i].default_text, docs[i].help);
+        printf("%-*s  %-*s  %-*s  %s\n", wkey, docs[i].key, wtype, docs[i].type, wdef, docs[i].default_text,
+               docs[i].help);
     return PG_EXIT_OK;
 }
