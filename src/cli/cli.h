@@ -14,6 +14,7 @@
 #include "model/platform.h"
 #include "model/workload.h"
 #include "opt/bound.h"
+#include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
 
@@ -54,6 +55,10 @@ typedef struct job {
 int job_load_experiment(job *j, const cli_options *o, pg_status *st);
 int job_build_schedule(job *j, pg_status *st);   /* also builds the workload */
 int job_build_platform(job *j, pg_status *st);
+/* The memory plan of the offload / recompute keys (schedule/plan.h), after
+ * job_build_schedule; recompute=plan is an input error until the planner
+ * exists.  The caller frees out with plan_free. */
+int job_build_plan(const job *j, memplan *out, pg_status *st);
 void job_free(job *j);
 
 /* The lower bound of the job's workload, placement, latency and memory

@@ -48,11 +48,15 @@ int cmd_run(int argc, char **argv)
         rc = job_build_schedule(&j, &st);
     if (rc == 0)
         rc = job_build_platform(&j, &st);
+    memplan mem_plan;
+    memset(&mem_plan, 0, sizeof mem_plan);
+    if (rc == 0)
+        rc = job_build_plan(&j, &mem_plan, &st);
     sim_outcome outcome;
     memset(&outcome, 0, sizeof outcome);
     if (rc == 0) {
         sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                        .zero_byte_messages = j.exp.network == NET_IDEAL};
+                        .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &mem_plan};
         rc = sim_run(&in, &tl, &outcome, &st);
     }
     if (rc != 0) {
@@ -62,7 +66,9 @@ int cmd_run(int argc, char **argv)
 
     metrics_input mi = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu, .tl = &tl,
                         .bytes_per_param = j.exp.bytes_per_param,
-                        .capacity_override_bytes = j.exp.memory_capacity_bytes};
+                        .capacity_override_bytes = j.exp.memory_capacity_bytes,
+                        .plan = plan_is_empty(&mem_plan) ? NULL : &mem_plan, .zero1 = j.exp.memory_zero1,
+                        .dp = j.exp.dp};
     metrics_compute(&mi, &m);
     job_bound jb;
     memset(&jb, 0, sizeof jb);
@@ -72,7 +78,7 @@ int cmd_run(int argc, char **argv)
         pg_status_clear(&st);
     job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                       .tl = &tl, .m = &m, .outcome = &outcome};
+                       .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan};
     if (write_report(&ri, o.format) != 0) {
         rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
         goto done;
@@ -86,6 +92,7 @@ int cmd_run(int argc, char **argv)
         rc = PG_EXIT_OOM;
     }
 done:
+    plan_free(&mem_plan);
     metrics_free(&m);
     timeline_free(&tl);
     job_free(&j);

@@ -166,6 +166,58 @@ int job_build_platform(job *j, pg_status *st)
     return 0;
 }
 
+/* Bytes one (stage, mb) of each stage would offload: what F keeps. */
+static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
+{
+    double *bytes = pg_xcalloc((size_t)j->wl.nstages + 1, sizeof *bytes);
+    for (int s = 0; s < j->wl.nstages; s++) {
+        const stage_cost *c = &j->wl.stage[s];
+        double in = memory_input_bytes(&j->wl, s);
+        bytes[s] = fwd == PLAN_FWD_FULL        ? (in < c->act_b_bytes ? in : c->act_b_bytes)
+                   : fwd == PLAN_FWD_SELECTIVE ? c->act_b_bytes - memory_attn_core_bytes(c)
+                                               : c->act_b_bytes;
+    }
+    return bytes;
+}
+
+int job_build_plan(const job *j, memplan *out, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    memset(out, 0, sizeof *out);
+    if (e->recompute == RECOMPUTE_PLAN)
+        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "recompute"), "recompute",
+                          "'plan' needs the rematerialization planner (seed 004 ILP), which is not built yet; "
+                          "use none, full or selective");
+    plan_policy pol = {
+        .offload = e->offload == OFFLOAD_FULL        ? PLAN_OFFLOAD_FULL
+                   : e->offload == OFFLOAD_SELECTIVE ? PLAN_OFFLOAD_SELECTIVE
+                                                     : PLAN_OFFLOAD_NONE,
+        .offload_ratio = e->offload_ratio,
+        .fwd = e->recompute == RECOMPUTE_FULL        ? PLAN_FWD_FULL
+               : e->recompute == RECOMPUTE_SELECTIVE ? PLAN_FWD_SELECTIVE
+                                                     : PLAN_FWD_KEEP,
+        .bwd = e->recompute_backward ? PLAN_BWD_RECOMPUTE : PLAN_BWD_KEEP,
+        .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
+    };
+    /* Lifespans are ranked under the generators' timing: rank-share times. */
+    int v = j->sched.v > 0 ? j->sched.v : 1;
+    for (int s = 0; s < j->wl.nstages; s++) {
+        const stage_cost *c = &j->wl.stage[s];
+        if (c->f_s * v > pol.t_f) pol.t_f = c->f_s * v;
+        if (c->b_s * v > pol.t_b) pol.t_b = c->b_s * v;
+        if (c->w_s * v > pol.t_w) pol.t_w = c->w_s * v;
+    }
+    double *bytes = offload_bytes_per_stage(j, pol.fwd);
+    pol.offload_bytes = bytes;
+    pg_status inner;
+    pg_status_clear(&inner);
+    int rc = plan_build(&j->sched, &pol, out, &inner);
+    free(bytes);
+    if (rc != 0)
+        return pg_fail_at(st, inner.code, experiment_origin(e, "offload"), "offload", "%s", inner.msg);
+    return 0;
+}
+
 void job_free(job *j)
 {
     if (j->have_sched)

@@ -66,6 +66,8 @@ static const choice WORKLOADS[] = {{"uniform", WL_UNIFORM}, {"gpt", WL_GPT}, {NU
 static const choice NETWORKS[] = {{"ideal", NET_IDEAL}, {"cluster", NET_CLUSTER}, {NULL, 0}};
 static const choice OFFLOADS[] = {
     {"none", OFFLOAD_NONE}, {"full", OFFLOAD_FULL}, {"selective", OFFLOAD_SELECTIVE}, {NULL, 0}};
+static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
+static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN}, {NULL, 0}};
 
@@ -145,6 +147,12 @@ static const key_spec SCHEMA[] = {
             "offload=selective: fraction of activation bytes offloaded"),
     CHOICE_KEY("recompute", "none|full|selective|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
                "activation recomputation (plan: the rematerialization ILP under memory.capacity)"),
+    CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,
+               "split backward: after B keep what W needs (keep), or keep only the stage input and recompute "
+               "the forward before W (recompute, seed 004)"),
+    CHOICE_KEY("memory.zero1", "true|false", memory_zero1, "false", BOOLS, NO_PATH, 0,
+               "ZeRO-1: shard the optimizer state (bytes_per_param beyond the 4 of BF16 weight and gradient) "
+               "over the dp replicas"),
 };
 #define NKEYS (sizeof SCHEMA / sizeof SCHEMA[0])
 

@@ -59,6 +59,8 @@ typedef struct experiment {
     offload_policy offload;
     double offload_ratio;
     recompute_policy recompute;
+    int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
+    int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */
 
     /* free text, for reports */
     char name[PG_NAME_MAX];

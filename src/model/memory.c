@@ -1,15 +1,66 @@
-/* memory.c: static memory of a rank (memory.h). */
+/* memory.c: static memory of a rank and the recomputation sizes (memory.h). */
 #include "model/memory.h"
 
-double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
-                           double bytes_per_param)
+/* Zero-bubble model: M_B = sb(34h + 5as), M_W = 32 sbh (bytes, per layer). */
+#define ZB_MB_H_COEFF 34.0
+#define ZB_MW_H_COEFF 32.0
+/* Attention core's share of F's FLOPs, 4s / (24h + 4s), at h 4096, s 1024. */
+#define ZB_REF_HIDDEN 4096.0
+#define ZB_REF_SEQ 1024.0
+#define ATTN_CORE_FLOPS_S 4.0
+#define DENSE_FLOPS_H 24.0
+
+static double stage_params(const workload *w, const int *stages, int n)
 {
     double params = 0;
-    for (int i = 0; i < nstages_on_rank; i++) {
+    for (int i = 0; i < n; i++) {
         int s = stages[i];
         if (s < 0 || s >= w->nstages)
             return -1;
         params += w->stage[s].param_count;
     }
-    return params * bytes_per_param;
+    return params;
+}
+
+double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
+                           double bytes_per_param)
+{
+    double params = stage_params(w, stages, nstages_on_rank);
+    return params < 0 ? -1 : params * bytes_per_param;
+}
+
+double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
+                                 double bytes_per_param, int dp)
+{
+    double params = stage_params(w, stages, nstages_on_rank);
+    if (params < 0)
+        return -1;
+    if (dp <= 1)
+        return params * bytes_per_param;
+    double whole = bytes_per_param < MEMORY_WEIGHT_GRAD_BYTES_PER_PARAM ? bytes_per_param
+                                                                        : MEMORY_WEIGHT_GRAD_BYTES_PER_PARAM;
+    return params * (whole + (bytes_per_param - whole) / dp);
+}
+
+double memory_input_bytes(const workload *w, int stage)
+{
+    if (stage <= 0 || stage >= w->nstages)
+        return 0.0;
+    return w->stage[stage - 1].boundary_bytes;
+}
+
+double memory_attn_core_bytes(const stage_cost *c)
+{
+    double bytes = c->has_attn_core ? c->attn_core_bytes
+                                    : c->act_b_bytes - ZB_MB_H_COEFF / ZB_MW_H_COEFF * c->act_w_bytes;
+    if (bytes < 0)
+        return 0.0;
+    return bytes < c->act_b_bytes ? bytes : c->act_b_bytes;
+}
+
+double memory_attn_core_s(const stage_cost *c)
+{
+    if (c->has_attn_core)
+        return c->attn_core_s;
+    return c->f_s * ATTN_CORE_FLOPS_S * ZB_REF_SEQ / (DENSE_FLOPS_H * ZB_REF_HIDDEN + ATTN_CORE_FLOPS_S * ZB_REF_SEQ);
 }

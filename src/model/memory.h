@@ -2,18 +2,45 @@
  *
  * Static memory of a rank = parameters of its stages x bytes_per_param
  * (mixed-precision Adam: 2 bytes BF16 weight + 2 gradient + 12 FP32 master
- * weight and two moments = 16 by default).  Activation memory follows the
- * ops (workload.h); the simulator's timeline gives when.
+ * weight and two moments = 16 by default).  With ZeRO-1 the optimizer part
+ * (everything beyond the BF16 weight and gradient) is sharded over the dp
+ * data-parallel replicas.  Activation memory follows the ops (workload.h);
+ * the simulator's timeline gives when.
+ *
+ * Recomputation needs two more numbers per stage: what the stage's input
+ * weighs (what full recomputation keeps: the previous stage's boundary
+ * tensor; the first stage's input is token ids, counted as 0) and what
+ * selective recomputation (the attention core) frees and costs.
  */
 #ifndef PG_MODEL_MEMORY_H
 #define PG_MODEL_MEMORY_H
 
 #include "model/workload.h"
 
+/* BF16 weight + BF16 gradient: the part of bytes_per_param ZeRO-1 leaves whole. */
+#define MEMORY_WEIGHT_GRAD_BYTES_PER_PARAM 4.0
+
 /* Parameters of the listed stages (indices into w->stage) x bytes_per_param.
  * An index outside [0, w->nstages) is a caller bug: the result is then -1,
  * never a silently smaller number. */
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
                            double bytes_per_param);
+
+/* The same with ZeRO-1 over dp replicas (dp <= 1: no sharding):
+ * params x (min(bpp, 4) + max(bpp - 4, 0) / dp). */
+double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
+                                 double bytes_per_param, int dp);
+
+/* Bytes of stage's input (what full recomputation keeps after F). */
+double memory_input_bytes(const workload *w, int stage);
+
+/* Selective recomputation of stage c: bytes F no longer stores (at most
+ * act_b) and reference seconds of the recompute.  From the profile when it
+ * gives them (has_attn_core), else from the zero-bubble model: the 5as term
+ * of M_B = sb(34h+5as) is act_b - (34/32) act_w since M_W = 32sbh, and the
+ * attention core's share of F's FLOPs, 4s/(24h+4s), is taken at the
+ * zero-bubble reference shape (h 4096, s 1024) as the uniform workload is. */
+double memory_attn_core_bytes(const stage_cost *c);
+double memory_attn_core_s(const stage_cost *c);
 
 #endif

@@ -14,6 +14,11 @@
  *       params: number                    parameters of one layer
  *       workspace: bytes                  optional: transient buffers while the layer runs
  *       flops: number                     optional: model FLOPs of F for one microbatch
+ *       attn_core_act: bytes              optional: part of act_b the attention core stores
+ *       attn_core_f: duration             optional: time to recompute the attention core
+ *                                         (both default, for transformer layers, to the paper's
+ *                                         formulas from model.*: 5as*s*b bytes, and f x the core's
+ *                                         share 4s/(24h+4s) of F's FLOPs; 0 for other layers)
  *   stage_splits:                         optional explicit cuts
  *     - {stages: N, layers: [n1, ..., nN]}    layer counts per stage, in model order
  *
@@ -48,6 +53,7 @@ typedef struct layer_spec {
     double f_s, b_s, w_s;
     double act_b_bytes, act_w_bytes, boundary_bytes;
     double params, workspace_bytes, fwd_flops;
+    double attn_core_bytes, attn_core_s;   /* < 0: not given, derived from the model shape */
 } layer_spec;
 
 typedef struct parse_ctx {
@@ -180,7 +186,8 @@ static int get_string(parse_ctx *c, const yt_node *map, const char *name, char *
 }
 
 static const char *const LAYER_KEYS[] = {"kind", "count", "f", "b", "w", "act_b", "act_w", "boundary",
-                                         "params", "workspace", "flops", NULL};
+                                         "params", "workspace", "flops", "attn_core_act", "attn_core_f",
+                                         NULL};
 
 static int parse_layer(parse_ctx *c, const yt_node *n, size_t index, layer_spec *ls)
 {
@@ -220,8 +227,15 @@ static int parse_layer(parse_ctx *c, const yt_node *n, size_t index, layer_spec 
         (rc = get_quantity(c, n, prefix, "boundary", units_parse_bytes, 1, 0, &ls->boundary_bytes)) ||
         (rc = get_quantity(c, n, prefix, "params", units_parse_double, 1, 0, &ls->params)) ||
         (rc = get_quantity(c, n, prefix, "workspace", units_parse_bytes, 0, 0, &ls->workspace_bytes)) ||
-        (rc = get_quantity(c, n, prefix, "flops", units_parse_double, 0, 0, &ls->fwd_flops)))
+        (rc = get_quantity(c, n, prefix, "flops", units_parse_double, 0, 0, &ls->fwd_flops)) ||
+        (rc = get_quantity(c, n, prefix, "attn_core_act", units_parse_bytes, 0, -1, &ls->attn_core_bytes)) ||
+        (rc = get_quantity(c, n, prefix, "attn_core_f", units_parse_duration, 0, -1, &ls->attn_core_s)))
         return rc;
+    if (ls->attn_core_bytes > ls->act_b_bytes) {
+        char key[KEY_MAX];
+        snprintf(key, sizeof key, "%sattn_core_act", prefix);
+        return fail_node(c, yt_get(n, "attn_core_act")->line, key, "larger than act_b (it is a part of it)");
+    }
     if (ls->act_w_bytes > ls->act_b_bytes) {
         char key[KEY_MAX];
         snprintf(key, sizeof key, "%sact_w", prefix);
@@ -309,10 +323,33 @@ static void add_layer(stage_cost *sc, const layer_spec *ls)
     sc->boundary_bytes = ls->boundary_bytes;
     sc->param_count += ls->params;
     sc->fwd_flops += ls->fwd_flops;
+    sc->has_attn_core = 1;
+    sc->attn_core_bytes += ls->attn_core_bytes;
+    sc->attn_core_s += ls->attn_core_s;
     if (ls->workspace_bytes > sc->workspace_bytes)
         sc->workspace_bytes = ls->workspace_bytes;
     if (ls->kind == LAYER_TRANSFORMER)
         sc->layers++;
+}
+
+/* Megatron's selective recomputation drops the attention core (softmax,
+ * its dropout, QK^T and AV): the 5as term of M_B = sb(34h + 5as) bytes per
+ * transformer layer, whose FLOPs are 4bs^2h of F's 24bsh^2 + 4bs^2h
+ * (Korthikanti et al. 2022; the zero-bubble paper's Table 1). */
+#define ATTN_CORE_ACT_PER_AS 5.0
+#define ATTN_CORE_FLOPS_S 4.0
+#define DENSE_FLOPS_H 24.0
+static void attn_core_defaults(layer_spec *ls, long h, long a, long s, long b)
+{
+    int transformer = ls->kind == LAYER_TRANSFORMER;
+    if (ls->attn_core_bytes < 0) {
+        double bytes = transformer ? ATTN_CORE_ACT_PER_AS * (double)a * (double)s * (double)s * (double)b : 0.0;
+        ls->attn_core_bytes = bytes < ls->act_b_bytes ? bytes : ls->act_b_bytes;
+    }
+    if (ls->attn_core_s < 0)
+        ls->attn_core_s = transformer ? ls->f_s * ATTN_CORE_FLOPS_S * (double)s /
+                                            (DENSE_FLOPS_H * (double)h + ATTN_CORE_FLOPS_S * (double)s)
+                                      : 0.0;
 }
 
 static const char *const TOP_KEYS[] = {"name", "source", "gpu", "model", "layers", "stage_splits", NULL};
@@ -374,6 +411,8 @@ static int load(parse_ctx *c, const yt_doc *doc, int nstages, workload *w)
         free(spec);
         return rc;
     }
+    for (size_t i = 0; i < layers->count; i++)
+        attn_core_defaults(&spec[i], hidden, heads, seq, mbs);
 
     if (nstages < 1 || nstages > total) {
         free(spec);

@@ -24,6 +24,13 @@ typedef struct stage_cost {
     double fwd_flops;            /* model FLOPs of F (B + W = 2x), for MFU */
     double workspace_bytes;      /* transient buffers while an op of this stage runs */
     int layers;                  /* transformer layers in the stage (informational) */
+    /* Selective recomputation (Megatron's: the attention core only).  Set by
+     * profiles (given, or from the model shape); when has_attn_core is 0
+     * memory_attn_core_bytes / memory_attn_core_s (model/memory.h) derive
+     * them from the zero-bubble formulas. */
+    int has_attn_core;
+    double attn_core_bytes;      /* part of act_b_bytes the attention core stores (the 5as term of M_B) */
+    double attn_core_s;          /* reference seconds to recompute it */
 } stage_cost;
 
 typedef struct workload {

@@ -35,6 +35,7 @@ typedef struct report_input {
     const timeline *tl;
     const run_metrics *m;
     const sim_outcome *outcome;
+    const memplan *plan;           /* memory plan (offload / recompute), NULL = none */
 } report_input;
 
 /* The exit code the run deserves under the contract: PG_EXIT_DEADLOCK if the

@@ -23,6 +23,38 @@
  * it lasts t * ref_speed / S.  Workloads with absolute times (ref_speed 0)
  * run t * S flops: exactly t on any GPU.
  *
+ * Memory plan (sim_input.plan, schedule/plan.h; NULL or empty: none of
+ * this runs, and the compute loop pays one test per op).  Each rank gets
+ * two more actors, its copy engines: D2H and H2D, each serving its queue in
+ * order with blocking one-sided transfers (sg_host_sendto) over the
+ * platform's route between the GPU and its node's host-memory host, so
+ * GPUs sharing a PCIe-switch uplink or a host link share its bandwidth.
+ * After an offloaded F the compute actor queues the D2H copy; the H2D copy
+ * is queued when the compute actor reaches a trigger op chosen before the
+ * run (the prefetch rule, below), and starts once the D2H copy of the same
+ * activation has ended.  Before the activation's first consumer (the
+ * forward recompute R, else B / BW) the compute actor waits for the H2D copy
+ * to end: that wait is a stall, recorded.  R (before B / BW) and RW (before
+ * W) are executions of their plan-given cost, recorded as ops.
+ *
+ * Offloads that cannot pay: an activation whose window (the compute of the
+ * ops between its F and its consumer on this GPU) is shorter than the
+ * uncontended D2H + H2D time is not offloaded: it would free nothing and
+ * delay the consumer (PipeOffload's own filter, issue #70 of its repository,
+ * with factor 1 where its code lazily uses 3).  The last stage's activations
+ * in 1F1B, consumed right after their F, are the typical case.
+ *
+ * Prefetch rule: the reload of an activation consumed by the op at index c
+ * of its rank's list is queued when the compute actor reaches op c - k,
+ * where k >= 1 is the fewest ops whose durations on this GPU add up to the
+ * uncontended H2D time (route latency + bytes / route bandwidth), and never
+ * before the op after the activation's F.  Triggers are then made
+ * non-decreasing in consumer order (an earlier consumer's reload is never
+ * queued after a later one's), since the H2D engine serves in order.  With
+ * contention (shared uplinks, several GPUs on one host link) copies take
+ * longer than planned and the B stalls: that is what the rule is meant to
+ * expose, not hide.
+ *
  * Completion.  Every executed op is counted.  If the simulation ends with
  * ops left (SimGrid detects that every actor is blocked and stops), the run
  * is a deadlock and each blocked rank's next op is named.
@@ -43,6 +75,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
+#include "sim/actmem.h"
 #include "sim/sgshim.h"
 #include "util/strbuf.h"
 
@@ -64,6 +97,18 @@ typedef struct channel {
     struct rank_state *dst;
 } channel;
 
+/* One copy engine (D2H or H2D) of a GPU: a queue of (stage, mb) items. */
+typedef struct copy_engine {
+    copy_dir dir;
+    int total;                  /* items it will copy in the whole run */
+    int *queue;                 /* [total] item indices, in the order queued */
+    int head, tail;
+    sg_sem_t work;              /* one token per queued item */
+    sg_sem_t wake;              /* H2D: released when the awaited D2H ends */
+    int waiting_item;           /* H2D: item whose D2H it waits for, -1 */
+    struct rank_state *rs;
+} copy_engine;
+
 typedef struct rank_state {
     int rank;
     sg_host_t host;
@@ -74,6 +119,12 @@ typedef struct rank_state {
     int waiting_mb;
     sched_op blocked_pred;      /* what the next op waits for (deadlock report) */
     int blocked_on_local;       /* the predecessor is later in this rank's own list */
+    /* memory plan only */
+    sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
+    copy_engine d2h, h2d;
+    int *trig_first;            /* [nops + 1]: reloads queued on reaching op i are */
+    int *trig_items;            /*   trig_items[trig_first[i] .. trig_first[i+1]) */
+    int waiting_reload;         /* item whose H2D the compute actor waits for, -1 */
 } rank_state;
 
 /* The one simulation of this process (SimGrid allows no second). */
@@ -85,6 +136,11 @@ static struct {
     channel *gradient;          /* [nstages]: B(s) -> B(s-1) */
     unsigned char *done;        /* [OP_KIND_COUNT][nstages][m] */
     long events;
+    /* memory plan only (plan == NULL otherwise) */
+    const memplan *plan;
+    act_flow *flow;             /* [nstages * m] */
+    unsigned char *offloaded;   /* [nstages * m] D2H ended */
+    unsigned char *reloaded;    /* [nstages * m] H2D ended */
 } E;
 
 static int ran_once;
@@ -161,6 +217,100 @@ static void send_output(sched_op op, double now_s)
     E.events++;
 }
 
+/* ---- memory plan: copies and recomputes ---------------------------------- */
+
+static size_t item_of(int stage, int mb)
+{
+    return (size_t)stage * (size_t)E.in->sched->m + (size_t)mb;
+}
+
+static void copy_push(copy_engine *ce, int item)
+{
+    ce->queue[ce->tail++] = item;
+    sg_sem_release(ce->work);
+}
+
+static void record_op(rank_state *rs, sched_op op, int kind, double start_s, double end_s)
+{
+    tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+                 .kind = (uint8_t)kind};
+    timeline_add_op(E.tl, &rec);
+}
+
+/* A recompute op of ref_s reference seconds, before op. */
+static void recompute(rank_state *rs, sched_op op, int kind, double ref_s)
+{
+    double start_s = simgrid_get_clock();
+    sg_actor_execute(ref_s * rs->flops_per_ref_s);
+    E.events++;
+    record_op(rs, op, kind, start_s, simgrid_get_clock());
+}
+
+/* Before op runs: its activation back from host memory, then its recompute. */
+static void plan_before(rank_state *rs, sched_op op)
+{
+    size_t item = item_of(op.stage, op.mb);
+    const act_flow *f = &E.flow[item];
+    if (op.kind == OP_B || op.kind == OP_BW) {
+        if (f->offload_bytes > 0 && !E.reloaded[item]) {
+            double start_s = simgrid_get_clock();
+            rs->waiting_reload = (int)item;
+            while (!E.reloaded[item])
+                sg_sem_acquire(rs->wake);
+            tl_stall rec = {.start = start_s, .end = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
+                            .mb = op.mb};
+            timeline_add_stall(E.tl, &rec);
+        }
+        if (f->has_r)
+            recompute(rs, op, TL_OP_R, f->r_ref_s);
+    } else if (op.kind == OP_W && f->has_rw) {
+        recompute(rs, op, TL_OP_RW, f->rw_ref_s);
+    }
+}
+
+static void copy_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    copy_engine *ce = sg_actor_self_get_data();
+    rank_state *rs = ce->rs;
+    for (int n = 0; n < ce->total; n++) {
+        sg_sem_acquire(ce->work);
+        int item = ce->queue[ce->head++];
+        if (ce->dir == COPY_H2D) {
+            while (!E.offloaded[item]) {
+                ce->waiting_item = item;
+                sg_sem_acquire(ce->wake);
+            }
+        }
+        double bytes = E.flow[item].offload_bytes;
+        double start_s = simgrid_get_clock();
+        if (ce->dir == COPY_D2H)
+            sg_host_sendto(rs->host, rs->cpu, bytes);
+        else
+            sg_host_sendto(rs->cpu, rs->host, bytes);
+        double end_s = simgrid_get_clock();
+        E.events++;
+        int m = E.in->sched->m;
+        tl_copy rec = {.start = start_s, .end = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
+                       .mb = item % m, .dir = (uint8_t)ce->dir};
+        timeline_add_copy(E.tl, &rec);
+        if (ce->dir == COPY_D2H) {
+            E.offloaded[item] = 1;
+            if (rs->h2d.waiting_item == item) {
+                rs->h2d.waiting_item = -1;
+                sg_sem_release(rs->h2d.wake);
+            }
+        } else {
+            E.reloaded[item] = 1;
+            if (rs->waiting_reload == item) {
+                rs->waiting_reload = -1;
+                sg_sem_release(rs->wake);
+            }
+        }
+    }
+}
+
 static void compute_actor(int argc, char **argv)
 {
     (void)argc;
@@ -170,8 +320,14 @@ static void compute_actor(int argc, char **argv)
     const sched_op *ops = s->ops[rs->rank];
     for (; rs->next < s->nops[rs->rank]; rs->next++) {
         sched_op op = ops[rs->next];
+        if (E.plan) {
+            for (int t = rs->trig_first[rs->next]; t < rs->trig_first[rs->next + 1]; t++)
+                copy_push(&rs->h2d, rs->trig_items[t]);
+        }
         if (!wait_for_input(rs, op))
             return; /* deadlock: reported after the run */
+        if (E.plan)
+            plan_before(rs, op);
         const stage_cost *cost = &E.in->wl->stage[op.stage];
         double start_s = simgrid_get_clock();
         sg_actor_execute(op_reference_s(cost, op.kind) * rs->flops_per_ref_s);
@@ -182,6 +338,8 @@ static void compute_actor(int argc, char **argv)
                      .kind = op.kind};
         timeline_add_op(E.tl, &rec);
         send_output(op, end_s);
+        if (E.plan && op.kind == OP_F && E.flow[item_of(op.stage, op.mb)].offload_bytes > 0)
+            copy_push(&rs->d2h, (int)item_of(op.stage, op.mb));
     }
 }
 
@@ -254,8 +412,24 @@ static void engine_free(void)
         free(E.gradient[st].sent_at_s);
         free(E.gradient[st].arrived);
     }
-    for (int r = 0; r < s->pp; r++)
-        sg_sem_destroy(E.ranks[r].wake);
+    for (int r = 0; r < s->pp; r++) {
+        rank_state *rs = &E.ranks[r];
+        sg_sem_destroy(rs->wake);
+        if (E.plan && rs->d2h.work) {   /* NULL on ranks plan_setup did not reach */
+            sg_sem_destroy(rs->d2h.work);
+            sg_sem_destroy(rs->h2d.work);
+            sg_sem_destroy(rs->h2d.wake);
+        }
+        if (E.plan) {
+            free(rs->d2h.queue);
+            free(rs->h2d.queue);
+            free(rs->trig_first);
+            free(rs->trig_items);
+        }
+    }
+    free(E.flow);
+    free(E.offloaded);
+    free(E.reloaded);
     free(E.activation);
     free(E.gradient);
     free(E.ranks);
@@ -287,6 +461,108 @@ static void simgrid_setup(void)
     sg_cfg_set_double("network/TCP-gamma", 0.0);
     /* pipegrid reports deadlocks itself, naming the blocked ops. */
     xbt_log_control_set("ker_engine.app:file:/dev/null");
+}
+
+/* Seconds op takes on rs's GPU (ideal: no waiting). */
+static double op_seconds(const rank_state *rs, sched_op op)
+{
+    return op_reference_s(&E.in->wl->stage[op.stage], (op_kind)op.kind) * rs->flops_per_ref_s /
+           sg_host_get_speed(rs->host);
+}
+
+/* The prefetch rule of the header: trigger op of each reload of rank rs. */
+static void plan_triggers(rank_state *rs)
+{
+    const schedule *s = E.in->sched;
+    int n = s->nops[rs->rank];
+    const sched_op *ops = s->ops[rs->rank];
+    size_t nitems = (size_t)s->nstages * (size_t)s->m;
+    int *f_index = pg_xmalloc((nitems + 1) * sizeof *f_index);
+    for (size_t k = 0; k < nitems; k++)
+        f_index[k] = -1;   /* F not reached yet (only in a list that cannot run) */
+    int *consumer = pg_xmalloc(((size_t)n + 1) * sizeof *consumer);   /* op indices, in order */
+    double *before_s = pg_xmalloc(((size_t)n + 1) * sizeof *before_s);  /* compute before op i */
+    before_s[0] = 0;
+    for (int i = 0; i < n; i++)
+        before_s[i + 1] = before_s[i] + op_seconds(rs, ops[i]);
+    int *trigger = pg_xmalloc(((size_t)n + 1) * sizeof *trigger);
+    int nc = 0;
+    double lat_s = sg_host_get_route_latency(rs->cpu, rs->host);
+    double bw = sg_host_get_route_bandwidth(rs->cpu, rs->host);
+    for (int i = 0; i < n; i++) {
+        size_t item = item_of(ops[i].stage, ops[i].mb);
+        if (ops[i].kind == OP_F) {
+            f_index[item] = i;
+            continue;
+        }
+        if ((ops[i].kind != OP_B && ops[i].kind != OP_BW) || E.flow[item].offload_bytes <= 0)
+            continue;
+        double need_s = lat_s + (bw > 0 ? E.flow[item].offload_bytes / bw : 0.0), ahead_s = 0;
+        if (f_index[item] < 0 || before_s[i] - before_s[f_index[item] + 1] < 2 * need_s) {
+            E.flow[item].offload_bytes = 0;   /* cannot pay (header) */
+            continue;
+        }
+        int j = i;
+        while (j - 1 > f_index[item] && (j == i || ahead_s < need_s))
+            ahead_s += op_seconds(rs, ops[--j]);
+        consumer[nc] = i;
+        trigger[nc++] = j;
+    }
+    for (int k = nc - 2; k >= 0; k--) {
+        size_t item = item_of(ops[consumer[k]].stage, ops[consumer[k]].mb);
+        if (trigger[k + 1] < trigger[k])
+            trigger[k] = trigger[k + 1] > f_index[item] + 1 ? trigger[k + 1] : f_index[item] + 1;
+    }
+    rs->trig_first = pg_xcalloc((size_t)n + 2, sizeof *rs->trig_first);
+    rs->trig_items = pg_xmalloc(((size_t)nc + 1) * sizeof *rs->trig_items);
+    for (int k = 0; k < nc; k++)
+        rs->trig_first[trigger[k] + 1]++;
+    for (int i = 0; i < n; i++)
+        rs->trig_first[i + 1] += rs->trig_first[i];
+    int *fill = pg_xmalloc(((size_t)n + 1) * sizeof *fill);
+    memcpy(fill, rs->trig_first, ((size_t)n + 1) * sizeof *fill);
+    for (int k = 0; k < nc; k++)
+        rs->trig_items[fill[trigger[k]]++] = (int)item_of(ops[consumer[k]].stage, ops[consumer[k]].mb);
+    rs->d2h.total = rs->h2d.total = nc;
+    free(fill);
+    free(f_index);
+    free(consumer);
+    free(trigger);
+    free(before_s);
+}
+
+/* Copy engines, flows and triggers; 0 or PG_EXIT_INPUT (no host memory). */
+static int plan_setup(const sim_input *in, pg_status *st)
+{
+    const schedule *s = in->sched;
+    size_t n = (size_t)s->nstages * (size_t)s->m;
+    E.plan = in->plan;
+    E.flow = pg_xcalloc(n + 1, sizeof *E.flow);
+    E.offloaded = pg_xcalloc(n + 1, 1);
+    E.reloaded = pg_xcalloc(n + 1, 1);
+    for (int stage = 0; stage < s->nstages; stage++)
+        for (int mb = 0; mb < s->m; mb++)
+            act_flow_of(in->wl, in->plan, stage, mb, &E.flow[item_of(stage, mb)]);
+    for (int r = 0; r < s->pp; r++) {
+        rank_state *rs = &E.ranks[r];
+        const pg_gpu *gpu = &in->plat->gpu[in->rank_gpu[r]];
+        rs->waiting_reload = -1;
+        rs->d2h = (copy_engine){.dir = COPY_D2H, .work = sg_sem_init(0), .waiting_item = -1, .rs = rs};
+        rs->h2d = (copy_engine){.dir = COPY_H2D, .work = sg_sem_init(0), .wake = sg_sem_init(0),
+                                .waiting_item = -1, .rs = rs};
+        if (in->plan->noffload > 0) {
+            if (gpu->cpu_index < 0 || (rs->cpu = sg_host_by_name(in->plat->cpu_host[gpu->cpu_index])) == NULL)
+                return pg_fail(st, PG_EXIT_INPUT,
+                               "%s: offload needs a host-memory host (kind=cpu) on the node of GPU '%s'",
+                               in->plat->xml_path, gpu->host);
+            plan_triggers(rs);
+        } else {
+            rs->trig_first = pg_xcalloc((size_t)s->nops[r] + 2, sizeof *rs->trig_first);
+        }
+        rs->d2h.queue = pg_xcalloc((size_t)rs->d2h.total + 1, sizeof *rs->d2h.queue);
+        rs->h2d.queue = pg_xcalloc((size_t)rs->h2d.total + 1, sizeof *rs->h2d.queue);
+    }
+    return 0;
 }
 
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
@@ -328,6 +604,13 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
         if (stage > 0)
             channel_setup(&E.gradient[stage], stage, XFER_GRADIENT, here, s->stage_rank[stage - 1]);
     }
+    if (!plan_is_empty(in->plan)) {
+        int rc = plan_setup(in, st);
+        if (rc != 0) {
+            engine_free();
+            return rc;
+        }
+    }
 
     /* Receive actors first: they must own their mailboxes before anything is sent. */
     char name[MAILBOX_NAME_MAX + 16];
@@ -341,6 +624,17 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
             sg_actor_t a = sg_actor_init(name, E.ranks[c->dst_rank].host);
             sg_actor_set_data(a, c);
             sg_actor_start(a, receive_actor, 0, NULL);
+        }
+    }
+    for (int r = 0; r < s->pp && E.plan; r++) {
+        copy_engine *engines[2] = {&E.ranks[r].d2h, &E.ranks[r].h2d};
+        for (int k = 0; k < 2; k++) {
+            if (engines[k]->total == 0)
+                continue;
+            snprintf(name, sizeof name, "%s%d", k == 0 ? "d2h" : "h2d", r);
+            sg_actor_t a = sg_actor_init(name, E.ranks[r].host);
+            sg_actor_set_data(a, engines[k]);
+            sg_actor_start(a, copy_actor, 0, NULL);
         }
     }
     for (int r = 0; r < s->pp; r++) {

@@ -12,6 +12,12 @@
  *
  * Activations are counted in chunk units (integers) and divided by v at the
  * end, so the peak is exact however long the timeline.
+ *
+ * With a memory plan, the bytes of each event come from sim/actmem.h, and
+ * the rank's offload copies join the replay: a D2H copy's end is one more
+ * release, an H2D copy's start one more allocation (event indices with
+ * COPY_BIT set name copies).  Without a plan the replay is the one above,
+ * event for event.
  */
 #include "sim/metrics.h"
 
@@ -20,6 +26,7 @@
 #include <string.h>
 
 #include "model/memory.h"
+#include "sim/actmem.h"
 #include "util/error.h"
 
 /* FLOPs of one microbatch through one stage: forward, plus backward for the
@@ -28,8 +35,10 @@
 
 typedef struct ev {
     double t;
-    size_t op;
+    size_t op;       /* op index, or COPY_BIT | copy index */
 } ev;
+
+#define COPY_BIT ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 static int ev_cmp(const void *a, const void *b)
 {
@@ -66,13 +75,24 @@ static const stage_cost *op_cost(const metrics_input *in, const tl_op *op)
     return &in->wl->stage[op->stage];
 }
 
-static double alloc_bytes(const stage_cost *c, const tl_op *op)
+static double alloc_bytes(const metrics_input *in, const stage_cost *c, const tl_op *op)
 {
-    return op->kind == OP_F ? c->act_b_bytes : 0.0;
+    if (!in->plan) return op->kind == OP_F ? c->act_b_bytes : 0.0;
+    if (op->kind != OP_F && op->kind != TL_OP_R && op->kind != TL_OP_RW) return 0.0;
+    if (op->mb < 0 || op->mb >= in->plan->m) return 0.0;
+    act_flow f;
+    act_flow_of(in->wl, in->plan, op->stage, op->mb, &f);
+    return op->kind == OP_F ? f.f_alloc : op->kind == TL_OP_R ? f.r_alloc : f.rw_alloc;
 }
 
-static double release_bytes(const stage_cost *c, const tl_op *op)
+static double release_bytes(const metrics_input *in, const stage_cost *c, const tl_op *op)
 {
+    if (in->plan && op->mb >= 0 && op->mb < in->plan->m &&
+        (op->kind == OP_B || op->kind == OP_W || op->kind == OP_BW)) {
+        act_flow f;
+        act_flow_of(in->wl, in->plan, op->stage, op->mb, &f);
+        return op->kind == OP_B ? f.b_release : op->kind == OP_W ? f.w_release : f.bw_release;
+    }
     switch (op->kind) {
     case OP_B: return c->act_b_bytes - c->act_w_bytes;
     case OP_W: return c->act_w_bytes;
@@ -89,23 +109,32 @@ typedef struct by_rank {
     size_t *first;   /* [pp + 1] */
 } by_rank;
 
-static void group_by_rank(const timeline *tl, int pp, by_rank *g)
+/* rank_of(tl, i) for i < n: the rank of record i of some timeline array. */
+typedef int (*rank_fn)(const timeline *tl, size_t i);
+static int op_rank(const timeline *tl, size_t i) { return tl->ops[i].rank; }
+static int copy_rank(const timeline *tl, size_t i) { return tl->copies[i].rank; }
+
+static void group_records(const timeline *tl, size_t n, rank_fn rank_of, int pp, by_rank *g)
 {
-    size_t nops = tl ? tl->nops : 0;
     g->first = pg_xcalloc((size_t)pp + 1, sizeof *g->first);
-    g->idx = pg_xmalloc((nops ? nops : 1) * sizeof *g->idx);
-    for (size_t i = 0; i < nops; i++) {
-        int r = tl->ops[i].rank;
+    g->idx = pg_xmalloc((n ? n : 1) * sizeof *g->idx);
+    for (size_t i = 0; i < n; i++) {
+        int r = rank_of(tl, i);
         if (r >= 0 && r < pp) g->first[r + 1]++;
     }
     for (int r = 0; r < pp; r++) g->first[r + 1] += g->first[r];
     size_t *fill = pg_xmalloc(((size_t)pp + 1) * sizeof *fill);
     memcpy(fill, g->first, ((size_t)pp + 1) * sizeof *fill);
-    for (size_t i = 0; i < nops; i++) {
-        int r = tl->ops[i].rank;
+    for (size_t i = 0; i < n; i++) {
+        int r = rank_of(tl, i);
         if (r >= 0 && r < pp) g->idx[fill[r]++] = i;
     }
     free(fill);
+}
+
+static void group_by_rank(const timeline *tl, int pp, by_rank *g)
+{
+    group_records(tl, tl ? tl->nops : 0, op_rank, pp, g);
 }
 
 static void by_rank_free(by_rank *g)
@@ -114,38 +143,59 @@ static void by_rank_free(by_rank *g)
     free(g->first);
 }
 
-/* Replays one rank's memory events (ops idx[0..n)), calling fn once per
- * distinct instant.  starts/ends are scratch arrays of at least n events. */
-static void walk_rank(const metrics_input *in, int rank, const size_t *idx, size_t n, int v,
+/* One rank's records: ops idx[0..n), copies cidx[0..nc). */
+typedef struct rank_records {
+    const size_t *idx; size_t n;
+    const size_t *cidx; size_t nc;
+} rank_records;
+
+/* Replays one rank's memory events, calling fn once per distinct instant.
+ * starts/ends are scratch arrays of at least n + nc events. */
+static void walk_rank(const metrics_input *in, int rank, const rank_records *rr, int v,
                       ev *starts, ev *ends, metrics_memory_fn fn, void *ctx)
 {
     const tl_op *ops = in->tl->ops;
-    for (size_t i = 0; i < n; i++) {
-        starts[i] = (ev){ ops[idx[i]].start, idx[i] };
-        ends[i] = (ev){ ops[idx[i]].end, idx[i] };
+    const tl_copy *copies = in->tl->copies;
+    size_t ns = 0, ne = 0;
+    for (size_t i = 0; i < rr->n; i++) {
+        starts[ns++] = (ev){ ops[rr->idx[i]].start, rr->idx[i] };
+        ends[ne++] = (ev){ ops[rr->idx[i]].end, rr->idx[i] };
     }
-    ev_sort(starts, n);
-    ev_sort(ends, n);
+    for (size_t i = 0; i < rr->nc; i++) {
+        const tl_copy *cp = &copies[rr->cidx[i]];
+        if (cp->dir == COPY_D2H) ends[ne++] = (ev){ cp->end, COPY_BIT | rr->cidx[i] };
+        else starts[ns++] = (ev){ cp->start, COPY_BIT | rr->cidx[i] };
+    }
+    ev_sort(starts, ns);
+    ev_sort(ends, ne);
 
     double act_bytes = 0, ws_bytes = 0;
     int64_t act_chunks = 0;
     size_t i = 0, k = 0;
-    while (i < n || k < n) {
-        double t = (k < n && (i >= n || ends[k].t <= starts[i].t)) ? ends[k].t : starts[i].t;
-        for (; k < n && ends[k].t == t; k++) {
+    while (i < ns || k < ne) {
+        double t = (k < ne && (i >= ns || ends[k].t <= starts[i].t)) ? ends[k].t : starts[i].t;
+        for (; k < ne && ends[k].t == t; k++) {
+            if (ends[k].op & COPY_BIT) {
+                act_bytes -= copies[ends[k].op & ~COPY_BIT].bytes;
+                continue;
+            }
             const tl_op *op = &ops[ends[k].op];
             const stage_cost *c = op_cost(in, op);
             if (op->kind == OP_W || op->kind == OP_BW) act_chunks--;
             if (!c) continue;
-            act_bytes -= release_bytes(c, op);
+            act_bytes -= release_bytes(in, c, op);
             ws_bytes -= c->workspace_bytes;
         }
-        for (; i < n && starts[i].t == t; i++) {
+        for (; i < ns && starts[i].t == t; i++) {
+            if (starts[i].op & COPY_BIT) {
+                act_bytes += copies[starts[i].op & ~COPY_BIT].bytes;
+                continue;
+            }
             const tl_op *op = &ops[starts[i].op];
             const stage_cost *c = op_cost(in, op);
             if (op->kind == OP_F) act_chunks++;
             if (!c) continue;
-            act_bytes += alloc_bytes(c, op);
+            act_bytes += alloc_bytes(in, c, op);
             ws_bytes += c->workspace_bytes;
         }
         fn(ctx, rank, t, act_bytes, ws_bytes, (double)act_chunks / v);
@@ -161,19 +211,25 @@ void metrics_memory_walk(const metrics_input *in, metrics_memory_fn fn, void *ct
 {
     int pp = rank_count(in);
     if (pp <= 0 || !in->tl) return;
-    by_rank g;
+    by_rank g, gc;
     group_by_rank(in->tl, pp, &g);
+    group_records(in->tl, in->tl->ncopies, copy_rank, pp, &gc);
     size_t most = 0;
-    for (int r = 0; r < pp; r++)
-        if (g.first[r + 1] - g.first[r] > most) most = g.first[r + 1] - g.first[r];
+    for (int r = 0; r < pp; r++) {
+        size_t n = g.first[r + 1] - g.first[r] + gc.first[r + 1] - gc.first[r];
+        if (n > most) most = n;
+    }
     ev *starts = pg_xmalloc((most ? most : 1) * sizeof *starts);
     ev *ends = pg_xmalloc((most ? most : 1) * sizeof *ends);
-    for (int r = 0; r < pp; r++)
-        walk_rank(in, r, g.idx + g.first[r], g.first[r + 1] - g.first[r], stages_per_rank(in),
-                  starts, ends, fn, ctx);
+    for (int r = 0; r < pp; r++) {
+        rank_records rr = { g.idx + g.first[r], g.first[r + 1] - g.first[r],
+                            gc.idx + gc.first[r], gc.first[r + 1] - gc.first[r] };
+        walk_rank(in, r, &rr, stages_per_rank(in), starts, ends, fn, ctx);
+    }
     free(starts);
     free(ends);
     by_rank_free(&g);
+    by_rank_free(&gc);
 }
 
 /* Peak tracking for metrics_compute's walk. */
@@ -197,7 +253,8 @@ static double rank_static_bytes(const metrics_input *in, int rank)
     int n = 0;
     for (int s = 0; s < in->sched->nstages && s < in->wl->nstages; s++)
         if (in->sched->stage_rank[s] == rank) stages[n++] = s;
-    double bytes = memory_static_bytes(in->wl, stages, n, in->bytes_per_param);
+    double bytes = in->zero1 ? memory_static_bytes_zero1(in->wl, stages, n, in->bytes_per_param, in->dp)
+                             : memory_static_bytes(in->wl, stages, n, in->bytes_per_param);
     free(stages);
     return bytes;
 }
@@ -218,6 +275,7 @@ static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics
         if (i == 0 || op->start < rm->first_start) rm->first_start = op->start;
         if (i == 0 || op->end > rm->last_end) rm->last_end = op->end;
         rm->busy_s += op->end - op->start;
+        if (op->kind == TL_OP_R || op->kind == TL_OP_RW) rm->recompute_s += op->end - op->start;
     }
     rm->span = n ? rm->last_end - rm->first_start : 0.0;
     rm->idle_s = rm->span - rm->busy_s;
@@ -241,6 +299,124 @@ static void throughput(const metrics_input *in, run_metrics *out)
     }
     if (model_flops > 0 && peak_flops_per_s > 0)
         out->mfu = model_flops / (out->makespan * peak_flops_per_s);
+}
+
+static int interval_start_cmp(const void *a, const void *b)
+{
+    const double *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Per rank: bytes each way, busy time of each engine and of the link
+ * (union of both engines' intervals), stall time. */
+static void copy_stats(const timeline *tl, run_metrics *out)
+{
+    by_rank gc;
+    group_records(tl, tl->ncopies, copy_rank, out->pp, &gc);
+    size_t most = 0;
+    for (int r = 0; r < out->pp; r++)
+        if (gc.first[r + 1] - gc.first[r] > most) most = gc.first[r + 1] - gc.first[r];
+    double *iv = pg_xmalloc((2 * most + 2) * sizeof *iv);
+    for (int r = 0; r < out->pp; r++) {
+        rank_metrics *rm = &out->rank[r];
+        size_t n = gc.first[r + 1] - gc.first[r];
+        for (size_t i = 0; i < n; i++) {
+            const tl_copy *cp = &tl->copies[gc.idx[gc.first[r] + i]];
+            if (cp->dir == COPY_D2H) {
+                rm->offload_bytes += cp->bytes;
+                rm->d2h_busy_s += cp->end - cp->start;
+            } else {
+                rm->reload_bytes += cp->bytes;
+                rm->h2d_busy_s += cp->end - cp->start;
+            }
+            iv[2 * i] = cp->start;
+            iv[2 * i + 1] = cp->end;
+        }
+        qsort(iv, n, 2 * sizeof *iv, interval_start_cmp);
+        double until = 0;
+        for (size_t i = 0; i < n; i++) {
+            double a = iv[2 * i], b = iv[2 * i + 1];
+            if (i == 0 || a > until) {
+                rm->pcie_busy_s += b - a;
+                until = b;
+            } else if (b > until) {
+                rm->pcie_busy_s += b - until;
+                until = b;
+            }
+        }
+    }
+    free(iv);
+    by_rank_free(&gc);
+    for (size_t i = 0; i < tl->nstalls; i++) {
+        const tl_stall *sl = &tl->stalls[i];
+        if (sl->rank >= 0 && sl->rank < out->pp) out->rank[sl->rank].stall_s += sl->end - sl->start;
+    }
+}
+
+/* Host memory of each node: a D2H copy holds its bytes there from its start
+ * to the end of the H2D copy that brings them back. */
+typedef struct host_ev {
+    double t;
+    double delta;
+} host_ev;
+
+static int host_ev_cmp(const void *a, const void *b)
+{
+    const host_ev *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->delta > y->delta) - (x->delta < y->delta);   /* releases first */
+}
+
+static void host_memory(const metrics_input *in, run_metrics *out)
+{
+    if (!in->plat || in->plat->ncpus <= 0) return;
+    out->nhosts = in->plat->ncpus;
+    out->host_peak_bytes = pg_xcalloc((size_t)out->nhosts, sizeof *out->host_peak_bytes);
+    out->host_capacity_bytes = pg_xcalloc((size_t)out->nhosts, sizeof *out->host_capacity_bytes);
+    out->host_oom = pg_xcalloc((size_t)out->nhosts, sizeof *out->host_oom);
+    for (int h = 0; h < out->nhosts; h++) out->host_capacity_bytes[h] = in->plat->cpu_memory_bytes[h];
+    const timeline *tl = in->tl;
+    if (tl->ncopies == 0) return;
+    host_ev *ev_list = pg_xmalloc(tl->ncopies * sizeof *ev_list);
+    for (int h = 0; h < out->nhosts; h++) {
+        size_t n = 0;
+        for (size_t i = 0; i < tl->ncopies; i++) {
+            const tl_copy *cp = &tl->copies[i];
+            if (cp->rank < 0 || cp->rank >= out->pp) continue;
+            int g = out->rank[cp->rank].gpu;
+            if (g < 0 || in->plat->gpu[g].cpu_index != h) continue;
+            ev_list[n++] = cp->dir == COPY_D2H ? (host_ev){ cp->start, cp->bytes } : (host_ev){ cp->end, -cp->bytes };
+        }
+        qsort(ev_list, n, sizeof *ev_list, host_ev_cmp);
+        double held = 0;
+        for (size_t i = 0; i < n; i++) {
+            held += ev_list[i].delta;
+            if (held > out->host_peak_bytes[h]) out->host_peak_bytes[h] = held;
+        }
+        if (out->host_capacity_bytes[h] > 0 && out->host_peak_bytes[h] > out->host_capacity_bytes[h])
+            out->host_oom[out->nhost_oom++] = h;
+    }
+    free(ev_list);
+}
+
+static int rank_listed(const run_metrics *m, int r)
+{
+    for (int i = 0; i < m->noom; i++)
+        if (m->oom[i] == r) return 1;
+    return 0;
+}
+
+/* Ranks that offload to an over-full host memory are out of memory too. */
+static void host_oom_ranks(const metrics_input *in, run_metrics *out)
+{
+    for (int i = 0; i < out->nhost_oom; i++) {
+        for (int r = 0; r < out->pp; r++) {
+            int g = out->rank[r].gpu;
+            if (g >= 0 && in->plat->gpu[g].cpu_index == out->host_oom[i] && out->rank[r].offload_bytes > 0 &&
+                !rank_listed(out, r))
+                out->oom[out->noom++] = r;
+        }
+    }
 }
 
 void metrics_compute(const metrics_input *in, run_metrics *out)
@@ -286,6 +462,9 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         const rank_metrics *rm = &out->rank[r];
         if (rm->capacity_bytes > 0 && rm->peak_memory_bytes > rm->capacity_bytes) out->oom[out->noom++] = r;
     }
+    copy_stats(tl, out);
+    host_memory(in, out);
+    host_oom_ranks(in, out);
     if (out->span > 0)
         out->bubble_ratio = (out->span - out->rank[out->span_rank].busy_s) / out->span;
     out->iteration_s = out->makespan;
@@ -296,7 +475,13 @@ void metrics_free(run_metrics *m)
 {
     free(m->rank);
     free(m->oom);
+    free(m->host_peak_bytes);
+    free(m->host_capacity_bytes);
+    free(m->host_oom);
     m->rank = NULL;
     m->oom = NULL;
     m->noom = 0;
+    m->host_peak_bytes = m->host_capacity_bytes = NULL;
+    m->host_oom = NULL;
+    m->nhosts = m->nhost_oom = 0;
 }

@@ -8,6 +8,13 @@
  *                   +1/v at the start of F, -1/v at the end of the W or BW that frees it
  *   peak_memory_bytes per rank: static + activations (F start +M_B, B end -(M_B-M_W),
  *                   W end -M_W) + the running op's workspace
+ * With a memory plan the activation events are those of sim/actmem.h (F
+ * keeps less under recomputation, R / RW ops allocate again, a D2H copy
+ * frees at its end, an H2D copy allocates at its start); peak_activations
+ * keeps the contract's F-to-W count whatever the plan.  Host memory per
+ * node: +bytes at a D2H start, -bytes at the H2D end; a node over its
+ * capacity (platform cpu memory, 0 = unknown) puts its offloading ranks in oom.
+ * Static memory shards the optimizer part over dp with zero1 (model/memory.h).
  * Events at the same instant release before they allocate.
  */
 #ifndef PG_SIM_METRICS_H
@@ -15,6 +22,7 @@
 
 #include "model/platform.h"
 #include "model/workload.h"
+#include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "sim/timeline.h"
 
@@ -29,8 +37,12 @@ typedef struct rank_metrics {
     double static_bytes;         /* weights + gradients + optimizer state */
     double peak_activation_bytes;/* activation bytes at the memory peak */
     double capacity_bytes;       /* of its GPU */
-    double recompute_s;
-    double offload_bytes;
+    double recompute_s;          /* time in R / RW ops */
+    double offload_bytes;        /* copied D2H */
+    double reload_bytes;         /* copied H2D */
+    double d2h_busy_s, h2d_busy_s;
+    double pcie_busy_s;          /* time with at least one copy of this GPU in flight */
+    double stall_s;              /* ops waiting for their activation to come back */
     int gpu;                     /* index into platform */
 } rank_metrics;
 
@@ -47,6 +59,10 @@ typedef struct run_metrics {
     double lower_bound;          /* 0 = not computed */
     int noom; int *oom;          /* ranks over capacity */
     rank_metrics *rank;          /* [pp] */
+    int nhosts;                  /* host-memory endpoints (platform ncpus) */
+    double *host_peak_bytes;     /* [nhosts] offloaded activations held in host memory */
+    double *host_capacity_bytes; /* [nhosts] 0 = unknown */
+    int nhost_oom; int *host_oom;/* hosts over capacity */
 } run_metrics;
 
 typedef struct metrics_input {
@@ -57,6 +73,9 @@ typedef struct metrics_input {
     const timeline *tl;
     double bytes_per_param;
     double capacity_override_bytes;  /* memory.capacity; 0 = GPU's own */
+    const memplan *plan;                /* NULL: no offload, no recompute */
+    int zero1;                       /* shard the optimizer state over dp */
+    int dp;
 } metrics_input;
 
 void metrics_compute(const metrics_input *in, run_metrics *out);

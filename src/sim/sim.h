@@ -9,7 +9,8 @@
  * the platform's route that overlap with compute.  The network model is set
  * in code to SimGrid's exact one (CM02, no cross-traffic, no TCP window), so
  * a transfer takes route latency + bytes / bottleneck bandwidth, shared
- * fairly under contention.
+ * fairly under contention.  A memory plan adds offload copies to host memory
+ * (one D2H and one H2D copy engine per GPU) and recompute ops (engine.c).
  *
  * SimGrid allows one simulation per process: sim_run may be called once.
  */
@@ -18,6 +19,7 @@
 
 #include "model/platform.h"
 #include "model/workload.h"
+#include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "sim/timeline.h"
 #include "util/error.h"
@@ -28,6 +30,7 @@ typedef struct sim_input {
     const platform_desc *plat;
     const int *rank_gpu;       /* [pp] index into plat->gpu of each pipeline rank */
     int zero_byte_messages;    /* network=ideal: messages carry no bytes, only latency */
+    const memplan *plan;          /* offload / recompute choices; NULL or empty: none (engine.c's header) */
 } sim_input;
 
 typedef struct sim_outcome {

@@ -1,4 +1,4 @@
-/* timeline.c: append-only record of simulated ops and transfers. */
+/* timeline.c: append-only record of simulated ops, transfers, copies and stalls. */
 #include "sim/timeline.h"
 
 #include <stdlib.h>
@@ -15,6 +15,8 @@ void timeline_free(timeline *t)
 {
     free(t->ops);
     free(t->xfers);
+    free(t->copies);
+    free(t->stalls);
     memset(t, 0, sizeof *t);
 }
 
@@ -28,4 +30,16 @@ void timeline_add_xfer(timeline *t, const tl_xfer *x)
 {
     pg_grow((void **)&t->xfers, &t->cap_xfers, t->nxfers + 1, sizeof *t->xfers);
     t->xfers[t->nxfers++] = *x;
+}
+
+void timeline_add_copy(timeline *t, const tl_copy *c)
+{
+    pg_grow((void **)&t->copies, &t->cap_copies, t->ncopies + 1, sizeof *t->copies);
+    t->copies[t->ncopies++] = *c;
+}
+
+void timeline_add_stall(timeline *t, const tl_stall *s)
+{
+    pg_grow((void **)&t->stalls, &t->cap_stalls, t->nstalls + 1, sizeof *t->stalls);
+    t->stalls[t->nstalls++] = *s;
 }

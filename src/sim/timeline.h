@@ -1,14 +1,26 @@
 /* timeline.h: what a simulation records (plain data, no SimGrid).
  *
  * Every op executed on a GPU and every transfer between GPUs, with simulated
- * start and end times.  Metrics, reports and traces are all computed from
- * this record, never from SimGrid state.
+ * start and end times; with a memory plan (schedule/plan.h) also the
+ * recompute ops the simulator inserted (kinds TL_OP_R, TL_OP_RW), every
+ * offload copy between a GPU and host memory, and every wait of an op for
+ * its activation to come back (a stall).  Metrics, reports and traces are
+ * all computed from this record, never from SimGrid state.
  */
 #ifndef PG_SIM_TIMELINE_H
 #define PG_SIM_TIMELINE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "schedule/schedule.h"
+
+/* tl_op kinds beyond op_kind: recomputations inserted from a plan. */
+enum {
+    TL_OP_R = OP_KIND_COUNT,   /* forward recompute before B / BW */
+    TL_OP_RW,                  /* forward recompute before W (backward option) */
+    TL_OP_KIND_COUNT
+};
 
 typedef struct tl_op {
     double start, end;       /* seconds */
@@ -29,14 +41,38 @@ typedef struct tl_xfer {
     uint8_t kind;            /* xfer_kind */
 } tl_xfer;
 
+typedef enum { COPY_D2H = 0, COPY_H2D } copy_dir;
+
+/* An activation copied between a GPU and its node's host memory. */
+typedef struct tl_copy {
+    double start, end;       /* copy engine started, copy ended */
+    double bytes;
+    int32_t rank;
+    int32_t stage;
+    int32_t mb;
+    uint8_t dir;             /* copy_dir */
+} tl_copy;
+
+/* An op ready to run but waiting for its activation's H2D copy. */
+typedef struct tl_stall {
+    double start, end;
+    int32_t rank;
+    int32_t stage;
+    int32_t mb;
+} tl_stall;
+
 typedef struct timeline {
     tl_op *ops;     size_t nops, cap_ops;
     tl_xfer *xfers; size_t nxfers, cap_xfers;
+    tl_copy *copies; size_t ncopies, cap_copies;
+    tl_stall *stalls; size_t nstalls, cap_stalls;
 } timeline;
 
 void timeline_init(timeline *t);
 void timeline_free(timeline *t);
 void timeline_add_op(timeline *t, const tl_op *op);
 void timeline_add_xfer(timeline *t, const tl_xfer *x);
+void timeline_add_copy(timeline *t, const tl_copy *c);
+void timeline_add_stall(timeline *t, const tl_stall *s);
 
 #endif

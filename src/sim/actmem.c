@@ -1,0 +1,44 @@
+/* actmem.c: bytes and seconds of one activation's path (actmem.h). */
+#include "sim/actmem.h"
+
+#include <string.h>
+
+#include "model/memory.h"
+
+static double at_most(double x, double cap)
+{
+    return x < cap ? x : cap;
+}
+
+void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flow *out)
+{
+    const stage_cost *c = &w->stage[stage];
+    memset(out, 0, sizeof *out);
+    out->f_alloc = c->act_b_bytes;
+    out->b_release = c->act_b_bytes - c->act_w_bytes;
+    out->w_release = c->act_w_bytes;
+    out->bw_release = c->act_b_bytes;
+    if (p == NULL)
+        return;
+    plan_choice ch = plan_get(p, stage, mb);
+    double input = memory_input_bytes(w, stage);
+    if (ch.fwd == PLAN_FWD_FULL) {
+        out->f_alloc = at_most(input, c->act_b_bytes);
+        out->has_r = 1;
+        out->r_ref_s = c->f_s;
+    } else if (ch.fwd == PLAN_FWD_SELECTIVE) {
+        out->f_alloc = c->act_b_bytes - memory_attn_core_bytes(c);
+        out->has_r = 1;
+        out->r_ref_s = memory_attn_core_s(c);
+    }
+    out->r_alloc = c->act_b_bytes - out->f_alloc;
+    if (ch.bwd == PLAN_BWD_RECOMPUTE) {
+        double kept = at_most(input, c->act_w_bytes);
+        out->b_release = c->act_b_bytes - kept;
+        out->has_rw = 1;
+        out->rw_alloc = c->act_w_bytes - kept;
+        out->rw_ref_s = c->f_s;
+    }
+    if (ch.offload)
+        out->offload_bytes = out->f_alloc;
+}
