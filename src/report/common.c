@@ -61,6 +61,8 @@ char *rpt_network_label(const report_input *in, char *buf, int len)
 const char *rpt_kind_name(int kind, char *buf, int len)
 {
     if (kind >= 0 && kind < OP_KIND_COUNT) return op_kind_name((op_kind)kind);
+    if (kind == TL_OP_R) return "R";     /* recomputes inserted from a memory plan */
+    if (kind == TL_OP_RW) return "RW";
     snprintf(buf, (size_t)len, "op%d", kind);
     return buf;
 }

@@ -109,6 +109,11 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
     boolean(&w, "oom", rank_is_oom(in->m, r));
     num(&w, "recompute_seconds", rm->recompute_s);
     num(&w, "offload_bytes", rm->offload_bytes);
+    num(&w, "reload_bytes", rm->reload_bytes);
+    num(&w, "d2h_busy_seconds", rm->d2h_busy_s);
+    num(&w, "h2d_busy_seconds", rm->h2d_busy_s);
+    num(&w, "pcie_busy_seconds", rm->pcie_busy_s);
+    num(&w, "offload_stall_seconds", rm->stall_s);
     sb_append(sb, "}");
 }
 
@@ -154,6 +159,21 @@ static void metrics_fields(const report_input *in, jw *w)
     sb_append(w->sb, "]");
     rank_array(w, "recompute_seconds", m, offsetof(rank_metrics, recompute_s));
     rank_array(w, "offload_bytes", m, offsetof(rank_metrics, offload_bytes));
+    rank_array(w, "reload_bytes", m, offsetof(rank_metrics, reload_bytes));
+    rank_array(w, "pcie_busy_seconds", m, offsetof(rank_metrics, pcie_busy_s));
+    rank_array(w, "offload_stall_seconds", m, offsetof(rank_metrics, stall_s));
+    rank_array(w, "peak_time", m, offsetof(rank_metrics, peak_time_s));
+    key(w, "host_peak_memory_bytes");
+    sb_append(w->sb, "[");
+    for (int h = 0; h < m->nhosts; h++) {
+        sb_append(w->sb, h ? "," : "");
+        sb_append_json_number(w->sb, m->host_peak_bytes[h]);
+    }
+    sb_append(w->sb, "]");
+    key(w, "host_oom");
+    sb_append(w->sb, "[");
+    for (int i = 0; i < m->nhost_oom; i++) sb_appendf(w->sb, "%s%d", i ? "," : "", m->host_oom[i]);
+    sb_append(w->sb, "]");
     num(w, "iteration_seconds", m->iteration_s);
     key(w, "lower_bound");
     if (m->lower_bound > 0)

@@ -18,7 +18,7 @@ int rpt_stages_per_rank(const report_input *in);
 char *rpt_workload_label(const report_input *in, char *buf, int len);
 /* "ideal", "cluster", "platforms/x.xml": the network key's value. */
 char *rpt_network_label(const report_input *in, char *buf, int len);
-/* "F", "B", "W", "BW", or "op<N>" for a kind this layer does not know. */
+/* "F", "B", "W", "BW", "R", "RW", or "op<N>" for a kind this layer does not know. */
 const char *rpt_kind_name(int kind, char *buf, int len);
 /* SimGrid host of a rank's GPU, "" if unknown. */
 const char *rpt_rank_host(const report_input *in, int rank);

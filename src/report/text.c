@@ -114,6 +114,57 @@ static const char *format_rate(double per_s, char *buf, size_t len)
     return buf;
 }
 
+/* Where the largest peak is, when, and what it is made of. */
+static void peak_breakdown(const run_metrics *m, strbuf *sb)
+{
+    int top = 0;
+    for (int r = 1; r < m->pp; r++)
+        if (m->rank[r].peak_memory_bytes > m->rank[top].peak_memory_bytes) top = r;
+    const rank_metrics *rm = &m->rank[top];
+    char t[QTY_MAX], st[QTY_MAX], act[QTY_MAX], ws[QTY_MAX], line[4 * QTY_MAX + 96];
+    units_format_duration(rm->peak_time_s, t, sizeof t);
+    units_format_bytes(rm->static_bytes, st, sizeof st);
+    units_format_bytes(rm->peak_activation_bytes, act, sizeof act);
+    units_format_bytes(rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes, ws, sizeof ws);
+    snprintf(line, sizeof line, "rank %d at %s: static %s + activations %s + workspace %s", top, t, st, act, ws);
+    total_line(sb, "  made of", line);
+}
+
+/* Offload and recompute totals, only when a memory plan did something. */
+static void memory_plan_lines(const run_metrics *m, strbuf *sb)
+{
+    double off = 0, pcie = 0, stall = 0, rec = 0;
+    for (int r = 0; r < m->pp; r++) {
+        off += m->rank[r].offload_bytes;
+        if (m->rank[r].pcie_busy_s > pcie) pcie = m->rank[r].pcie_busy_s;
+        stall += m->rank[r].stall_s;
+        rec += m->rank[r].recompute_s;
+    }
+    char a[QTY_MAX], b[QTY_MAX], c[QTY_MAX], line[3 * QTY_MAX + 96];
+    if (off > 0) {
+        units_format_bytes(off, a, sizeof a);
+        units_format_duration(pcie, b, sizeof b);
+        units_format_duration(stall, c, sizeof c);
+        snprintf(line, sizeof line, "%s (PCIe busy up to %s per GPU, stalls %s in all)", a, b, c);
+        total_line(sb, "offloaded", line);
+    }
+    if (rec > 0) {
+        units_format_duration(rec, a, sizeof a);
+        snprintf(line, sizeof line, "%s in all ranks", a);
+        total_line(sb, "recompute", line);
+    }
+    for (int h = 0; h < m->nhosts; h++) {
+        if (m->host_peak_bytes[h] <= 0) continue;
+        units_format_bytes(m->host_peak_bytes[h], a, sizeof a);
+        if (m->host_capacity_bytes[h] > 0)
+            units_format_bytes(m->host_capacity_bytes[h], b, sizeof b);
+        else
+            snprintf(b, sizeof b, "?");
+        snprintf(line, sizeof line, "node %d: %s / %s", h, a, b);
+        total_line(sb, "host memory", line);
+    }
+}
+
 static void totals(const report_input *in, strbuf *sb)
 {
     const run_metrics *m = in->m;
@@ -138,6 +189,8 @@ static void totals(const report_input *in, strbuf *sb)
     }
     units_format_bytes(rpt_max_peak_memory(m), a, sizeof a);
     total_line(sb, "peak memory", a);
+    peak_breakdown(m, sb);
+    memory_plan_lines(m, sb);
     if (m->noom == 0) {
         total_line(sb, "OOM ranks", "none");
     } else {

@@ -314,6 +314,44 @@ static void xfer_events(const report_input *in, writer *w, int pp)
     free(recv_lanes);
 }
 
+/* ---- offload copies and stalls ------------------------------------------- */
+
+/* Each copy engine serves one copy at a time: one lane per direction.  A
+ * stall (an op waiting for its activation's reload) is a slice on the
+ * compute thread, inside the bubble it causes. */
+static void copy_events(const report_input *in, writer *w, int pp)
+{
+    const timeline *tl = in->tl;
+    int *named = pg_xcalloc(pp > 0 ? (size_t)pp : 1, sizeof *named);
+    char name[64];
+    for (size_t i = 0; i < tl->ncopies; i++) {
+        const tl_copy *cp = &tl->copies[i];
+        if (cp->rank < 0 || cp->rank >= pp) continue;
+        int stream = cp->dir == COPY_D2H ? STREAM_D2H : STREAM_H2D;
+        int bit = 1 << (stream - STREAM_D2H);
+        if (!(named[cp->rank] & bit)) {
+            named[cp->rank] |= bit;
+            meta(w, "thread_name", cp->rank, tid_of(stream, 0), "name", stream_name[stream], 0);
+            meta(w, "thread_sort_index", cp->rank, tid_of(stream, 0), "sort_index", NULL, tid_of(stream, 0));
+        }
+        snprintf(name, sizeof name, "%s s%d mb%d", cp->dir == COPY_D2H ? "offload" : "reload", cp->stage, cp->mb);
+        strbuf *sb = event(w);
+        slice_head(sb, name, stream_name[stream], cp->rank, tid_of(stream, 0), cp->start, cp->end);
+        sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"bytes\":", cp->stage, cp->mb);
+        sb_append_json_number(sb, cp->bytes);
+        sb_append(sb, "}}");
+    }
+    free(named);
+    for (size_t i = 0; i < tl->nstalls; i++) {
+        const tl_stall *sl = &tl->stalls[i];
+        if (sl->rank < 0 || sl->rank >= pp) continue;
+        strbuf *sb = event(w);
+        slice_head(sb, "stall", "stall", sl->rank, tid_of(STREAM_COMPUTE, 0), sl->start, sl->end);
+        sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"waits for\":\"reload\"}}", sl->stage,
+                   sl->mb);
+    }
+}
+
 /* ---- memory counters ------------------------------------------------------ */
 
 typedef struct counter_ctx {
@@ -346,7 +384,8 @@ static void counter_event(void *vctx, int rank, double t_s, double activation_by
 
 static void memory_events(const report_input *in, writer *w)
 {
-    metrics_input mi = { .sched = in->sched, .wl = in->wl, .plat = in->plat, .rank_gpu = in->rank_gpu, .tl = in->tl };
+    metrics_input mi = { .sched = in->sched, .wl = in->wl, .plat = in->plat, .rank_gpu = in->rank_gpu, .tl = in->tl,
+                         .plan = in->plan };
     counter_ctx c = { w, in->m };
     metrics_memory_walk(&mi, counter_event, &c);
 }
@@ -413,6 +452,7 @@ int report_trace(const report_input *in, const char *path, pg_status *st)
     op_events(&local, &w);
     bubble_events(&local, &w);
     xfer_events(&local, &w, pp);
+    copy_events(&local, &w, pp);
     memory_events(&local, &w);
     other_data(&local, &w);
     flush(&w);
