@@ -5,30 +5,7 @@
 # (also written to tests/contract.log for the suite's summary).
 set -u
 BIN=${1:-src/pipegrid}
-HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-LOG="$HERE/contract.log"
-: >"$LOG"
-passed=0
-failed=0
-
-say() { echo "$*" | tee -a "$LOG"; }
-ok() { passed=$((passed + 1)); say "ok - $1"; }
-not_ok() { failed=$((failed + 1)); say "not ok - $1"; [ -n "${2:-}" ] && say "    $2"; }
-
-# expect_rc NAME RC COMMAND...: run COMMAND (stdout -> $TMP/out, stderr -> $TMP/err), check its exit code.
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    timeout 120 "$@" >"$TMP/out" 2>"$TMP/err"
-    local rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else not_ok "$name" "exit $rc, want $want: $(head -c 400 "$TMP/err")"; fi
-}
-# expect_err NAME PATTERN: the last command's stderr matches PATTERN (grep -E).
-expect_err() {
-    if grep -Eq -- "$2" "$TMP/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 400 "$TMP/err")"; fi
-}
+. "$(dirname "$0")/lib.sh" contract
 # expect_py NAME PYTHON: run PYTHON with the last stdout as `out` (text) and `j` (parsed JSON, if any).
 expect_py() {
     if python3 - "$TMP/out" <<EOF 2>"$TMP/pyerr"; then ok "$1"; else not_ok "$1" "$(tail -n 3 "$TMP/pyerr")"; fi
@@ -144,5 +121,4 @@ assert "X" in kinds and "C" in kinds and "M" in kinds, kinds
 xs = [e for e in ev if e.get("ph") == "X" and "microbatch" in e.get("args", {})]
 assert len(xs) >= 4 * 8 * 2, len(xs)'
 
-say "contract: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+test_summary

@@ -9,29 +9,7 @@
 set -u
 BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
-HERE=$(cd "$(dirname "$0")" && pwd)
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-LOG="$HERE/sweep.log"
-: >"$LOG"
-passed=0
-failed=0
-
-say() { echo "$*" | tee -a "$LOG"; }
-ok() { passed=$((passed + 1)); say "ok - $1"; }
-not_ok() { failed=$((failed + 1)); say "not ok - $1"; [ -n "${2:-}" ] && say "    $2"; }
-
-# expect_rc NAME RC COMMAND...: run COMMAND (stdout -> $TMP/out, stderr -> $TMP/err), check its exit code.
-expect_rc() {
-    local name=$1 want=$2
-    shift 2
-    timeout 300 "$@" >"$TMP/out" 2>"$TMP/err"
-    local rc=$?
-    if [ "$rc" = "$want" ]; then ok "$name"; else not_ok "$name" "exit $rc, want $want: $(head -c 600 "$TMP/err")"; fi
-}
-expect_err() {
-    if grep -Eq -- "$2" "$TMP/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 600 "$TMP/err")"; fi
-}
+. "$(dirname "$0")/lib.sh" sweep
 # expect_py NAME PYTHON: PYTHON sees `out` (last stdout), `err` (last stderr), `rows`/`header` (out as CSV),
 # `T` (the temporary directory) and `csvfile(path)` -> (header, rows).
 expect_py() {
@@ -258,5 +236,4 @@ if command -v script >/dev/null; then
     else not_ok "on a terminal, a progress bar goes to stderr and the CSV stays clean" "$(head -c 300 tty.log)"; fi
 fi
 
-say "sweep: $passed passed, $failed failed"
-[ "$failed" = 0 ]
+test_summary

@@ -1,0 +1,38 @@
+# lib.sh: the harness of the shell tests (contract.sh, sweep.sh).
+#   . "$(dirname "$0")/lib.sh" NAME     -- sets TMP (removed at exit), LOG (tests/NAME.log)
+# Each check prints "ok - ..." or "not ok - ..."; test_summary prints
+# "NAME: N passed, M failed" (scripts/count_tests.py reads it) and returns
+# non-zero if anything failed.
+set -u
+TEST_NAME=$1
+TEST_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+LOG="$TEST_HERE/$TEST_NAME.log"
+: >"$LOG"
+passed=0
+failed=0
+# Seconds one command under test may take before it counts as hung.
+COMMAND_TIMEOUT_S=${COMMAND_TIMEOUT_S:-300}
+
+say() { echo "$*" | tee -a "$LOG"; }
+ok() { passed=$((passed + 1)); say "ok - $1"; }
+not_ok() { failed=$((failed + 1)); say "not ok - $1"; [ -n "${2:-}" ] && say "    $2"; }
+
+# expect_rc NAME RC COMMAND...: run COMMAND (stdout -> $TMP/out, stderr -> $TMP/err), check its exit code.
+expect_rc() {
+    local name=$1 want=$2
+    shift 2
+    timeout "$COMMAND_TIMEOUT_S" "$@" >"$TMP/out" 2>"$TMP/err"
+    local rc=$?
+    if [ "$rc" = "$want" ]; then ok "$name"; else not_ok "$name" "exit $rc, want $want: $(head -c 600 "$TMP/err")"; fi
+}
+# expect_err NAME PATTERN: the last command's stderr matches PATTERN (grep -E).
+expect_err() {
+    if grep -Eq -- "$2" "$TMP/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 600 "$TMP/err")"; fi
+}
+
+test_summary() {
+    say "$TEST_NAME: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+}
