@@ -13,35 +13,6 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static char tmpdir[64];
-
-static void setup(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pg_test_config_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Write text to tmpdir/name; returns the path (static storage, one at a time per slot). */
-static const char *write_file(const char *name, const char *text)
-{
-    static char paths[4][256];
-    static int slot;
-    char *p = paths[slot++ % 4];
-    snprintf(p, 256, "%s/%s", tmpdir, name);
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-    return p;
-}
-
 /* Load YAML text (NULL = no file) plus --set assignments into e. */
 static int load(const char *yaml, const char *const *sets, config *c, experiment *e, pg_status *st)
 {
@@ -49,7 +20,7 @@ static int load(const char *yaml, const char *const *sets, config *c, experiment
     pg_status_clear(st);
     int rc = 0;
     if (yaml)
-        rc = config_load_file(c, write_file("exp.yaml", yaml), st);
+        rc = config_load_file(c, pg_write_file("exp.yaml", yaml), st);
     for (int i = 0; rc == 0 && sets && sets[i]; i++)
         rc = config_apply_set(c, sets[i], st);
     if (rc == 0)
@@ -69,7 +40,7 @@ static void expect_fail(const char *yaml, const char *const *sets, const char *p
     if (prefix) {
         char full[512];
         if (prefix[0] == ':')
-            snprintf(full, sizeof full, "%s/exp.yaml%s", tmpdir, prefix);
+            snprintf(full, sizeof full, "%s/exp.yaml%s", pg_tmpdir(), prefix);
         else
             snprintf(full, sizeof full, "%s", prefix);
         ck_assert_msg(strncmp(st.msg, full, strlen(full)) == 0, "'%s' does not start with '%s'", st.msg, full);
@@ -86,7 +57,7 @@ START_TEST(test_flatten)
     config c;
     config_init(&c);
     pg_status st;
-    const char *path = write_file("f.yaml", "schedule: zb-h1\n"
+    const char *path = pg_write_file("f.yaml", "schedule: zb-h1\n"
                                             "uniform:\n"
                                             "  f: 1ms\n"
                                             "  b: 2ms\n"
@@ -155,7 +126,7 @@ START_TEST(test_missing_file)
     config_init(&c);
     pg_status st;
     char path[256];
-    snprintf(path, sizeof path, "%s/nope.yaml", tmpdir);
+    snprintf(path, sizeof path, "%s/nope.yaml", pg_tmpdir());
     ck_assert_int_eq(config_load_file(&c, path, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, path));
     config_free(&c);
@@ -182,7 +153,7 @@ START_TEST(test_set)
     config c;
     config_init(&c);
     pg_status st;
-    ck_assert_int_eq(config_load_file(&c, write_file("s.yaml", "pp: 2\nname: file\n"), &st), 0);
+    ck_assert_int_eq(config_load_file(&c, pg_write_file("s.yaml", "pp: 2\nname: file\n"), &st), 0);
     ck_assert_int_eq(config_apply_set(&c, "pp=8", &st), 0);
     ck_assert_int_eq(config_apply_set(&c, "pp=16", &st), 0);  /* later wins */
     ck_assert_int_eq(config_apply_set(&c, " uniform.f = 2ms ", &st), 0);
@@ -221,8 +192,8 @@ START_TEST(test_two_files)
     config c;
     config_init(&c);
     pg_status st;
-    const char *a = write_file("a.yaml", "pp: 2\nchunks: 3\n");
-    const char *b = write_file("b.yaml", "\npp: 6\n");
+    const char *a = pg_write_file("a.yaml", "pp: 2\nchunks: 3\n");
+    const char *b = pg_write_file("b.yaml", "\npp: 6\n");
     ck_assert_int_eq(config_load_file(&c, a, &st), 0);
     ck_assert_int_eq(config_load_file(&c, b, &st), 0);
     ck_assert_str_eq(config_find(&c, "pp")->value, "6");
@@ -532,8 +503,8 @@ START_TEST(test_paths)
     experiment e;
     pg_status st;
     char abs_profile[128];
-    write_file("prof.yaml", "layers: []\n");
-    snprintf(abs_profile, sizeof abs_profile, "%s/prof.yaml", tmpdir);
+    pg_write_file("prof.yaml", "layers: []\n");
+    snprintf(abs_profile, sizeof abs_profile, "%s/prof.yaml", pg_tmpdir());
     char yaml[512];
     snprintf(yaml, sizeof yaml, "workload: %s\nnetwork: %s\n", abs_profile, abs_profile);
     ck_assert_msg(load(yaml, NULL, &c, &e, &st) == 0, "%s", st.msg);
@@ -552,7 +523,7 @@ START_TEST(test_paths)
                 "got 'profiles/none-such.yaml' (no such file");
     expect_fail("network: platforms/none-such.xml\n", NULL, ":1: key 'network': ", "no such file");
     /* A directory is not a profile. */
-    snprintf(yaml, sizeof yaml, "workload: %s\n", tmpdir);
+    snprintf(yaml, sizeof yaml, "workload: %s\n", pg_tmpdir());
     expect_fail(yaml, NULL, ":1: key 'workload': ", "no such file");
 }
 END_TEST
@@ -628,7 +599,7 @@ static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, pg_tmpdir_setup, pg_tmpdir_teardown);
     tcase_add_test(tc, test_flatten);
     tcase_add_test(tc, test_flatten_errors);
     tcase_add_test(tc, test_missing_file);
@@ -637,7 +608,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_two_files);
     suite_add_tcase(s, tc);
     tc = tcase_create("experiment");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, pg_tmpdir_setup, pg_tmpdir_teardown);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_every_key);
     tcase_add_test(tc, test_set_overrides_file);

@@ -12,34 +12,6 @@
 
 /* ------------------------------------------------------------ fixtures */
 
-static char tmpdir[256];
-
-static void setup_tmp(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/pg-test-model-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown_tmp(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-/* Write text to tmpdir/name; returns the path (static buffer per call site
- * is not needed: tests use one file at a time). */
-static const char *write_file(const char *name, const char *text)
-{
-    static char path[512];
-    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq((int)fwrite(text, 1, strlen(text), f), (int)strlen(text));
-    ck_assert_int_eq(fclose(f), 0);
-    return path;
-}
-
 /* A 6-layer profile: embedding, 4 transformer layers, head.  Line numbers
  * matter to the error tests below: line 1 is "name". */
 #define PROFILE_HEAD                                                                    \
@@ -112,7 +84,7 @@ START_TEST(profile_even_split)
     pg_status st;
     pg_status_clear(&st);
     workload w;
-    const char *path = write_file("tiny.yaml", GOOD_PROFILE);
+    const char *path = pg_write_file("tiny.yaml", GOOD_PROFILE);
     ck_assert_int_eq(workload_load_profile(path, 2, &w, &st), 0);
     ck_assert_str_eq(w.name, "tiny");
     ck_assert_str_eq(w.source, "hand-written test profile");
@@ -141,7 +113,7 @@ START_TEST(profile_even_split_remainder)
     pg_status st;
     pg_status_clear(&st);
     workload w;
-    const char *path = write_file("tiny.yaml", GOOD_PROFILE);
+    const char *path = pg_write_file("tiny.yaml", GOOD_PROFILE);
     /* 6 layers into 4 stages: 1, 1, 2, 2 (the extra layers go last) */
     ck_assert_int_eq(workload_load_profile(path, 4, &w, &st), 0);
     ck_assert_int_eq(w.nstages, 4);
@@ -166,7 +138,7 @@ START_TEST(profile_explicit_split)
     pg_status st;
     pg_status_clear(&st);
     workload w;
-    const char *path = write_file("split.yaml", GOOD_PROFILE
+    const char *path = pg_write_file("split.yaml", GOOD_PROFILE
                                   "stage_splits:\n"
                                   "  - {stages: 2, layers: [2, 4]}\n"
                                   "  - {stages: 3, layers: [1, 4, 1]}\n");
@@ -197,7 +169,7 @@ static void expect_bad_profile(const char *text, int nstages, const char *needle
     pg_status st;
     pg_status_clear(&st);
     workload w;
-    const char *path = write_file("bad.yaml", text);
+    const char *path = pg_write_file("bad.yaml", text);
     int rc = workload_load_profile(path, nstages, &w, &st);
     ck_assert_msg(rc == PG_EXIT_INPUT, "rc %d for: %s", rc, st.msg);
     ck_assert_msg(strstr(st.msg, path) != NULL, "no file name in: %s", st.msg);
@@ -407,7 +379,7 @@ START_TEST(workload_profile_and_gpt)
     pg_status_clear(&st);
     workload w;
     e.workload = WL_PROFILE;
-    snprintf(e.profile_path, sizeof e.profile_path, "%s", write_file("tiny.yaml", GOOD_PROFILE));
+    snprintf(e.profile_path, sizeof e.profile_path, "%s", pg_write_file("tiny.yaml", GOOD_PROFILE));
     ck_assert_int_eq(workload_build(&e, 2, &w, &st), 0);
     check_tiny_totals(&w);
     workload_free(&w);
@@ -443,7 +415,7 @@ END_TEST
 
 START_TEST(platform_good_and_ordering)
 {
-    const char *path = write_file("p.xml", PLAT_HEAD
+    const char *path = pg_write_file("p.xml", PLAT_HEAD
                                   GPU_HOST("b1", "1", "1", MEM80 "<prop id=\"gpu\" value=\"a100-80g\"/>")
                                   GPU_HOST("a0", "1", "0", MEM80)
                                   GPU_HOST("z0", "0", "1", MEM80)
@@ -481,7 +453,7 @@ END_TEST
 
 static void expect_bad_platform(const char *text, const char *needle1, const char *needle2)
 {
-    const char *path = write_file("bad.xml", text);
+    const char *path = pg_write_file("bad.xml", text);
     pg_status st;
     pg_status_clear(&st);
     platform_desc p;
@@ -750,7 +722,7 @@ static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("profiles");
-    tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+    tcase_add_checked_fixture(tc, pg_tmpdir_setup, pg_tmpdir_teardown);
     tcase_add_test(tc, profile_even_split);
     tcase_add_test(tc, profile_even_split_remainder);
     tcase_add_test(tc, profile_explicit_split);
@@ -764,13 +736,13 @@ static Suite *model_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("workloads");
-    tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+    tcase_add_checked_fixture(tc, pg_tmpdir_setup, pg_tmpdir_teardown);
     tcase_add_test(tc, uniform_v1_v2);
     tcase_add_test(tc, workload_profile_and_gpt);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("platforms");
-    tcase_add_checked_fixture(tc, setup_tmp, teardown_tmp);
+    tcase_add_checked_fixture(tc, pg_tmpdir_setup, pg_tmpdir_teardown);
     tcase_add_test(tc, platform_good_and_ordering);
     tcase_add_test(tc, platform_malformed);
     tcase_add_test(tc, platform_missing_props);
