@@ -108,11 +108,8 @@ int cmd_validate(int argc, char **argv)
     train_row *rows = NULL;
     int n = 0;
     iter_set set = {0};
-    if (gpu_params_load(a.gpu, &g, &st) || train_csv_load(a.csv, &rows, &n, &st) ||
-        iter_set_prepare(&set, rows, n, &st)) {
-        free(rows);
+    if (measurements_load(&a, &g, &rows, &n, &set, &st))
         return cli_report_error(&st);
-    }
     a.gpu_path = g.path;
     double *pred = pg_xcalloc((size_t)n, sizeof *pred);
     iter_breakdown *bd = pg_xcalloc((size_t)n, sizeof *bd);

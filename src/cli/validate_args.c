@@ -1,4 +1,5 @@
 /* validate_args.c: command line of calibrate / validate (validate_args.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/itermodel.h"
@@ -62,4 +63,21 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     if (a->csv == NULL)
         return pg_fail(st, PG_EXIT_INPUT, "%s: no CSV of measured iteration times given", cmd);
     return 0;
+}
+
+int measurements_load(const validate_args *a, gpu_params *g, train_row **rows, int *n, iter_set *set,
+                      pg_status *st)
+{
+    *rows = NULL;
+    *n = 0;
+    int rc = gpu_params_load(a->gpu, g, st);
+    if (rc == 0)
+        rc = train_csv_load(a->csv, rows, n, st);
+    if (rc == 0)
+        rc = iter_set_prepare(set, *rows, *n, st);
+    if (rc != 0) {
+        free(*rows);
+        *rows = NULL;
+    }
+    return rc;
 }

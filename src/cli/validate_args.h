@@ -3,6 +3,7 @@
 #ifndef PG_CLI_VALIDATE_ARGS_H
 #define PG_CLI_VALIDATE_ARGS_H
 
+#include "cli/itermodel.h"
 #include "util/error.h"
 
 /* Default GPU type of the measurements (vTrain's data: one node of 8 A100s)
@@ -24,5 +25,11 @@ typedef struct validate_args {
 /* argv[first] is the subcommand; calibrate = 1 accepts -o, else --format
  * and the limits. */
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st);
+
+/* Load what both commands read: the GPU parameters (a.gpu) and the measured
+ * rows of a.csv, prepared for prediction.  On failure nothing is left
+ * allocated. */
+int measurements_load(const validate_args *a, gpu_params *g, train_row **rows, int *n, iter_set *set,
+                      pg_status *st);
 
 #endif
