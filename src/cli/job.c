@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "model/memory.h"
+#include "opt/zb_ilp.h"
 #include "schedule/torch_csv.h"
 #include "util/datapath.h"
 
@@ -121,6 +122,10 @@ int job_build_schedule(job *j, pg_status *st)
         if ((rc = sched_generate(e->schedule, &p, &j->sched, &inner)) != 0)
             return origin_fail(st, e->origin_schedule, "schedule", &inner);
         j->have_sched = 1;
+        /* zb-auto: the exact ILP (opt layer, GLPK) may improve small cases */
+        if (strcmp(e->schedule, "zb-auto") == 0 &&
+            (rc = zb_ilp_refine(&p, &j->sched, e->zb_auto_time_limit_s, &inner)) != 0)
+            return origin_fail(st, e->origin_schedule, "schedule", &inner);
     }
     if ((rc = workload_build(e, j->sched.nstages, &j->wl, st)) != 0)
         return rc;

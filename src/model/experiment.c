@@ -137,6 +137,9 @@ static const key_spec SCHEMA[] = {
             "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
     NUM_KEY("memory.limit", memory_limit, T_NUMBER, "M_B units", "0", 0, HUGE_NUM, 0,
             "activation-memory limit per rank in stage-activation units M_B, for schedules that take one; 0 = none"),
+    NUM_KEY("zb_auto.time_limit", zb_auto_time_limit_s, T_DURATION, "seconds", "2s", 0, HUGE_NUM, 0,
+            "schedule=zb-auto: time GLPK may spend refining the heuristic with the ZB paper's ILP (only up to 120 "
+            "ops); 0 = heuristic only"),
     NUM_KEY("memory.capacity", memory_capacity_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
             "overrides every GPU's memory capacity; 0 = each GPU's own"),
     NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "16", 0, HUGE_NUM, 0,

@@ -54,6 +54,7 @@ typedef struct experiment {
 
     /* memory */
     double memory_limit;            /* M_B units; 0 = none */
+    double zb_auto_time_limit_s;    /* zb-auto ILP refinement time limit; 0 = heuristic only */
     double memory_capacity_bytes;   /* 0 = each GPU's own */
     double bytes_per_param;         /* weights + grads + optimizer; default 16 (mixed-precision Adam) */
     offload_policy offload;
