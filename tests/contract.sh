@@ -87,6 +87,34 @@ expect_rc "OOM exits 3" 3 "$BIN" run --set schedule=gpipe --set pp=2 --set micro
     --set memory.capacity=8GiB --format json
 expect_py "OOM result lists the ranks" 'assert j is not None and j["oom"] == [0, 1], j and j["oom"]'
 
+# ---- memory: offload and recomputation ----
+MEM=(--set schedule=1f1b --set pp=4 --set microbatches=16 --set workload=uniform --set uniform.f=10ms
+     --set uniform.b=10ms --set uniform.w=10ms --set uniform.activation=256MiB --set uniform.boundary=16MiB
+     --set network=cluster)
+"$BIN" run "${MEM[@]}" --format json >"$TMP/none.json" 2>/dev/null
+expect_rc "offload=full runs" 0 "$BIN" run "${MEM[@]}" --set offload=full --format json
+expect_py "offload=full moves bytes over PCIe and lowers the peak (copy hidden under compute)" '
+n = json.load(open("'"$TMP"'/none.json"))
+# every rank but the last (whose F-to-B window is shorter than the copies) offloads
+assert all(b > 0 for b in j["offload_bytes"][:-1]), j["offload_bytes"]
+assert j["peak_memory_bytes"][0] < n["peak_memory_bytes"][0], (j["peak_memory_bytes"], n["peak_memory_bytes"])
+assert j["makespan"] <= n["makespan"] * 1.02, (j["makespan"], n["makespan"])'
+cp "$TMP/out" "$TMP/full.json"
+expect_rc "offload=selective with offload.ratio runs" 0 "$BIN" run "${MEM[@]}" --set offload=selective \
+    --set offload.ratio=0.5 --format json
+expect_py "offload.ratio=0.5 offloads some but not all of what full does" '
+full = json.load(open("'"$TMP"'/full.json"))
+assert 0 < sum(j["offload_bytes"]) < sum(full["offload_bytes"]), (j["offload_bytes"], full["offload_bytes"])'
+expect_rc "recompute=full runs" 0 "$BIN" run "${MEM[@]}" --set recompute=full --format json
+expect_py "recompute=full costs time and saves memory" '
+n = json.load(open("'"$TMP"'/none.json"))
+assert all(r > 0 for r in j["recompute_seconds"]), j["recompute_seconds"]
+assert j["peak_memory_bytes"][0] < n["peak_memory_bytes"][0]
+assert j["makespan"] > n["makespan"]'
+expect_rc "offload.ratio out of range is bad input" 2 "$BIN" run "${MEM[@]}" --set offload=selective \
+    --set offload.ratio=1.5
+expect_err "offload.ratio is named" "offload.ratio"
+
 # ---- schedules as files ----
 expect_rc "schedule export torch-csv" 0 "$BIN" schedule export --set schedule=1f1b --set pp=4 --set microbatches=8 \
     --format torch-csv
