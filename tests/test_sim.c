@@ -134,6 +134,44 @@ START_TEST(test_1f1b_reference_slice)
 }
 END_TEST
 
+/* Idle time by cause: 1F1B rank s waits (p-1-s)(B+W) while the pipeline
+ * fills and (p-1-s)F while it drains; with latency, the causes still add up
+ * to the idle time and the transfers' share is counted as communication. */
+START_TEST(test_bubble_breakdown)
+{
+    sim_case c = {"1f1b", 4, 8, 0, 1, 0.75, 1.25, 0};
+    run_metrics m;
+    timeline tl;
+    simulate_ideal(&c, &m, &tl);
+    for (int r = 0; r < c.pp; r++) {
+        const bubble_breakdown *b = &m.rank[r].bubbles;
+        ck_assert_exact(b->warmup_s, (c.pp - 1 - r) * (c.b + c.w));
+        ck_assert_exact(b->cooldown_s, (c.pp - 1 - r) * c.f);
+        ck_assert_exact(b->steady_s + b->comm_s + b->reload_s, 0);
+        ck_assert_exact(bubble_total_s(b), m.rank[r].idle_s);
+    }
+    metrics_free(&m);
+    timeline_free(&tl);
+}
+END_TEST
+
+START_TEST(test_bubble_breakdown_latency)
+{
+    sim_case c = {"1f1b", 4, 8, 0, 1, 1, 1, 0.1};
+    run_metrics m;
+    timeline tl;
+    simulate_ideal(&c, &m, &tl);
+    for (int r = 0; r < c.pp; r++) {
+        const bubble_breakdown *b = &m.rank[r].bubbles;
+        ck_assert_exact(bubble_total_s(b), m.rank[r].idle_s);
+        ck_assert(b->comm_s > 0);
+        ck_assert_exact(b->reload_s, 0);
+    }
+    metrics_free(&m);
+    timeline_free(&tl);
+}
+END_TEST
+
 /* ---- network: a hand-written platform with known links ---- */
 
 /* Two nodes of two GPUs: NVLink ports (450 GBps, 0.5us) into a switch, one
@@ -346,6 +384,8 @@ static Suite *sim_suite(void)
     tcase_add_loop_test(tc, test_fused_closed_form, 0, sizeof FUSED_CASES / sizeof FUSED_CASES[0]);
     tcase_add_test(tc, test_gpipe_latency);
     tcase_add_test(tc, test_1f1b_reference_slice);
+    tcase_add_test(tc, test_bubble_breakdown);
+    tcase_add_test(tc, test_bubble_breakdown_latency);
     tcase_add_test(tc, test_nvlink_route_time);
     tcase_add_test(tc, test_infiniband_route_time);
     tcase_add_test(tc, test_shared_link_halves_bandwidth);

@@ -78,6 +78,18 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
     integer(&w, "gpu", rm->gpu);
     str(&w, "host", rpt_rank_host(in, r));
     if (in->plat && rm->gpu >= 0) str(&w, "gpu_type", in->plat->gpu[rm->gpu].type);
+    key(&w, "bubbles");
+    {
+        const bubble_breakdown *b = &rm->bubbles;
+        jw inner = {sb, 1};
+        sb_append(sb, "{");
+        num(&inner, "warmup_seconds", b->warmup_s);
+        num(&inner, "cooldown_seconds", b->cooldown_s);
+        num(&inner, "steady_seconds", b->steady_s);
+        num(&inner, "comm_seconds", b->comm_s);
+        num(&inner, "reload_seconds", b->reload_s);
+        sb_append(sb, "}");
+    }
     if (in->sched) {
         key(&w, "stages");
         sb_append(sb, "[");

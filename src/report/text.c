@@ -165,6 +165,28 @@ static void memory_plan_lines(const run_metrics *m, strbuf *sb)
     }
 }
 
+/* Idle time of each rank by cause (sim/bubbles.h): what to fix first. */
+static void bubble_table(const report_input *in, strbuf *sb)
+{
+    static const char *const HEAD[] = {"rank", "idle", "warm-up", "cool-down", "steady", "comm", "reload"};
+    enum { NCOL = sizeof HEAD / sizeof HEAD[0] };
+    const run_metrics *m = in->m;
+    sb_append(sb, "\nidle time by cause\n");
+    sb_appendf(sb, "%4s  %10s  %10s  %10s  %10s  %10s  %10s\n", HEAD[0], HEAD[1], HEAD[2], HEAD[3], HEAD[4], HEAD[5],
+               HEAD[6]);
+    for (int r = 0; r < m->pp; r++) {
+        const bubble_breakdown *b = &m->rank[r].bubbles;
+        double cells[NCOL - 1] = {m->rank[r].idle_s, b->warmup_s, b->cooldown_s, b->steady_s, b->comm_s,
+                                  b->reload_s};
+        sb_appendf(sb, "%4d", r);
+        for (int c = 0; c < NCOL - 1; c++) {
+            char cell[CELL_MAX];
+            sb_appendf(sb, "  %10s", units_format_duration(cells[c], cell, sizeof cell));
+        }
+        sb_append(sb, "\n");
+    }
+}
+
 static void totals(const report_input *in, strbuf *sb)
 {
     const run_metrics *m = in->m;
@@ -218,6 +240,7 @@ void report_text(const report_input *in, strbuf *sb)
     header(in, sb);
     if (in->m && in->m->pp > 0) {
         rank_table(in, sb);
+        bubble_table(in, sb);
         sb_append(sb, "\n");
         totals(in, sb);
     }

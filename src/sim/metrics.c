@@ -455,6 +455,13 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         rm->peak_time_s = rm->first_start;
     }
     by_rank_free(&g);
+    if (in->sched != NULL && in->sched->pp == out->pp) {
+        bubble_breakdown *why = pg_xcalloc((size_t)out->pp, sizeof *why);
+        bubbles_compute(in->sched, tl, why);
+        for (int r = 0; r < out->pp; r++)
+            out->rank[r].bubbles = why[r];
+        free(why);
+    }
 
     metrics_memory_walk(in, track_peak, out);
 

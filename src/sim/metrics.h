@@ -24,6 +24,7 @@
 #include "model/workload.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
+#include "sim/bubbles.h"
 #include "sim/timeline.h"
 
 typedef struct rank_metrics {
@@ -31,6 +32,7 @@ typedef struct rank_metrics {
     double span;
     double busy_s;               /* sum of op durations */
     double idle_s;               /* span - busy */
+    bubble_breakdown bubbles;    /* idle_s by cause (sim/bubbles.h) */
     double peak_activations;     /* stage units */
     double peak_memory_bytes;
     double peak_time_s;          /* when the memory peak happens */
