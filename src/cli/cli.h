@@ -27,6 +27,7 @@ typedef struct cli_options {
     int nsets;
     output_format format;
     const char *trace_path;        /* --trace */
+    const char *svg_path;          /* --svg: the pipeline picture */
     int color;                     /* schedule show: -1 auto, 0 never, 1 always */
     int simulated;                 /* schedule show --simulated */
     const char **grids;            /* sweep --grid KEY=V1,V2 */

@@ -87,6 +87,10 @@ int cmd_run(int argc, char **argv)
         rc = cli_report_error(&st);
         goto done;
     }
+    if (o.svg_path != NULL && report_svg(&ri, o.svg_path, &st) != 0) {
+        rc = cli_report_error(&st);
+        goto done;
+    }
     if (m.noom > 0) {
         fprintf(stderr, "pipegrid: out of memory predicted on %d rank%s (see oom)\n", m.noom, m.noom > 1 ? "s" : "");
         rc = PG_EXIT_OOM;

@@ -23,7 +23,7 @@ static int parse_format(const char *text, unsigned allowed, output_format *out, 
     return pg_fail(st, PG_EXIT_INPUT, "--format: '%s' is not one of the formats of this command", text);
 }
 
-enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK };
+enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK, OPT_SVG };
 
 int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, cli_options *o, pg_status *st)
 {
@@ -33,7 +33,7 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
         {"simulated", no_argument, NULL, OPT_SIMULATED}, {"grid", required_argument, NULL, 'g'},
         {"jobs", required_argument, NULL, 'j'},   {"output", required_argument, NULL, 'o'},
         {"emit", required_argument, NULL, OPT_EMIT}, {"chunks", required_argument, NULL, OPT_CHUNKS},
-        {"chunk", required_argument, NULL, OPT_CHUNK},
+        {"chunk", required_argument, NULL, OPT_CHUNK}, {"svg", required_argument, NULL, OPT_SVG},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -70,6 +70,7 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
             break;
         case 'o': o->output_path = optarg; break;
         case OPT_TRACE: o->trace_path = optarg; break;
+        case OPT_SVG: o->svg_path = optarg; break;
         case OPT_EMIT: o->emit = optarg; break;
         case OPT_CHUNKS: o->chunks = optarg; break;
         case OPT_CHUNK: o->chunk = optarg; break;
