@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "model/memory.h"
+#include "opt/offload_milp.h"
 #include "opt/zb_ilp.h"
 #include "schedule/torch_csv.h"
 #include "util/datapath.h"
@@ -189,6 +190,15 @@ int job_build_plan(const job *j, memplan *out, pg_status *st)
 {
     const experiment *e = &j->exp;
     memset(out, 0, sizeof *out);
+    if (e->offload == OFFLOAD_PLAN) {   /* opt/offload_milp.h: recompute is the planner's ceiling */
+        offload_plan_input pin = {.exp = e, .sched = &j->sched, .wl = &j->wl, .plat = &j->plat,
+                                  .rank_gpu = j->rank_gpu, .allow_offload = 1, .use_milp = 1,
+                                  .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
+                                                     : e->recompute == RECOMPUTE_SELECTIVE ? 1
+                                                                                           : 2};
+        offload_plan_result pres;
+        return offload_plan_build(&pin, out, &pres, st);
+    }
     if (e->recompute == RECOMPUTE_PLAN)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "recompute"), "recompute",
                           "'plan' needs the rematerialization planner (seed 004 ILP), which is not built yet; "

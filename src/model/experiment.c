@@ -65,7 +65,8 @@ typedef struct key_spec {
 static const choice WORKLOADS[] = {{"uniform", WL_UNIFORM}, {"gpt", WL_GPT}, {NULL, 0}};
 static const choice NETWORKS[] = {{"ideal", NET_IDEAL}, {"cluster", NET_CLUSTER}, {NULL, 0}};
 static const choice OFFLOADS[] = {
-    {"none", OFFLOAD_NONE}, {"full", OFFLOAD_FULL}, {"selective", OFFLOAD_SELECTIVE}, {NULL, 0}};
+    {"none", OFFLOAD_NONE}, {"full", OFFLOAD_FULL}, {"selective", OFFLOAD_SELECTIVE},
+    {"plan", OFFLOAD_PLAN}, {NULL, 0}};
 static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
@@ -144,8 +145,9 @@ static const key_spec SCHEMA[] = {
             "overrides every GPU's memory capacity; 0 = each GPU's own"),
     NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "16", 0, HUGE_NUM, 0,
             "bytes per parameter for weights, gradients and optimizer state (16 = mixed-precision Adam)"),
-    CHOICE_KEY("offload", "none|full|selective", offload, "none", OFFLOADS, NO_PATH, 0,
-               "activation offload to host memory (selective: the longest-lived activations first)"),
+    CHOICE_KEY("offload", "none|full|selective|plan", offload, "none", OFFLOADS, NO_PATH, 0,
+               "activation offload to host memory (selective: the longest-lived activations first; plan: the "
+               "OptPipe-style MILP choosing offload / recompute / keep per activation under memory.capacity)"),
     NUM_KEY("offload.ratio", offload_ratio, T_NUMBER, "fraction", "0.5", 0, 1, 0,
             "offload=selective: fraction of activation bytes offloaded"),
     CHOICE_KEY("recompute", "none|full|selective|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,

@@ -19,7 +19,7 @@
 
 typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
-typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE } offload_policy;
+typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } offload_policy;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN } recompute_policy;
 
 typedef struct experiment {

@@ -1,0 +1,419 @@
+/* offload_milp.c: the offload / recompute MILP in GLPK (offload_milp.h).
+ *
+ * Columns: one binary per (item, option other than keep), then the end time
+ * of every op of every rank, the D2H and H2D end times of every item that
+ * may be offloaded, and C.  Big-M is the model's horizon (every op, copy and
+ * recompute in series, twice).  The greedy plan, timed by an LP with its
+ * binaries fixed, is GLPK's first incumbent, so branch and bound only looks
+ * for better; the node limit (not a time limit) keeps the result the same
+ * on every machine.
+ */
+#include <glpk.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt/offload_internal.h"
+
+/* Objective weight of the seconds an option spends (tie-break only). */
+#define TIE_WEIGHT 1e-3
+/* Memory rows are written only where keeping everything would not fit. */
+#define ROOM_EPS_BYTES 1.0
+#define MS_PER_S 1000
+/* Safety time limit of the branch and bound (the node limit ends it first
+ * on every instance the size cutoff lets through). */
+#define MILP_TIME_LIMIT_S 60
+
+typedef struct milp {
+    glp_prob *lp;
+    const off_model *md;
+    int **ecol;          /* [pp][nops] end-time columns */
+    int ccol;
+    /* row buffer */
+    int *ind;
+    double *val;
+    int n, cap;
+} milp;
+
+static void row_begin(milp *z)
+{
+    z->n = 0;
+}
+
+/* A column met twice in one row (a consumer's recompute and offload terms
+ * on the same binary) is merged: GLPK refuses duplicate indices. */
+static void row_add(milp *z, int col, double v)
+{
+    if (col <= 0 || v == 0.0) return;
+    for (int k = 1; k <= z->n; k++)
+        if (z->ind[k] == col) {
+            z->val[k] += v;
+            return;
+        }
+    if (z->n + 2 > z->cap) {
+        z->cap = z->cap ? 2 * z->cap : 64;
+        z->ind = pg_xrealloc(z->ind, (size_t)z->cap * sizeof *z->ind);
+        z->val = pg_xrealloc(z->val, (size_t)z->cap * sizeof *z->val);
+    }
+    z->n++;
+    z->ind[z->n] = col;   /* GLPK reads ind[1..n] */
+    z->val[z->n] = v;
+}
+
+static void row_end(milp *z, int type, double lo, double hi)
+{
+    if (z->n == 0) return;
+    int r = glp_add_rows(z->lp, 1);
+    glp_set_mat_row(z->lp, r, z->n, z->ind, z->val);
+    glp_set_row_bnds(z->lp, r, type, lo, hi);
+}
+
+static int add_col(milp *z, int kind, double lo, double hi, double obj)
+{
+    int c = glp_add_cols(z->lp, 1);
+    glp_set_col_kind(z->lp, c, kind);
+    if (kind == GLP_BV) {
+        glp_set_col_bnds(z->lp, c, GLP_DB, 0.0, 1.0);
+    } else {
+        glp_set_col_bnds(z->lp, c, GLP_DB, lo, hi);
+    }
+    glp_set_obj_coef(z->lp, c, obj);
+    return c;
+}
+
+static int has_offload(const off_item *it)
+{
+    for (int o = OPT_OFF; o < OPT_COUNT; o++)
+        if (it->allowed[o]) return 1;
+    return 0;
+}
+
+/* - sum of the recompute seconds of the consumer op (r, i), if it is one */
+static void add_recompute_terms(milp *z, const off_item *it, double sign)
+{
+    for (int o = 1; o < OPT_COUNT; o++)
+        if (it->col[o]) row_add(z, it->col[o], sign * it->r_s[o]);
+}
+
+/* start of op (r, i) = e - dur - recompute: adds its terms with coefficient sign */
+static double add_start_terms(milp *z, int r, int i, double sign)
+{
+    const off_model *md = z->md;
+    sched_op op = md->s->ops[r][i];
+    row_add(z, z->ecol[r][i], sign);
+    if (op.kind == OP_B || op.kind == OP_BW)
+        add_recompute_terms(z, off_item_at(md, op.stage, op.mb), -sign);
+    return -sign * md->dur[r][i];   /* constant part, moved to the bound by the caller */
+}
+
+static int op_index(const schedule *s, int r, int kind, int stage, int mb, int **pos)
+{
+    (void)s;
+    (void)r;
+    return pos[kind][(size_t)stage * (size_t)s->m + (size_t)mb];
+}
+
+static void build(milp *z)
+{
+    const off_model *md = z->md;
+    const schedule *s = md->s;
+    double M = md->horizon_s;
+    /* binaries */
+    for (int k = 0; k < md->nitems; k++) {
+        off_item *it = &md->items[k];
+        for (int o = 1; o < OPT_COUNT; o++)
+            if (it->allowed[o])
+                it->col[o] = add_col(z, GLP_BV, 0, 1, TIE_WEIGHT * (it->r_s[o] + 2 * it->copy_s[o]));
+    }
+    /* times */
+    z->ecol = pg_xcalloc((size_t)s->pp, sizeof *z->ecol);
+    for (int r = 0; r < s->pp; r++) {
+        z->ecol[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof **z->ecol);
+        for (int i = 0; i < s->nops[r]; i++)
+            z->ecol[r][i] = add_col(z, GLP_CV, 0, M, 0);
+    }
+    for (int k = 0; k < md->nitems; k++) {
+        off_item *it = &md->items[k];
+        if (has_offload(it)) {
+            it->col_d2h = add_col(z, GLP_CV, 0, M, 0);
+            it->col_h2d = add_col(z, GLP_CV, 0, M, 0);
+        }
+    }
+    z->ccol = add_col(z, GLP_CV, 0, M, 1.0);
+    /* one option per item */
+    for (int k = 0; k < md->nitems; k++) {
+        row_begin(z);
+        for (int o = 1; o < OPT_COUNT; o++)
+            row_add(z, md->items[k].col[o], 1.0);
+        if (z->n > 1) row_end(z, GLP_UP, 0, 1);
+    }
+    /* positions of ops: pos[kind][item] */
+    int *pos[OP_KIND_COUNT];
+    for (int kd = 0; kd < OP_KIND_COUNT; kd++)
+        pos[kd] = pg_xcalloc((size_t)md->nitems + 1, sizeof *pos[kd]);
+    for (int r = 0; r < s->pp; r++)
+        for (int i = 0; i < s->nops[r]; i++) {
+            sched_op op = s->ops[r][i];
+            pos[op.kind][(size_t)op.stage * (size_t)s->m + (size_t)op.mb] = i;
+        }
+    for (int r = 0; r < s->pp; r++) {
+        for (int i = 0; i < s->nops[r]; i++) {
+            sched_op op = s->ops[r][i];
+            off_item *it = off_item_at(md, op.stage, op.mb);
+            int is_consumer = op.kind == OP_B || op.kind == OP_BW;
+            /* rank order: start(i) >= end(i-1) */
+            row_begin(z);
+            double c = add_start_terms(z, r, i, 1.0);
+            if (i > 0) row_add(z, z->ecol[r][i - 1], -1.0);
+            row_end(z, GLP_LO, -c, 0);
+            /* dependency: start(i) >= end(pred) + comm */
+            sched_op pred;
+            if (sched_pred(s, op, &pred)) {
+                int pr = s->stage_rank[pred.stage];
+                if (pr != r) {
+                    int pi = op_index(s, pr, pred.kind, pred.stage, pred.mb, pos);
+                    double comm = op.kind == OP_F ? md->comm_s[pred.stage] : md->comm_s[op.stage];
+                    row_begin(z);
+                    c = add_start_terms(z, r, i, 1.0);
+                    row_add(z, z->ecol[pr][pi], -1.0);
+                    row_end(z, GLP_LO, -c + comm, 0);
+                }
+            }
+            if (!has_offload(it)) continue;
+            if (op.kind == OP_F) {
+                /* D2H: after F, after the previous D2H of the rank (chained below) */
+                row_begin(z);
+                row_add(z, it->col_d2h, 1.0);
+                row_add(z, z->ecol[r][i], -1.0);
+                for (int o = OPT_OFF; o < OPT_COUNT; o++)
+                    row_add(z, it->col[o], -it->copy_s[o]);
+                row_end(z, GLP_LO, 0, 0);
+            } else if (is_consumer) {
+                /* H2D after the D2H and after its trigger op starts (when offloaded) */
+                for (int o = OPT_OFF; o < OPT_COUNT; o++) {
+                    if (!it->col[o]) continue;
+                    row_begin(z);
+                    row_add(z, it->col_h2d, 1.0);
+                    row_add(z, it->col_d2h, -1.0);
+                    row_add(z, it->col[o], -(it->copy_s[o] + M));
+                    row_end(z, GLP_LO, -M, 0);
+                    row_begin(z);
+                    row_add(z, it->col_h2d, 1.0);
+                    c = add_start_terms(z, r, it->in_from[o], -1.0);
+                    row_add(z, it->col[o], -(it->copy_s[o] + M));
+                    row_end(z, GLP_LO, -M - c, 0);
+                }
+                /* the consumer (its R first) starts once the H2D ended */
+                row_begin(z);
+                c = add_start_terms(z, r, i, 1.0);
+                row_add(z, it->col_h2d, -1.0);
+                for (int o = OPT_OFF; o < OPT_COUNT; o++)
+                    row_add(z, it->col[o], -M);
+                row_end(z, GLP_LO, -M - c, 0);
+            }
+        }
+        /* copy engines: D2H in F order, H2D in consumer order */
+        const off_item *prev_d = NULL, *prev_h = NULL;
+        for (int i = 0; i < s->nops[r]; i++) {
+            sched_op op = s->ops[r][i];
+            const off_item *it = off_item_at(md, op.stage, op.mb);
+            if (!has_offload(it)) continue;
+            const off_item **prev = op.kind == OP_F ? &prev_d : (op.kind == OP_B || op.kind == OP_BW) ? &prev_h : NULL;
+            if (prev == NULL) continue;
+            int mine = op.kind == OP_F ? it->col_d2h : it->col_h2d;
+            if (*prev != NULL) {
+                row_begin(z);
+                row_add(z, mine, 1.0);
+                row_add(z, op.kind == OP_F ? (*prev)->col_d2h : (*prev)->col_h2d, -1.0);
+                for (int o = OPT_OFF; o < OPT_COUNT; o++)
+                    row_add(z, it->col[o], -it->copy_s[o]);
+                row_end(z, GLP_LO, 0, 0);
+            }
+            *prev = it;
+        }
+        /* memory where keeping everything does not fit */
+        for (int i = 0; i < s->nops[r]; i++) {
+            double slack = md->room[r][i] - md->keep_mem[r][i];
+            if (slack >= -ROOM_EPS_BYTES) continue;
+            row_begin(z);
+            for (int j = 0; j <= i; j++) {
+                sched_op op = s->ops[r][j];
+                if (op.kind != OP_F) continue;
+                const off_item *it = off_item_at(md, op.stage, op.mb);
+                if (it->c_idx <= i) continue;
+                for (int o = 1; o < OPT_COUNT; o++)
+                    if (it->col[o]) row_add(z, it->col[o], off_item_mem(it, o, i) - off_item_mem(it, OPT_KEEP, i));
+            }
+            if (z->n == 0) {   /* nothing can help: an empty row cannot say so; an infeasible bound can */
+                int c0 = z->ccol;
+                row_add(z, c0, 0.0);
+                int rr = glp_add_rows(z->lp, 1);
+                glp_set_row_bnds(z->lp, rr, GLP_FX, 1.0, 1.0);
+                continue;
+            }
+            row_end(z, GLP_UP, 0, slack);
+        }
+        row_begin(z);
+        row_add(z, z->ccol, 1.0);
+        if (s->nops[r] > 0) row_add(z, z->ecol[r][s->nops[r] - 1], -1.0);
+        row_end(z, GLP_LO, 0, 0);
+    }
+    for (int kd = 0; kd < OP_KIND_COUNT; kd++)
+        free(pos[kd]);
+}
+
+typedef struct cb_info {
+    double *x0;     /* [ncols + 1] or NULL */
+    int given;
+    long node_limit;
+    long nodes;
+} cb_info;
+
+static void callback(glp_tree *tree, void *info)
+{
+    cb_info *cb = info;
+    int reason = glp_ios_reason(tree);
+    if (reason == GLP_IHEUR && cb->x0 != NULL && !cb->given) {
+        cb->given = 1;
+        glp_ios_heur_sol(tree, cb->x0);
+    }
+    if (reason == GLP_ISELECT) {
+        int a, n, t;
+        glp_ios_tree_size(tree, &a, &n, &t);
+        cb->nodes = t;
+        if (t > cb->node_limit) glp_ios_terminate(tree);
+    }
+}
+
+/* Time the greedy choices with an LP (binaries fixed): the first incumbent. */
+static double *warm_start(milp *z, const int *choice)
+{
+    const off_model *md = z->md;
+    int ncols = glp_get_num_cols(z->lp);
+    for (int k = 0; k < md->nitems; k++)
+        for (int o = 1; o < OPT_COUNT; o++)
+            if (md->items[k].col[o]) {
+                double v = choice[k] == o ? 1.0 : 0.0;
+                glp_set_col_bnds(z->lp, md->items[k].col[o], GLP_FX, v, v);
+            }
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    double *x0 = NULL;
+    if (glp_simplex(z->lp, &sm) == 0 && glp_get_status(z->lp) == GLP_OPT) {
+        x0 = pg_xcalloc((size_t)ncols + 1, sizeof *x0);
+        for (int c = 1; c <= ncols; c++)
+            x0[c] = glp_get_col_prim(z->lp, c);
+    }
+    for (int k = 0; k < md->nitems; k++)
+        for (int o = 1; o < OPT_COUNT; o++)
+            if (md->items[k].col[o]) glp_set_col_bnds(z->lp, md->items[k].col[o], GLP_DB, 0.0, 1.0);
+    return x0;
+}
+
+/* Solve; on success choice holds the MILP's plan and 1 is returned. */
+static int solve(const off_model *md, const int *greedy, int greedy_fits, int *choice, offload_plan_result *res)
+{
+    milp z;
+    memset(&z, 0, sizeof z);
+    z.md = md;
+    z.lp = glp_create_prob();
+    glp_set_obj_dir(z.lp, GLP_MIN);
+    build(&z);
+    res->nbinaries = glp_get_num_int(z.lp);
+    res->nrows = glp_get_num_rows(z.lp);
+    int ok = 0;
+    cb_info cb = {greedy_fits ? warm_start(&z, greedy) : NULL, 0, OFFLOAD_MILP_MAX_NODES, 0};
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    if (glp_simplex(z.lp, &sm) == 0 && glp_get_status(z.lp) == GLP_OPT) {
+        glp_iocp io;
+        glp_init_iocp(&io);
+        io.msg_lev = GLP_MSG_OFF;
+        io.presolve = GLP_OFF;   /* the warm start is in the original columns */
+        io.cb_func = callback;
+        io.cb_info = &cb;
+        io.tm_lim = MILP_TIME_LIMIT_S * MS_PER_S;
+        io.mip_gap = 1e-4;
+        int rc = glp_intopt(z.lp, &io);
+        int ms = glp_mip_status(z.lp);
+        if (ms == GLP_OPT || ms == GLP_FEAS) {
+            ok = 1;
+            res->status = (rc == 0 && ms == GLP_OPT) ? OFFLOAD_SOLVED_OPTIMAL : OFFLOAD_SOLVED_NODE_LIMIT;
+            for (int k = 0; k < md->nitems; k++) {
+                choice[k] = OPT_KEEP;
+                for (int o = 1; o < OPT_COUNT; o++)
+                    if (md->items[k].col[o] && glp_mip_col_val(z.lp, md->items[k].col[o]) > 0.5) choice[k] = o;
+            }
+        }
+    }
+    res->nodes = cb.nodes;
+    free(cb.x0);
+    for (int r = 0; r < md->pp && z.ecol; r++)
+        free(z.ecol[r]);
+    free(z.ecol);
+    free(z.ind);
+    free(z.val);
+    glp_delete_prob(z.lp);
+    return ok;
+}
+
+const char *offload_solve_status_name(offload_solve_status s)
+{
+    switch (s) {
+    case OFFLOAD_SOLVED_OPTIMAL: return "milp-optimal";
+    case OFFLOAD_SOLVED_NODE_LIMIT: return "milp-node-limit";
+    case OFFLOAD_SOLVED_HEURISTIC: return "greedy";
+    case OFFLOAD_SOLVED_NOTHING: return "fits-as-is";
+    case OFFLOAD_SOLVED_INFEASIBLE: return "infeasible";
+    }
+    return "?";
+}
+
+static int count_binaries(const off_model *md)
+{
+    int n = 0;
+    for (int k = 0; k < md->nitems; k++)
+        for (int o = 1; o < OPT_COUNT; o++)
+            n += md->items[k].allowed[o];
+    return n;
+}
+
+int offload_plan_build(const offload_plan_input *in, memplan *out, offload_plan_result *res, pg_status *st)
+{
+    memset(res, 0, sizeof *res);
+    memset(out, 0, sizeof *out);
+    off_model md;
+    int rc = off_model_build(in, &md, st);
+    if (rc != 0) {
+        off_model_free(&md);
+        return rc;
+    }
+    int *greedy = pg_xcalloc((size_t)md.nitems + 1, sizeof *greedy);
+    int *choice = pg_xcalloc((size_t)md.nitems + 1, sizeof *choice);
+    int fits = off_greedy(&md, greedy);
+    int changed = 0;
+    for (int k = 0; k < md.nitems; k++)
+        changed |= greedy[k] != OPT_KEEP;
+    memcpy(choice, greedy, (size_t)md.nitems * sizeof *choice);
+    if (!changed && fits) {
+        res->status = OFFLOAD_SOLVED_NOTHING;
+    } else if (!fits) {
+        res->status = OFFLOAD_SOLVED_INFEASIBLE;
+    } else {
+        res->status = OFFLOAD_SOLVED_HEURISTIC;
+        res->nbinaries = count_binaries(&md);
+        if (in->use_milp && res->nbinaries <= OFFLOAD_MILP_MAX_BINARIES && solve(&md, greedy, fits, choice, res)) {
+            /* keep the MILP's plan unless the greedy one times better (model gaps) */
+            if (off_eval(&md, greedy) < off_eval(&md, choice)) memcpy(choice, greedy, (size_t)md.nitems * sizeof *choice);
+        }
+    }
+    res->model_makespan_s = off_eval(&md, choice);
+    off_to_plan(&md, choice, out);
+    res->noffload = out->noffload;
+    res->nrecompute = out->nrecompute;
+    free(greedy);
+    free(choice);
+    off_model_free(&md);
+    return 0;
+}

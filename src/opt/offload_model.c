@@ -1,0 +1,441 @@
+/* offload_model.c: the planner's instance, its greedy and its timing
+ * (offload_internal.h).
+ *
+ * Bytes and seconds of each option come from the simulator's own accounting
+ * (act_flow_of on a plan holding that one choice), and the copy windows from
+ * the engine's rules (sim/engine.c's header), so the planner and the
+ * simulation it is judged by disagree only where the model must approximate
+ * (queueing of copies, idle time).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/memory.h"
+#include "opt/offload_internal.h"
+#include "sim/actmem.h"
+
+/* PCIe per direction when neither the experiment nor the GPU type says
+ * (PCIe Gen4 x16: 32 GB/s). */
+#define DEFAULT_PCIE_BW 32e9
+/* GPU-to-GPU bandwidth when the GPU type is unknown (the ideal network's
+ * messages carry no bytes anyway). */
+#define DEFAULT_P2P_BW 100e9
+/* GPUs behind one PCIe-switch uplink on the shipped platforms and the
+ * generated clusters (model/cluster.c): 2k and 2k+1. */
+#define GPUS_PER_UPLINK 2
+/* PCIe latency of the generated platforms (model/cluster.c). */
+#define PCIE_LATENCY_S 1e-6
+/* The engine skips an offload whose window is under this many copy times. */
+#define SKIP_WINDOW_COPIES 2.0
+/* Greedy: an offload costs this fraction of its copy time (copies overlap
+ * compute; the fraction makes longer copies a little dearer). */
+#define GREEDY_COPY_WEIGHT 0.05
+#define BYTES_EPS 1.0
+
+static const plan_choice OPTION_CHOICE[OPT_COUNT] = {
+    [OPT_KEEP] = {0, PLAN_FWD_KEEP, PLAN_BWD_KEEP},     [OPT_SEL] = {0, PLAN_FWD_SELECTIVE, PLAN_BWD_KEEP},
+    [OPT_FULL] = {0, PLAN_FWD_FULL, PLAN_BWD_KEEP},     [OPT_OFF] = {1, PLAN_FWD_KEEP, PLAN_BWD_KEEP},
+    [OPT_OFF_SEL] = {1, PLAN_FWD_SELECTIVE, PLAN_BWD_KEEP}, [OPT_OFF_FULL] = {1, PLAN_FWD_FULL, PLAN_BWD_KEEP},
+};
+
+static double op_ref_s(const stage_cost *c, int kind)
+{
+    switch (kind) {
+    case OP_F: return c->f_s;
+    case OP_B: return c->b_s;
+    case OP_W: return c->w_s;
+    case OP_BW: return c->b_s + c->w_s;
+    default: return 0.0;
+    }
+}
+
+static const gpu_system *gpu_of(const offload_plan_input *in, int rank)
+{
+    const pg_gpu *g = &in->plat->gpu[in->rank_gpu[rank]];
+    return g->type[0] ? gpu_system_find(g->type) : NULL;
+}
+
+/* Route bandwidth GPU -> host memory, uncontended. */
+static double route_bw(const offload_plan_input *in, int rank)
+{
+    if (in->exp->network == NET_CLUSTER && in->exp->cluster_pcie_bw > 0)
+        return in->exp->cluster_pcie_bw;
+    const gpu_system *gs = gpu_of(in, rank);
+    return gs != NULL ? gs->pcie_bw : DEFAULT_PCIE_BW;
+}
+
+/* Pipeline ranks whose GPUs sit behind the same PCIe-switch uplink. */
+static int uplink_sharers(const offload_plan_input *in, int rank)
+{
+    const pg_gpu *g = &in->plat->gpu[in->rank_gpu[rank]];
+    int n = 0;
+    for (int r = 0; r < in->sched->pp; r++) {
+        const pg_gpu *h = &in->plat->gpu[in->rank_gpu[r]];
+        if (h->node == g->node && h->local_rank / GPUS_PER_UPLINK == g->local_rank / GPUS_PER_UPLINK)
+            n++;
+    }
+    return n > 0 ? n : 1;
+}
+
+static double edge_comm_s(const offload_plan_input *in, int stage)
+{
+    const schedule *s = in->sched;
+    if (stage + 1 >= s->nstages || s->stage_rank[stage] == s->stage_rank[stage + 1])
+        return 0.0;
+    if (in->exp->network == NET_IDEAL)
+        return in->exp->ideal_latency_s;
+    int a = s->stage_rank[stage], b = s->stage_rank[stage + 1];
+    const pg_gpu *ga = &in->plat->gpu[in->rank_gpu[a]], *gb = &in->plat->gpu[in->rank_gpu[b]];
+    const gpu_system *gs = gpu_of(in, a);
+    double bw = gs == NULL ? DEFAULT_P2P_BW : ga->node == gb->node ? gs->nvlink_bw : gs->nic_bw;
+    return in->wl->stage[stage].boundary_bytes / bw;
+}
+
+double off_item_mem(const off_item *it, int o, int i)
+{
+    if (i < it->f_idx || i >= it->c_idx)
+        return 0.0;   /* outside F..consumer every option holds what keep holds (counted in keep_mem) */
+    double b = it->f_alloc[o];
+    if (it->off_bytes[o] > 0 && i >= it->out_from[o] && i < it->in_from[o])
+        b -= it->off_bytes[o];
+    return b;
+}
+
+/* Options of one item: bytes, seconds, windows; the engine's skip rule. */
+static void item_options(const offload_plan_input *in, off_model *md, off_item *it, const double *before_s,
+                         double scale, memplan *one)
+{
+    int r = it->rank;
+    double bw = route_bw(in, r);
+    double attn = memory_attn_core_bytes(&in->wl->stage[it->stage]);
+    for (int o = 0; o < OPT_COUNT; o++) {
+        plan_set(one, it->stage, it->mb, OPTION_CHOICE[o]);
+        act_flow fl;
+        act_flow_of(in->wl, one, it->stage, it->mb, &fl);
+        it->f_alloc[o] = fl.f_alloc;
+        it->off_bytes[o] = fl.offload_bytes;
+        it->r_s[o] = fl.has_r ? fl.r_ref_s * scale : 0.0;
+        it->allowed[o] = 1;
+        int fwd = OPTION_CHOICE[o].fwd, off = OPTION_CHOICE[o].offload;
+        if (fwd != PLAN_FWD_KEEP && !in->allow_recompute) it->allowed[o] = 0;
+        if (fwd == PLAN_FWD_SELECTIVE && attn <= BYTES_EPS) it->allowed[o] = 0;
+        if (fwd == PLAN_FWD_FULL && in->allow_recompute < 2) it->allowed[o] = 0;
+        if (fwd == PLAN_FWD_FULL && fl.f_alloc >= in->wl->stage[it->stage].act_b_bytes - BYTES_EPS)
+            it->allowed[o] = 0;   /* full recompute would free nothing */
+        if (off) {
+            double need_s = PCIE_LATENCY_S + fl.offload_bytes / bw;
+            double window_s = before_s[it->c_idx] - before_s[it->f_idx + 1];
+            if (!in->allow_offload || fl.offload_bytes <= BYTES_EPS || window_s < SKIP_WINDOW_COPIES * need_s) {
+                it->allowed[o] = 0;
+                it->off_bytes[o] = 0;
+                continue;
+            }
+            it->copy_s[o] = md->copy_lat_s[r] + fl.offload_bytes / md->copy_bw[r];
+            /* off the GPU from the first op that starts after the D2H (contended) can have ended */
+            int i = it->f_idx + 1;
+            double acc = 0;
+            while (i < it->c_idx && acc < it->copy_s[o])
+                acc += md->dur[r][i++];
+            it->out_from[o] = i;
+            /* back from the engine's trigger op (uncontended need, at least one op ahead) */
+            int j = it->c_idx;
+            double ahead = 0;
+            while (j - 1 > it->f_idx && (j == it->c_idx || ahead < need_s))
+                ahead += md->dur[r][--j];
+            it->in_from[o] = j;
+            if (it->out_from[o] >= it->in_from[o])
+                it->allowed[o] = 0;   /* frees memory during no op */
+        }
+    }
+    plan_set(one, it->stage, it->mb, OPTION_CHOICE[OPT_KEEP]);
+    it->allowed[OPT_KEEP] = 1;
+}
+
+/* The engine moves an earlier consumer's trigger to a later consumer's when
+ * that one is earlier: take the earliest over later consumers (as if all
+ * were offloaded), which can only count a reload sooner (conservative). */
+static void monotone_triggers(off_model *md, int r)
+{
+    const schedule *s = md->s;
+    int low = INT32_MAX;
+    for (int i = s->nops[r] - 1; i >= 0; i--) {
+        sched_op op = s->ops[r][i];
+        if (op.kind != OP_B && op.kind != OP_BW)
+            continue;
+        off_item *it = off_item_at(md, op.stage, op.mb);
+        int mine = INT32_MAX;
+        for (int o = OPT_OFF; o < OPT_COUNT; o++) {
+            if (!it->allowed[o]) continue;
+            if (low < it->in_from[o])
+                it->in_from[o] = low > it->f_idx + 1 ? low : it->f_idx + 1;
+            if (it->out_from[o] >= it->in_from[o]) { it->allowed[o] = 0; continue; }
+            if (it->in_from[o] < mine) mine = it->in_from[o];
+        }
+        if (mine < low) low = mine;
+    }
+}
+
+static double rank_static(const offload_plan_input *in, int r)
+{
+    const schedule *s = in->sched;
+    int *stages = pg_xmalloc(((size_t)s->nstages + 1) * sizeof *stages);
+    int n = 0;
+    for (int st = 0; st < s->nstages; st++)
+        if (s->stage_rank[st] == r) stages[n++] = st;
+    const experiment *e = in->exp;
+    double b = e->memory_zero1 ? memory_static_bytes_zero1(in->wl, stages, n, e->bytes_per_param, e->dp)
+                               : memory_static_bytes(in->wl, stages, n, e->bytes_per_param);
+    free(stages);
+    return b;
+}
+
+int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
+{
+    const schedule *s = in->sched;
+    memset(md, 0, sizeof *md);
+    md->s = s;
+    md->pp = s->pp;
+    md->m = s->m;
+    md->nitems = s->nstages * s->m;
+    md->items = pg_xcalloc((size_t)md->nitems + 1, sizeof *md->items);
+    md->dur = pg_xcalloc((size_t)s->pp, sizeof *md->dur);
+    md->room = pg_xcalloc((size_t)s->pp, sizeof *md->room);
+    md->keep_mem = pg_xcalloc((size_t)s->pp, sizeof *md->keep_mem);
+    md->comm_s = pg_xcalloc((size_t)s->nstages + 1, sizeof *md->comm_s);
+    md->copy_bw = pg_xcalloc((size_t)s->pp, sizeof *md->copy_bw);
+    md->copy_lat_s = pg_xcalloc((size_t)s->pp, sizeof *md->copy_lat_s);
+    for (int stage = 0; stage < s->nstages; stage++)
+        md->comm_s[stage] = edge_comm_s(in, stage);
+    memplan one;
+    plan_init(&one, s);
+    double total_s = 0;
+    for (int r = 0; r < s->pp; r++) {
+        const pg_gpu *g = &in->plat->gpu[in->rank_gpu[r]];
+        double cap = in->exp->memory_capacity_bytes > 0 ? in->exp->memory_capacity_bytes : g->memory_bytes;
+        if (!(cap > 0)) {
+            plan_free(&one);
+            return pg_fail(st, PG_EXIT_INPUT, "offload=plan: rank %d (GPU %s) has no memory capacity; set "
+                           "memory.capacity", r, g->host);
+        }
+        double scale = in->wl->ref_speed_flops > 0 && g->speed_flops > 0 ? in->wl->ref_speed_flops / g->speed_flops
+                                                                          : 1.0;
+        md->copy_bw[r] = route_bw(in, r) / uplink_sharers(in, r);
+        md->copy_lat_s[r] = PCIE_LATENCY_S;
+        int n = s->nops[r];
+        md->dur[r] = pg_xcalloc((size_t)n + 1, sizeof **md->dur);
+        md->room[r] = pg_xcalloc((size_t)n + 1, sizeof **md->room);
+        md->keep_mem[r] = pg_xcalloc((size_t)n + 1, sizeof **md->keep_mem);
+        double *before_s = pg_xcalloc((size_t)n + 2, sizeof *before_s);
+        double stat = rank_static(in, r);
+        for (int i = 0; i < n; i++) {
+            sched_op op = s->ops[r][i];
+            const stage_cost *c = &in->wl->stage[op.stage];
+            md->dur[r][i] = op_ref_s(c, op.kind) * scale;
+            before_s[i + 1] = before_s[i] + md->dur[r][i];
+            md->room[r][i] = cap - stat - c->workspace_bytes;
+            off_item *it = off_item_at(md, op.stage, op.mb);
+            it->stage = op.stage;
+            it->mb = op.mb;
+            it->rank = r;
+            if (op.kind == OP_F) it->f_idx = i;
+            else if (op.kind == OP_B || op.kind == OP_BW) it->c_idx = it->w_idx = i;
+            else if (op.kind == OP_W) it->w_idx = i;
+        }
+        total_s += before_s[n];
+        for (int i = 0; i < n; i++) {
+            sched_op op = s->ops[r][i];
+            if (op.kind != OP_B && op.kind != OP_BW) continue;
+            off_item *it = off_item_at(md, op.stage, op.mb);
+            item_options(in, md, it, before_s, scale, &one);
+            for (int o = 0; o < OPT_COUNT; o++)
+                total_s += it->r_s[o] + 2 * it->copy_s[o];
+        }
+        monotone_triggers(md, r);
+        /* keep: +M_B from F through the consumer, then (split) M_W through W */
+        for (int i = 0; i < n; i++) {
+            sched_op op = s->ops[r][i];
+            if (op.kind != OP_F) continue;
+            const stage_cost *c = &in->wl->stage[op.stage];
+            off_item *it = off_item_at(md, op.stage, op.mb);
+            it->full_bytes = c->act_b_bytes;
+            for (int k = it->f_idx; k <= it->c_idx; k++)
+                md->keep_mem[r][k] += c->act_b_bytes;
+            for (int k = it->c_idx + 1; k <= it->w_idx; k++)
+                md->keep_mem[r][k] += c->act_w_bytes;
+        }
+        free(before_s);
+    }
+    plan_free(&one);
+    md->horizon_s = total_s * 2 + 1.0;
+    for (int stage = 0; stage < s->nstages; stage++)
+        md->horizon_s += md->comm_s[stage] * s->m * 2;
+    return 0;
+}
+
+void off_model_free(off_model *md)
+{
+    for (int r = 0; r < md->pp && md->dur; r++) {
+        free(md->dur[r]);
+        free(md->room[r]);
+        free(md->keep_mem[r]);
+    }
+    free(md->dur);
+    free(md->room);
+    free(md->keep_mem);
+    free(md->items);
+    free(md->comm_s);
+    free(md->copy_bw);
+    free(md->copy_lat_s);
+    memset(md, 0, sizeof *md);
+}
+
+static double option_cost_s(const off_item *it, int o)
+{
+    return it->r_s[o] + GREEDY_COPY_WEIGHT * 2 * it->copy_s[o];
+}
+
+int off_greedy(const off_model *md, int *choice)
+{
+    const schedule *s = md->s;
+    for (int k = 0; k < md->nitems; k++)
+        choice[k] = OPT_KEEP;
+    int fits = 1;
+    for (int r = 0; r < s->pp; r++) {
+        int n = s->nops[r];
+        double *mem = pg_xcalloc((size_t)n + 1, sizeof *mem);
+        memcpy(mem, md->keep_mem[r], (size_t)n * sizeof *mem);
+        for (int i = 0; i < n; i++) {
+            while (mem[i] > md->room[r][i]) {
+                off_item *best = NULL;
+                int best_o = OPT_KEEP;
+                double best_score = 0, best_window = 0;
+                /* live items at op i on this rank: F at or before i, consumer after i */
+                for (int j = 0; j <= i; j++) {
+                    sched_op op = s->ops[r][j];
+                    if (op.kind != OP_F) continue;
+                    off_item *it = off_item_at(md, op.stage, op.mb);
+                    if (it->c_idx <= i) continue;
+                    int cur = choice[it - md->items];
+                    double now = off_item_mem(it, cur, i);
+                    for (int o = 0; o < OPT_COUNT; o++) {
+                        if (!it->allowed[o] || o == cur) continue;
+                        double gain = now - off_item_mem(it, o, i);
+                        if (gain <= BYTES_EPS) continue;
+                        double extra = option_cost_s(it, o) - option_cost_s(it, cur);
+                        double score = (extra > 0 ? extra : 0) / gain;
+                        double window = it->off_bytes[o] > 0 ? it->in_from[o] - it->out_from[o] : 0;
+                        if (best == NULL || score < best_score ||
+                            (score == best_score && window > best_window)) {
+                            best = it;
+                            best_o = o;
+                            best_score = score;
+                            best_window = window;
+                        }
+                    }
+                }
+                if (best == NULL) { fits = 0; break; }
+                int cur = choice[best - md->items];
+                for (int k = best->f_idx; k < best->c_idx; k++)
+                    mem[k] += off_item_mem(best, best_o, k) - off_item_mem(best, cur, k);
+                choice[best - md->items] = best_o;
+            }
+        }
+        free(mem);
+    }
+    return fits;
+}
+
+/* As-soon-as-possible replay of the fixed orders with copy engines. */
+double off_eval(const off_model *md, const int *choice)
+{
+    const schedule *s = md->s;
+    int pp = s->pp;
+    size_t n = (size_t)md->nitems;
+    double *f_end = pg_xcalloc(n + 1, sizeof *f_end), *b_end = pg_xcalloc(n + 1, sizeof *b_end);
+    double *d2h_end = pg_xcalloc(n + 1, sizeof *d2h_end);
+    unsigned char *f_done = pg_xcalloc(n + 1, 1), *b_done = pg_xcalloc(n + 1, 1);
+    int *next = pg_xcalloc((size_t)pp, sizeof *next);
+    double *clock = pg_xcalloc((size_t)pp, sizeof *clock), *d2h_free = pg_xcalloc((size_t)pp, sizeof *d2h_free);
+    double *h2d_free = pg_xcalloc((size_t)pp, sizeof *h2d_free);
+    double **start = pg_xcalloc((size_t)pp, sizeof *start);
+    for (int r = 0; r < pp; r++)
+        start[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof **start);
+    double makespan = 0;
+    int progress = 1;
+    while (progress) {
+        progress = 0;
+        for (int r = 0; r < pp; r++) {
+            while (next[r] < s->nops[r]) {
+                int i = next[r];
+                sched_op op = s->ops[r][i];
+                size_t k = (size_t)op.stage * (size_t)s->m + (size_t)op.mb;
+                const off_item *it = &md->items[k];
+                int o = choice[k];
+                double ready = clock[r], dur = md->dur[r][i];
+                if (op.kind == OP_F) {
+                    if (op.stage > 0) {
+                        size_t p = k - (size_t)s->m;
+                        if (!f_done[p]) break;
+                        double t = f_end[p] + md->comm_s[op.stage - 1];
+                        if (t > ready) ready = t;
+                    }
+                } else if (op.kind == OP_B || op.kind == OP_BW) {
+                    double t;
+                    if (op.stage + 1 < s->nstages) {
+                        size_t p = k + (size_t)s->m;
+                        if (!b_done[p]) break;
+                        t = b_end[p] + md->comm_s[op.stage];
+                    } else {
+                        if (!f_done[k]) break;
+                        t = f_end[k];
+                    }
+                    if (t > ready) ready = t;
+                    if (it->off_bytes[o] > 0) {   /* H2D after its D2H and its trigger, in consumer order */
+                        double h = d2h_end[k];
+                        double trig = start[r][it->in_from[o]];
+                        if (trig > h) h = trig;
+                        if (h2d_free[r] > h) h = h2d_free[r];
+                        h += it->copy_s[o];
+                        h2d_free[r] = h;
+                        if (h > ready) ready = h;
+                    }
+                    dur += it->r_s[o];
+                } else if (op.kind == OP_W) {
+                    if (!b_done[k]) break;
+                }
+                start[r][i] = ready;
+                clock[r] = ready + dur;
+                if (clock[r] > makespan) makespan = clock[r];
+                if (op.kind == OP_F) {
+                    f_end[k] = clock[r];
+                    f_done[k] = 1;
+                    if (it->off_bytes[o] > 0) {
+                        double d = d2h_free[r] > clock[r] ? d2h_free[r] : clock[r];
+                        d2h_end[k] = d2h_free[r] = d + it->copy_s[o];
+                    }
+                } else if (op.kind == OP_B || op.kind == OP_BW) {
+                    b_end[k] = clock[r];
+                    b_done[k] = 1;
+                }
+                next[r]++;
+                progress = 1;
+            }
+        }
+    }
+    for (int r = 0; r < pp; r++)
+        free(start[r]);
+    free(start);
+    free(f_end); free(b_end); free(d2h_end); free(f_done); free(b_done);
+    free(next); free(clock); free(d2h_free); free(h2d_free);
+    return makespan;
+}
+
+void off_to_plan(const off_model *md, const int *choice, memplan *out)
+{
+    plan_init(out, md->s);
+    for (int k = 0; k < md->nitems; k++) {
+        const off_item *it = &md->items[k];
+        plan_set(out, it->stage, it->mb, OPTION_CHOICE[choice[k]]);
+    }
+}
