@@ -17,6 +17,7 @@
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
+#include "sim/sim.h"
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV } output_format;
 
@@ -70,6 +71,24 @@ typedef struct job_bound {
     bound_input in;
     bound_result any, cls;
     double *times;                 /* storage behind in.f/b/w/w_fraction */
+/* Tensor / data parallelism and the optimizer step for the simulator
+ * (sim.h's sim_parallel), after job_build_platform: the GPU of every
+ * (rank, replica, tp rank) in Megatron's order, the tp.* and dp.* keys, and
+ * each rank's optimizer step from its GPU type's memory bandwidth
+ * (costmodel_optimizer_s over the rank's parameters per GPU; 0 when the
+ * type has no profiles/gpus file).  sim_par(jp) is NULL when there is
+ * nothing to simulate beyond one pipeline (tp = dp = 1, no optimizer step).
+ * Free with job_parallel_free. */
+typedef struct job_parallel {
+    sim_parallel par;
+    int *gpu;                      /* [pp * dp * tp] */
+    double *optimizer_s;           /* [pp] */
+    int active;
+} job_parallel;
+int job_build_parallel(const job *j, job_parallel *jp, pg_status *st);
+const sim_parallel *job_sim_parallel(const job_parallel *jp);
+void job_parallel_free(job_parallel *jp);
+
 } job_bound;
 int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
 void job_bound_free(job_bound *jb);

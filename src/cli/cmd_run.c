@@ -54,9 +54,14 @@ int cmd_run(int argc, char **argv)
         rc = job_build_plan(&j, &mem_plan, &st);
     sim_outcome outcome;
     memset(&outcome, 0, sizeof outcome);
+    job_parallel jpar;
+    memset(&jpar, 0, sizeof jpar);
+    if (rc == 0)
+        rc = job_build_parallel(&j, &jpar, &st);
     if (rc == 0) {
         sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                        .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &mem_plan};
+                        .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &mem_plan,
+                        .par = job_sim_parallel(&jpar)};
         rc = sim_run(&in, &tl, &outcome, &st);
     }
     if (rc != 0) {
@@ -96,6 +101,7 @@ int cmd_run(int argc, char **argv)
         rc = PG_EXIT_OOM;
     }
 done:
+    job_parallel_free(&jpar);
     plan_free(&mem_plan);
     metrics_free(&m);
     timeline_free(&tl);

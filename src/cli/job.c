@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/costmodel.h"
 #include "model/memory.h"
 #include "opt/offload_milp.h"
 #include "opt/zb_ilp.h"
@@ -244,4 +245,70 @@ void job_free(job *j)
     free(j->rank_gpu);
     config_free(&j->cfg);
     memset(j, 0, sizeof *j);
+}
+
+/* ---- tensor / data parallelism (cli.h) ------------------------------------- */
+
+/* Bytes of one gradient element in the data-parallel all-reduce: bf16, as
+ * Megatron reduces by default (no fp32 accumulation for the all-reduce). */
+#define DP_GRAD_BYTES_PER_PARAM 2.0
+
+int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
+{
+    (void)st;
+    const experiment *e = &j->exp;
+    memset(jp, 0, sizeof *jp);
+    int pp = j->sched.pp, tp = e->tp, dp = e->dp;
+    size_t n = (size_t)pp * (size_t)tp * (size_t)dp;
+    jp->gpu = pg_xcalloc(n, sizeof *jp->gpu);
+    for (size_t g = 0; g < n; g++)
+        jp->gpu[g] = (int)g;            /* Megatron: tp fastest, then dp, then pp */
+    /* Each rank's optimizer step on its GPU type (cached by type). */
+    jp->optimizer_s = pg_xcalloc((size_t)pp, sizeof *jp->optimizer_s);
+    int split = e->workload != WL_GPT, any_opt = 0;
+    gpu_params g;
+    char loaded[sizeof g.name + 1] = "";
+    int have = 0;
+    for (int r = 0; r < pp; r++) {
+        const char *type = j->plat.gpu[j->rank_gpu[r]].type;
+        if (!type[0])
+            type = j->wl.ref_gpu;
+        if (!type[0])
+            continue;
+        if (strcmp(type, loaded) != 0) {
+            pg_status ignore;
+            pg_status_clear(&ignore);
+            have = gpu_params_load(type, &g, &ignore) == 0;
+            snprintf(loaded, sizeof loaded, "%s", type);
+        }
+        double params = 0;
+        for (int s = 0; s < j->wl.nstages; s++)
+            if (j->sched.stage_rank[s] == r)
+                params += j->wl.stage[s].param_count / (split ? tp : 1);
+        if (have && params > 0) {
+            jp->optimizer_s[r] = costmodel_optimizer_s(&g, params);
+            any_opt = 1;
+        }
+    }
+    jp->par = (sim_parallel){
+        .tp = tp, .dp = dp, .gpu = jp->gpu, .split_compute = split,
+        .tp_comm = e->network != NET_IDEAL, .sequence_parallel = e->tp_sequence_parallel,
+        .grad_bytes_per_param = e->network != NET_IDEAL ? DP_GRAD_BYTES_PER_PARAM : 0.0,
+        .bucket_bytes = e->dp_bucket_bytes, .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
+        .optimizer_s = any_opt ? jp->optimizer_s : NULL,
+    };
+    jp->active = tp > 1 || dp > 1 || any_opt;
+    return 0;
+}
+
+const sim_parallel *job_sim_parallel(const job_parallel *jp)
+{
+    return jp->active ? &jp->par : NULL;
+}
+
+void job_parallel_free(job_parallel *jp)
+{
+    free(jp->gpu);
+    free(jp->optimizer_s);
+    memset(jp, 0, sizeof *jp);
 }

@@ -115,6 +115,18 @@ static void k_allreduce(kctx k, double bytes, int tp)
     k.c->comm_bytes += bytes;
 }
 
+/* A transformer layer's tp all-reduce: left to the simulator when it runs
+ * them (costmodel.h), its bytes still counted. */
+static void k_layer_allreduce(kctx k, double bytes, const gpt_shape *m)
+{
+    if (m->tp_comm_simulated) {
+        if (m->tp > 1)
+            k.c->comm_bytes += bytes;
+        return;
+    }
+    k_allreduce(k, bytes, m->tp);
+}
+
 double costmodel_allreduce_s(const gpu_params *g, double bytes, int n)
 {
     if (n <= 1)
@@ -168,13 +180,13 @@ void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS
     k_attn(f, attn_gemm);                              /* AV */
     k_mem(f, COPY_BYTES * d.n / d.t);                  /* merge heads */
     k_gemm(f, FLOPS_PER_MAC * nh_t);                   /* output projection */
-    k_allreduce(f, hidden_bytes, m->tp);
+    k_layer_allreduce(f, hidden_bytes, m);
     k_mem(f, DROPOUT_ADD_FWD_BYTES * d.n);             /* bias, dropout, residual */
     k_mem(f, LN_FWD_BYTES * d.n);                      /* LayerNorm 2 */
     k_gemm(f, FLOPS_PER_MAC * 4 * nh_t);               /* FC1 */
     k_mem(f, GELU_FWD_BYTES * 4 * d.n / d.t);          /* bias + GeLU */
     k_gemm(f, FLOPS_PER_MAC * 4 * nh_t);               /* FC2 */
-    k_allreduce(f, hidden_bytes, m->tp);
+    k_layer_allreduce(f, hidden_bytes, m);
     k_mem(f, DROPOUT_ADD_FWD_BYTES * d.n);
 
     kctx b = {g, &out[CM_B]};                          /* input gradient, in reverse order */
@@ -182,7 +194,7 @@ void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS
     k_gemm(b, FLOPS_PER_MAC * 4 * nh_t);               /* FC2 dgrad */
     k_mem(b, GELU_BWD_BYTES * 4 * d.n / d.t);
     k_gemm(b, FLOPS_PER_MAC * 4 * nh_t);               /* FC1 dgrad */
-    k_allreduce(b, hidden_bytes, m->tp);               /* column-parallel input gradient */
+    k_layer_allreduce(b, hidden_bytes, m);               /* column-parallel input gradient */
     k_mem(b, LN_BWD_BYTES * d.n);
     k_mem(b, DROPOUT_BWD_BYTES * d.n);
     k_gemm(b, FLOPS_PER_MAC * nh_t);                   /* proj dgrad */
@@ -195,7 +207,7 @@ void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS
     k_attn(b, attn_gemm);                              /* dK */
     k_mem(b, COPY_BYTES * 3 * d.n / d.t);
     k_gemm(b, FLOPS_PER_MAC * 3 * nh_t);               /* QKV dgrad */
-    k_allreduce(b, hidden_bytes, m->tp);
+    k_layer_allreduce(b, hidden_bytes, m);
     k_mem(b, LN_BWD_BYTES * d.n);
 
     kctx w = {g, &out[CM_W]};                          /* weight gradients */
@@ -398,16 +410,36 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m, int nstages, 
     return 0;
 }
 
+/* The GPU type workload=gpt is costed on (costmodel_build's comment). */
+static int platform_gpu_type(const experiment *e, char *type, size_t len, pg_status *st)
+{
+    snprintf(type, len, "%s", e->cluster_gpu);
+    if (e->network != NET_PLATFORM)
+        return 0;
+    platform_desc p;
+    int rc = platform_load(e->platform_path, &p, st);
+    if (rc)
+        return rc;
+    if (p.ngpus > 0 && p.gpu[0].type[0])
+        snprintf(type, len, "%s", p.gpu[0].type);
+    platform_free(&p);
+    return 0;
+}
+
 int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
-    gpu_params g;
-    int rc = gpu_params_load(e->cluster_gpu, &g, st);
+    char type[sizeof e->cluster_gpu];
+    int rc = platform_gpu_type(e, type, sizeof type, st);
     if (rc)
+        return rc;
+    gpu_params g;
+    if ((rc = gpu_params_load(type, &g, st)) != 0)
         return rc;
     gpt_shape m = {
         .layers = e->gpt_layers, .hidden = e->gpt_hidden, .heads = e->gpt_heads, .seq = e->gpt_seq,
         .vocab = e->gpt_vocab, .micro_batch = e->micro_batch_size, .tp = e->tp > 0 ? e->tp : 1,
+        .tp_comm_simulated = e->network != NET_IDEAL,
     };
     return costmodel_build_shape(&g, &m, nstages, w, st);
 }

@@ -24,9 +24,11 @@
  *     kernels move their bytes at hbm_bw * mem_eff.
  *   - Tensor-parallel all-reduce (ring, t ranks, n bytes): 2(t-1) steps,
  *     2(t-1) coll_latency + 2 (t-1)/t * n / (nvlink_bw * coll_bw_eff).  This is an
- *     analytic alpha-beta time over NVLink inside the op, NOT a simulated
- *     transfer: the simulator does not see these collectives yet (they
- *     will move into the SimGrid model later).
+ *     analytic alpha-beta time over NVLink inside the op, used by the ideal
+ *     evaluator (`pipegrid validate`) and network=ideal; with
+ *     tp_comm_simulated the layers' all-reduces are left out of the op
+ *     times and the simulator runs them over the platform's links instead
+ *     (the embedding's and the head's small ones stay analytic).
  *   FLOPs per layer (the zero-bubble paper's Table 1, divided by t):
  *     F sbh(24h + 4s), B sbh(24h + 8s), W sbh(24h).
  *   Activations (bytes, fp16/bf16): M_B = sbh(10 + 24/t) + 5 a s^2 b / t
@@ -95,6 +97,10 @@ typedef struct gpt_shape {
     int layers, hidden, heads, seq, vocab;
     int micro_batch;     /* b, samples per microbatch */
     int tp;              /* tensor-parallel degree */
+    int tp_comm_simulated; /* 1: the simulator runs the layers' tp all-reduces over the platform
+                            * (sim.h), so layer ops leave them out of their times (their bytes are
+                            * still counted); 0: analytic, inside the ops (the ideal evaluator of
+                            * `pipegrid validate`, and network=ideal) */
 } gpt_shape;
 
 /* 0, or PG_EXIT_INPUT with a message naming the bad dimension. */
@@ -135,7 +141,11 @@ double costmodel_optimizer_s(const gpu_params *g, double params);
 
 /* Fill w for e (workload=gpt) cut into nstages stages: transformer layers
  * evenly (the last gpt.layers % nstages stages take one more), embedding on
- * stage 0, head + loss on the last stage.  The GPU type is cluster.gpu. */
+ * stage 0, head + loss on the last stage.  The GPU type is the platform's:
+ * cluster.gpu for network=cluster (and ideal), the `gpu` property of the
+ * platform file's first GPU for a platform file (cluster.gpu if it has
+ * none).  On a real network (not ideal) the layers' tp all-reduces are
+ * left to the simulator (tp_comm_simulated). */
 int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st);
 
 /* The same from explicit parts (used by costmodel_build and validation). */

@@ -68,6 +68,7 @@ static const choice OFFLOADS[] = {
     {"none", OFFLOAD_NONE}, {"full", OFFLOAD_FULL}, {"selective", OFFLOAD_SELECTIVE},
     {"plan", OFFLOAD_PLAN}, {NULL, 0}};
 static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
+static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN}, {NULL, 0}};
@@ -97,6 +98,17 @@ static const key_spec SCHEMA[] = {
             "stages per rank for interleaved / hanayo (V-shape schedules always have 2)"),
     INT_KEY("tp", tp, "1", 1, MAX_RANKS, "tensor-parallel degree"),
     INT_KEY("dp", dp, "1", 1, MAX_RANKS, "data-parallel degree"),
+    CHOICE_KEY("tp.sequence_parallel", "true|false", tp_sequence_parallel, "false", BOOLS, NO_PATH, 0,
+               "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
+               "parallelism) instead of all-reduces"),
+    NUM_KEY("dp.bucket_bytes", dp_bucket_bytes, T_BYTES, "bytes", "80MB", 0, HUGE_NUM, 0,
+            "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage"),
+    CHOICE_KEY("dp.overlap", "true|false", dp_overlap, "false", BOOLS, NO_PATH, 0,
+               "start each gradient bucket's all-reduce during the stage's last backward op, as soon as its "
+               "gradients exist (Megatron's overlap_grad_reduce)"),
+    CHOICE_KEY("dp.algorithm", "auto|ring|hierarchical", dp_algorithm, "auto", DP_ALGOS, NO_PATH, 0,
+               "gradient all-reduce: ring over the replicas, or reduce-scatter in node + all-reduce across "
+               "nodes + all-gather in node; auto = hierarchical when a group spans nodes evenly"),
     INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH, "samples per microbatch"),
     INT_KEY("global_batch_size", global_batch_size, "0", 0, MAX_BATCH,
             "samples per iteration over all data-parallel replicas; 0 = not given"),

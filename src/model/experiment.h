@@ -31,6 +31,10 @@ typedef struct experiment {
 
     /* parallelism and batch */
     int tp, dp;
+    int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
+    double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */
+    int dp_overlap;                 /* 1: buckets start during the last backward ops */
+    int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */
     int micro_batch_size;           /* samples */
     int global_batch_size;          /* samples; 0 = not given */
 

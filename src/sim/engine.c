@@ -55,6 +55,38 @@
  * longer than planned and the B stalls: that is what the rule is meant to
  * expose, not hide.
  *
+ * Tensor and data parallelism (sim_input.par, sim.h; NULL: none of this
+ * runs, and the compute loop pays one test per op).  Every data-parallel
+ * replica has its own ranks, channels and actors (mailboxes and actors of
+ * replica d > 0 carry a ".rD" suffix); only replica 0 records ops,
+ * transfers and copies, since the replicas run the same lists and differ
+ * only by contention, and each replica's span is recorded (TLC_PIPELINE).
+ *   - tp group: the compute actor starts the op's execution on every GPU of
+ *     its group at once and waits for all (a GPU slower than the others
+ *     holds the op), then runs the op's tensor-parallel collectives on the
+ *     group's ring, FUSED (collectives.h): Megatron has 2 all-reduces per
+ *     layer in F and 2 in B (none in W), each of the layer's output
+ *     s x b x h elements, the stage's boundary_bytes; one op's 2L of them
+ *     are one fused record, the same time as 2L separate ones uncontended.
+ *     With sequence parallelism each becomes a reduce-scatter + all-gather
+ *     pair (the same bytes on the wire).  The op's record spans compute and
+ *     collectives, as the framework sees it.
+ *   - gradients: one reducer actor per pipeline rank all-reduces that
+ *     rank's gradients across the replicas, for every tp rank at once (tp
+ *     groups of dp GPUs), bucket after bucket (one NCCL stream), STEPWISE.
+ *     A stage's gradient (param_count, / tp when the times are the group's,
+ *     x grad_bytes_per_param) is cut into equal buckets of at most
+ *     bucket_bytes.  Without overlap every bucket is ready when the rank has
+ *     run its whole list (Megatron's finalize_model_grads); with overlap the
+ *     stage's last weight-gradient op (W, or BW) runs in as many equal
+ *     pieces as the stage has buckets and bucket j is ready after piece j
+ *     (the backward produces gradients layer by layer).  A bucket starts
+ *     when every replica has it ready.  Algorithm per group: a ring in dp
+ *     order, or hierarchical (collectives.h) when the group spans several
+ *     nodes with the same number > 1 of its GPUs on each (AUTO).
+ *   - optimizer: when every reducer is done (a barrier: the step needs the
+ *     global gradient norm), each rank spends its optimizer_s.
+ *
  * Completion.  Every executed op is counted.  If the simulation ends with
  * ops left (SimGrid detects that every actor is blocked and stops), the run
  * is a deadlock and each blocked rank's next op is named.
@@ -62,8 +94,10 @@
 #include "sim/sim.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/barrier.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 #include <simgrid/semaphore.h>
@@ -76,12 +110,18 @@
 #include <xbt/log.h>
 
 #include "sim/actmem.h"
+#include "sim/collectives.h"
 #include "sim/sgshim.h"
 #include "util/strbuf.h"
 
 #define MAILBOX_NAME_MAX 48
+/* Megatron's tensor-parallel collectives per transformer layer, in F and in
+ * B (the attention and MLP blocks' row-parallel outputs, and their inputs'
+ * gradients); W has none. */
+#define TP_COLLS_PER_LAYER 2
 
 struct rank_state;
+struct replica;
 
 /* One stage boundary in one direction between two ranks. */
 typedef struct channel {
@@ -111,7 +151,9 @@ typedef struct copy_engine {
 
 typedef struct rank_state {
     int rank;
-    sg_host_t host;
+    struct replica *rep;
+    int record;                 /* replica 0: ops, transfers, copies go into the timeline */
+    sg_host_t host;             /* the GPU (tp rank 0's with tensor parallelism) */
     double flops_per_ref_s;     /* flops that one second of reference time costs */
     int next;                   /* index of the next op to run */
     sg_sem_t wake;              /* released by a receive actor */
@@ -119,28 +161,64 @@ typedef struct rank_state {
     int waiting_mb;
     sched_op blocked_pred;      /* what the next op waits for (deadlock report) */
     int blocked_on_local;       /* the predecessor is later in this rank's own list */
+    double first_start_s, last_end_s;
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
     copy_engine d2h, h2d;
     int *trig_first;            /* [nops + 1]: reloads queued on reaching op i are */
     int *trig_items;            /*   trig_items[trig_first[i] .. trig_first[i+1]) */
+    int owns_triggers;          /* replica 0 computes them, the others share */
     int waiting_reload;         /* item whose H2D the compute actor waits for, -1 */
+    /* tensor / data parallelism only (par != NULL) */
+    int tp;
+    sg_host_t *tp_host;         /* [tp] */
+    double *tp_flops_per_ref_s; /* [tp] */
+    coll_rings tp_ring;
 } rank_state;
+
+/* One data-parallel replica of the pipeline. */
+typedef struct replica {
+    int index;
+    rank_state *ranks;          /* [pp] */
+    channel *activation;        /* [nstages]: F(s) -> F(s+1) */
+    channel *gradient;          /* [nstages]: B(s) -> B(s-1) */
+    unsigned char *done;        /* [OP_KIND_COUNT][nstages][m] */
+    unsigned char *offloaded;   /* memory plan: [nstages * m] D2H ended */
+    unsigned char *reloaded;    /* memory plan: [nstages * m] H2D ended */
+} replica;
+
+/* A pipeline rank's gradient reduction across the replicas (reducer actor). */
+typedef struct dp_rank {
+    int rank;
+    int nbuckets;
+    double *bucket_bytes;       /* [nbuckets] per GPU */
+    int *bucket_stage;          /* [nbuckets] */
+    int *ready;                 /* [nbuckets] replicas that have the bucket ready */
+    int finished;               /* replicas whose rank ran its whole list */
+    int waiting;                /* bucket the reducer waits for; nbuckets: waits for finished; -1 none */
+    sg_sem_t wake;
+    int *op_first_bucket;       /* [nops] overlap: buckets that op i releases, piece by piece */
+    int *op_nbuckets;           /* [nops] */
+    int use_hier;
+    coll_rings flat;            /* tp rings of dp GPUs */
+    coll_hier hier;
+    sg_host_t host;             /* where the reducer actor lives */
+} dp_rank;
 
 /* The one simulation of this process (SimGrid allows no second). */
 static struct {
     const sim_input *in;
+    const sim_parallel *par;    /* NULL: tp = dp = 1 */
     timeline *tl;
-    rank_state *ranks;
-    channel *activation;        /* [nstages]: F(s) -> F(s+1) */
-    channel *gradient;          /* [nstages]: B(s) -> B(s-1) */
-    unsigned char *done;        /* [OP_KIND_COUNT][nstages][m] */
+    int nrep;
+    replica *rep;               /* [nrep] */
     long events;
     /* memory plan only (plan == NULL otherwise) */
     const memplan *plan;
-    act_flow *flow;             /* [nstages * m] */
-    unsigned char *offloaded;   /* [nstages * m] D2H ended */
-    unsigned char *reloaded;    /* [nstages * m] H2D ended */
+    act_flow *flow;             /* [nstages * m], shared by the replicas */
+    /* data parallelism / optimizer only */
+    dp_rank *dpr;               /* [pp] */
+    sg_bar_t opt_barrier;
 } E;
 
 static int ran_once;
@@ -153,11 +231,11 @@ static size_t done_index(int kind, int stage, int mb)
 
 /* Ops whose completion satisfies a dependency on `op`: a backward
  * dependency is met by B or BW alike. */
-static int is_done(sched_op op)
+static int is_done(const replica *rep, sched_op op)
 {
     if (op.kind == OP_B || op.kind == OP_BW)
-        return E.done[done_index(OP_B, op.stage, op.mb)] || E.done[done_index(OP_BW, op.stage, op.mb)];
-    return E.done[done_index(op.kind, op.stage, op.mb)];
+        return rep->done[done_index(OP_B, op.stage, op.mb)] || rep->done[done_index(OP_BW, op.stage, op.mb)];
+    return rep->done[done_index(op.kind, op.stage, op.mb)];
 }
 
 static double op_reference_s(const stage_cost *c, op_kind kind)
@@ -172,9 +250,9 @@ static double op_reference_s(const stage_cost *c, op_kind kind)
 }
 
 /* The channel that carries pred's output, or NULL if it stays on its rank. */
-static channel *channel_of(sched_op pred)
+static channel *channel_of(replica *rep, sched_op pred)
 {
-    channel *c = pred.kind == OP_F ? &E.activation[pred.stage] : &E.gradient[pred.stage];
+    channel *c = pred.kind == OP_F ? &rep->activation[pred.stage] : &rep->gradient[pred.stage];
     return c->used ? c : NULL;
 }
 
@@ -187,10 +265,10 @@ static int wait_for_input(rank_state *rs, sched_op op)
     rs->blocked_pred = pred;
     channel *c = NULL;
     if (E.in->sched->stage_rank[pred.stage] != rs->rank)
-        c = channel_of(pred);
+        c = channel_of(rs->rep, pred);
     if (c == NULL) {
         /* Same rank: ops run in list order, so pred is done or comes later. */
-        rs->blocked_on_local = !is_done(pred);
+        rs->blocked_on_local = !is_done(rs->rep, pred);
         return !rs->blocked_on_local;
     }
     while (!c->arrived[pred.mb]) {
@@ -201,13 +279,13 @@ static int wait_for_input(rank_state *rs, sched_op op)
     return 1;
 }
 
-static void send_output(sched_op op, double now_s)
+static void send_output(rank_state *rs, sched_op op, double now_s)
 {
     channel *c = NULL;
     if (op.kind == OP_F)
-        c = &E.activation[op.stage];
+        c = &rs->rep->activation[op.stage];
     else if (op.kind == OP_B || op.kind == OP_BW)
-        c = &E.gradient[op.stage];
+        c = &rs->rep->gradient[op.stage];
     if (c == NULL || !c->used)
         return;
     c->sent_at_s[op.mb] = now_s;
@@ -232,17 +310,142 @@ static void copy_push(copy_engine *ce, int item)
 
 static void record_op(rank_state *rs, sched_op op, int kind, double start_s, double end_s)
 {
+    if (!rs->record)
+        return;
     tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
                  .kind = (uint8_t)kind};
     timeline_add_op(E.tl, &rec);
+}
+
+/* ---- tensor parallelism ------------------------------------------------------ */
+
+/* ref_s reference seconds of compute on rs's GPUs: on its one GPU, or on
+ * every GPU of its tp group at once (each its share). */
+static void group_execute(rank_state *rs, double ref_s)
+{
+    if (rs->tp <= 1) {
+        sg_actor_execute(ref_s * rs->flops_per_ref_s);
+        E.events++;
+        return;
+    }
+    double share = E.par->split_compute ? 1.0 / rs->tp : 1.0;
+    sg_exec_t ex[rs->tp];
+    for (int t = 0; t < rs->tp; t++) {
+        ex[t] = sg_actor_exec_init(ref_s * share * rs->tp_flops_per_ref_s[t]);
+        sg_exec_set_host(ex[t], rs->tp_host[t]);
+        sg_exec_start(ex[t]);
+    }
+    for (int t = 0; t < rs->tp; t++)
+        sg_exec_wait(ex[t]);
+    E.events += rs->tp;
+}
+
+/* The op's tensor-parallel collectives on the group's ring (header). */
+static void tp_collectives(rank_state *rs, sched_op op)
+{
+    if (op.kind != OP_F && op.kind != OP_B && op.kind != OP_BW)
+        return;
+    const stage_cost *c = &E.in->wl->stage[op.stage];
+    int count = TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
+    double bytes = c->boundary_bytes;
+    if (bytes <= 0)
+        return;
+    coll_kind kinds_ar[] = {COLL_ALLREDUCE}, kinds_sp[] = {COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+    const coll_kind *kinds = E.par->sequence_parallel ? kinds_sp : kinds_ar;
+    int nkinds = E.par->sequence_parallel ? 2 : 1;
+    for (int k = 0; k < nkinds; k++) {
+        double start_s = simgrid_get_clock();
+        E.events += coll_run(kinds[k], &rs->tp_ring, bytes, count, COLL_FUSED);
+        if (rs->record) {
+            tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = bytes * count, .rank = rs->rank,
+                           .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
+                           .kind = (uint8_t)(kinds[k] == COLL_ALLREDUCE        ? TLC_TP_ALLREDUCE
+                                             : kinds[k] == COLL_REDUCE_SCATTER ? TLC_TP_REDUCE_SCATTER
+                                                                               : TLC_TP_ALLGATHER),
+                           .op_kind = (uint8_t)op.kind};
+            timeline_add_coll(E.tl, &rec);
+        }
+    }
+}
+
+/* ---- data parallelism: buckets, reducers, optimizer ------------------------- */
+
+static void dp_signal(dp_rank *dr, int bucket)
+{
+    dr->ready[bucket]++;
+    if (dr->waiting == bucket && dr->ready[bucket] >= E.nrep) {
+        dr->waiting = -1;
+        sg_sem_release(dr->wake);
+    }
+}
+
+static void dp_finished(dp_rank *dr)
+{
+    if (dr->op_first_bucket == NULL)   /* no overlap: every bucket is ready now */
+        for (int b = 0; b < dr->nbuckets; b++)
+            dp_signal(dr, b);
+    dr->finished++;
+    if (dr->waiting == dr->nbuckets && dr->finished >= E.nrep) {
+        dr->waiting = -1;
+        sg_sem_release(dr->wake);
+    }
+}
+
+static void reducer_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    dp_rank *dr = sg_actor_self_get_data();
+    for (int b = 0; b < dr->nbuckets; b++) {
+        while (dr->ready[b] < E.nrep) {
+            dr->waiting = b;
+            sg_sem_acquire(dr->wake);
+        }
+        double start_s = simgrid_get_clock();
+        if (dr->use_hier)
+            E.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_STEPWISE);
+        else
+            E.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_STEPWISE);
+        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
+                       .rank = dr->rank, .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
+                       .kind = TLC_DP_ALLREDUCE};
+        timeline_add_coll(E.tl, &rec);
+    }
+    while (dr->finished < E.nrep) {
+        dr->waiting = dr->nbuckets;
+        sg_sem_acquire(dr->wake);
+    }
+    sg_barrier_wait(E.opt_barrier);
+    if (E.par->optimizer_s != NULL && E.par->optimizer_s[dr->rank] > 0) {
+        double start_s = simgrid_get_clock();
+        sg_actor_sleep_for(E.par->optimizer_s[dr->rank]);
+        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
+                       .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
+        timeline_add_coll(E.tl, &rec);
+    }
+}
+
+/* The op at index i of rs's list: its compute, its stage's buckets released
+ * piece by piece when it is that stage's last weight-gradient op (overlap). */
+static void run_compute(rank_state *rs, int i, double ref_s)
+{
+    const dp_rank *dr = E.dpr ? &E.dpr[rs->rank] : NULL;
+    int nb = dr && dr->op_first_bucket ? dr->op_nbuckets[i] : 0;
+    if (nb == 0) {
+        group_execute(rs, ref_s);
+        return;
+    }
+    for (int j = 0; j < nb; j++) {
+        group_execute(rs, ref_s / nb);
+        dp_signal(&E.dpr[rs->rank], dr->op_first_bucket[i] + j);
+    }
 }
 
 /* A recompute op of ref_s reference seconds, before op. */
 static void recompute(rank_state *rs, sched_op op, int kind, double ref_s)
 {
     double start_s = simgrid_get_clock();
-    sg_actor_execute(ref_s * rs->flops_per_ref_s);
-    E.events++;
+    group_execute(rs, ref_s);
     record_op(rs, op, kind, start_s, simgrid_get_clock());
 }
 
@@ -251,15 +454,17 @@ static void plan_before(rank_state *rs, sched_op op)
 {
     size_t item = item_of(op.stage, op.mb);
     const act_flow *f = &E.flow[item];
+    replica *rep = rs->rep;
     if (op.kind == OP_B || op.kind == OP_BW) {
-        if (f->offload_bytes > 0 && !E.reloaded[item]) {
+        if (f->offload_bytes > 0 && !rep->reloaded[item]) {
             double start_s = simgrid_get_clock();
             rs->waiting_reload = (int)item;
-            while (!E.reloaded[item])
+            while (!rep->reloaded[item])
                 sg_sem_acquire(rs->wake);
             tl_stall rec = {.start = start_s, .end = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
                             .mb = op.mb};
-            timeline_add_stall(E.tl, &rec);
+            if (rs->record)
+                timeline_add_stall(E.tl, &rec);
         }
         if (f->has_r)
             recompute(rs, op, TL_OP_R, f->r_ref_s);
@@ -274,11 +479,12 @@ static void copy_actor(int argc, char **argv)
     (void)argv;
     copy_engine *ce = sg_actor_self_get_data();
     rank_state *rs = ce->rs;
+    replica *rep = rs->rep;
     for (int n = 0; n < ce->total; n++) {
         sg_sem_acquire(ce->work);
         int item = ce->queue[ce->head++];
         if (ce->dir == COPY_H2D) {
-            while (!E.offloaded[item]) {
+            while (!rep->offloaded[item]) {
                 ce->waiting_item = item;
                 sg_sem_acquire(ce->wake);
             }
@@ -294,15 +500,16 @@ static void copy_actor(int argc, char **argv)
         int m = E.in->sched->m;
         tl_copy rec = {.start = start_s, .end = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
                        .mb = item % m, .dir = (uint8_t)ce->dir};
-        timeline_add_copy(E.tl, &rec);
+        if (rs->record)
+            timeline_add_copy(E.tl, &rec);
         if (ce->dir == COPY_D2H) {
-            E.offloaded[item] = 1;
+            rep->offloaded[item] = 1;
             if (rs->h2d.waiting_item == item) {
                 rs->h2d.waiting_item = -1;
                 sg_sem_release(rs->h2d.wake);
             }
         } else {
-            E.reloaded[item] = 1;
+            rep->reloaded[item] = 1;
             if (rs->waiting_reload == item) {
                 rs->waiting_reload = -1;
                 sg_sem_release(rs->wake);
@@ -330,17 +537,30 @@ static void compute_actor(int argc, char **argv)
             plan_before(rs, op);
         const stage_cost *cost = &E.in->wl->stage[op.stage];
         double start_s = simgrid_get_clock();
-        sg_actor_execute(op_reference_s(cost, op.kind) * rs->flops_per_ref_s);
+        if (E.par == NULL) {
+            sg_actor_execute(op_reference_s(cost, op.kind) * rs->flops_per_ref_s);
+            E.events++;
+        } else {
+            run_compute(rs, rs->next, op_reference_s(cost, op.kind));
+            if (rs->tp > 1 && E.par->tp_comm)
+                tp_collectives(rs, op);
+            if (rs->next == 0)
+                rs->first_start_s = start_s;
+        }
         double end_s = simgrid_get_clock();
-        E.events++;
-        E.done[done_index(op.kind, op.stage, op.mb)] = 1;
-        tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
-                     .kind = op.kind};
-        timeline_add_op(E.tl, &rec);
-        send_output(op, end_s);
+        rs->last_end_s = end_s;
+        rs->rep->done[done_index(op.kind, op.stage, op.mb)] = 1;
+        if (rs->record) {
+            tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+                         .kind = op.kind};
+            timeline_add_op(E.tl, &rec);
+        }
+        send_output(rs, op, end_s);
         if (E.plan && op.kind == OP_F && E.flow[item_of(op.stage, op.mb)].offload_bytes > 0)
             copy_push(&rs->d2h, (int)item_of(op.stage, op.mb));
     }
+    if (E.dpr)
+        dp_finished(&E.dpr[rs->rank]);
 }
 
 static void receive_actor(int argc, char **argv)
@@ -349,13 +569,16 @@ static void receive_actor(int argc, char **argv)
     (void)argv;
     channel *c = sg_actor_self_get_data();
     sg_mailbox_set_receiver(c->name);
+    int record = c->dst->record;
     for (int i = 0; i < E.in->sched->m; i++) {
         int mb = (int)(intptr_t)sg_mailbox_get(c->mailbox) - 1;
         double now_s = simgrid_get_clock();
         c->arrived[mb] = 1;
-        tl_xfer rec = {.start = c->sent_at_s[mb], .end = now_s, .bytes = c->bytes, .src_rank = c->src_rank,
-                       .dst_rank = c->dst_rank, .stage = c->stage, .mb = mb, .kind = c->kind};
-        timeline_add_xfer(E.tl, &rec);
+        if (record) {
+            tl_xfer rec = {.start = c->sent_at_s[mb], .end = now_s, .bytes = c->bytes, .src_rank = c->src_rank,
+                           .dst_rank = c->dst_rank, .stage = c->stage, .mb = mb, .kind = c->kind};
+            timeline_add_xfer(E.tl, &rec);
+        }
         rank_state *dst = c->dst;
         if (dst->waiting_on == c && dst->waiting_mb == mb) {
             dst->waiting_on = NULL;
@@ -364,7 +587,8 @@ static void receive_actor(int argc, char **argv)
     }
 }
 
-static void channel_setup(channel *c, int stage, xfer_kind kind, int src_stage_rank, int dst_stage_rank)
+static void channel_setup(replica *rep, channel *c, int stage, xfer_kind kind, int src_stage_rank,
+                          int dst_stage_rank)
 {
     const sim_input *in = E.in;
     int m = in->sched->m;
@@ -376,11 +600,14 @@ static void channel_setup(channel *c, int stage, xfer_kind kind, int src_stage_r
     c->src_rank = src_stage_rank;
     c->dst_rank = dst_stage_rank;
     c->bytes = in->zero_byte_messages ? 0.0 : in->wl->stage[stage].boundary_bytes;
-    snprintf(c->name, sizeof c->name, "%s%d", kind == XFER_ACTIVATION ? "act" : "grad", stage);
+    if (rep->index == 0)
+        snprintf(c->name, sizeof c->name, "%s%d", kind == XFER_ACTIVATION ? "act" : "grad", stage);
+    else
+        snprintf(c->name, sizeof c->name, "%s%d.r%d", kind == XFER_ACTIVATION ? "act" : "grad", stage, rep->index);
     c->mailbox = sg_mailbox_by_name(c->name);
     c->sent_at_s = pg_xcalloc((size_t)m, sizeof *c->sent_at_s);
     c->arrived = pg_xcalloc((size_t)m, 1);
-    c->dst = &E.ranks[dst_stage_rank];
+    c->dst = &rep->ranks[dst_stage_rank];
 }
 
 static void describe_blocked(sim_outcome *out)
@@ -390,7 +617,7 @@ static void describe_blocked(sim_outcome *out)
     sb_init(&sb);
     char op_text[64], pred_text[64];
     for (int r = 0; r < s->pp; r++) {
-        rank_state *rs = &E.ranks[r];
+        rank_state *rs = &E.rep[0].ranks[r];
         if (rs->next >= s->nops[r])
             continue;
         sched_op op = s->ops[r][rs->next];
@@ -403,37 +630,70 @@ static void describe_blocked(sim_outcome *out)
     sb_free(&sb);
 }
 
+static void dp_free(void)
+{
+    const schedule *s = E.in->sched;
+    for (int r = 0; E.dpr && r < s->pp; r++) {
+        dp_rank *dr = &E.dpr[r];
+        if (dr->wake)
+            sg_sem_destroy(dr->wake);
+        free(dr->bucket_bytes);
+        free(dr->bucket_stage);
+        free(dr->ready);
+        free(dr->op_first_bucket);
+        free(dr->op_nbuckets);
+        coll_rings_free(&dr->flat);
+        coll_hier_free(&dr->hier);
+    }
+    free(E.dpr);
+    if (E.opt_barrier)
+        sg_barrier_destroy(E.opt_barrier);
+}
+
 static void engine_free(void)
 {
     const schedule *s = E.in->sched;
-    for (int st = 0; st < s->nstages; st++) {
-        free(E.activation[st].sent_at_s);
-        free(E.activation[st].arrived);
-        free(E.gradient[st].sent_at_s);
-        free(E.gradient[st].arrived);
-    }
-    for (int r = 0; r < s->pp; r++) {
-        rank_state *rs = &E.ranks[r];
-        sg_sem_destroy(rs->wake);
-        if (E.plan && rs->d2h.work) {   /* NULL on ranks plan_setup did not reach */
-            sg_sem_destroy(rs->d2h.work);
-            sg_sem_destroy(rs->h2d.work);
-            sg_sem_destroy(rs->h2d.wake);
+    for (int d = 0; d < E.nrep; d++) {
+        replica *rep = &E.rep[d];
+        if (rep->ranks == NULL)
+            continue;
+        for (int st = 0; st < s->nstages; st++) {
+            free(rep->activation[st].sent_at_s);
+            free(rep->activation[st].arrived);
+            free(rep->gradient[st].sent_at_s);
+            free(rep->gradient[st].arrived);
         }
-        if (E.plan) {
-            free(rs->d2h.queue);
-            free(rs->h2d.queue);
-            free(rs->trig_first);
-            free(rs->trig_items);
+        for (int r = 0; r < s->pp; r++) {
+            rank_state *rs = &rep->ranks[r];
+            if (rs->wake)
+                sg_sem_destroy(rs->wake);
+            if (E.plan && rs->d2h.work) {   /* NULL on ranks plan_setup did not reach */
+                sg_sem_destroy(rs->d2h.work);
+                sg_sem_destroy(rs->h2d.work);
+                sg_sem_destroy(rs->h2d.wake);
+            }
+            if (E.plan) {
+                free(rs->d2h.queue);
+                free(rs->h2d.queue);
+                if (rs->owns_triggers) {
+                    free(rs->trig_first);
+                    free(rs->trig_items);
+                }
+            }
+            free(rs->tp_host);
+            free(rs->tp_flops_per_ref_s);
+            coll_rings_free(&rs->tp_ring);
         }
+        free(rep->offloaded);
+        free(rep->reloaded);
+        free(rep->activation);
+        free(rep->gradient);
+        free(rep->ranks);
+        free(rep->done);
     }
+    dp_free();
     free(E.flow);
-    free(E.offloaded);
-    free(E.reloaded);
-    free(E.activation);
-    free(E.gradient);
-    free(E.ranks);
-    free(E.done);
+    free(E.rep);
     memset(&E, 0, sizeof E);
 }
 
@@ -469,7 +729,6 @@ static double op_seconds(const rank_state *rs, sched_op op)
     return op_reference_s(&E.in->wl->stage[op.stage], (op_kind)op.kind) * rs->flops_per_ref_s /
            sg_host_get_speed(rs->host);
 }
-
 /* The prefetch rule of the header: trigger op of each reload of rank rs. */
 static void plan_triggers(rank_state *rs)
 {
@@ -531,38 +790,149 @@ static void plan_triggers(rank_state *rs)
     free(before_s);
 }
 
-/* Copy engines, flows and triggers; 0 or PG_EXIT_INPUT (no host memory). */
+/* Copy engines, flows and triggers; 0 or PG_EXIT_INPUT (no host memory).
+ * Replica 0 computes the flows' filter and the triggers; the other replicas
+ * run the same lists on the same kind of GPUs and share them. */
 static int plan_setup(const sim_input *in, pg_status *st)
 {
     const schedule *s = in->sched;
     size_t n = (size_t)s->nstages * (size_t)s->m;
     E.plan = in->plan;
     E.flow = pg_xcalloc(n + 1, sizeof *E.flow);
-    E.offloaded = pg_xcalloc(n + 1, 1);
-    E.reloaded = pg_xcalloc(n + 1, 1);
     for (int stage = 0; stage < s->nstages; stage++)
         for (int mb = 0; mb < s->m; mb++)
             act_flow_of(in->wl, in->plan, stage, mb, &E.flow[item_of(stage, mb)]);
-    for (int r = 0; r < s->pp; r++) {
-        rank_state *rs = &E.ranks[r];
-        const pg_gpu *gpu = &in->plat->gpu[in->rank_gpu[r]];
-        rs->waiting_reload = -1;
-        rs->d2h = (copy_engine){.dir = COPY_D2H, .work = sg_sem_init(0), .waiting_item = -1, .rs = rs};
-        rs->h2d = (copy_engine){.dir = COPY_H2D, .work = sg_sem_init(0), .wake = sg_sem_init(0),
-                                .waiting_item = -1, .rs = rs};
-        if (in->plan->noffload > 0) {
-            if (gpu->cpu_index < 0 || (rs->cpu = sg_host_by_name(in->plat->cpu_host[gpu->cpu_index])) == NULL)
-                return pg_fail(st, PG_EXIT_INPUT,
-                               "%s: offload needs a host-memory host (kind=cpu) on the node of GPU '%s'",
-                               in->plat->xml_path, gpu->host);
-            plan_triggers(rs);
-        } else {
-            rs->trig_first = pg_xcalloc((size_t)s->nops[r] + 2, sizeof *rs->trig_first);
+    for (int d = 0; d < E.nrep; d++) {
+        replica *rep = &E.rep[d];
+        rep->offloaded = pg_xcalloc(n + 1, 1);
+        rep->reloaded = pg_xcalloc(n + 1, 1);
+        for (int r = 0; r < s->pp; r++) {
+            rank_state *rs = &rep->ranks[r], *first = &E.rep[0].ranks[r];
+            rs->waiting_reload = -1;
+            rs->d2h = (copy_engine){.dir = COPY_D2H, .work = sg_sem_init(0), .waiting_item = -1, .rs = rs};
+            rs->h2d = (copy_engine){.dir = COPY_H2D, .work = sg_sem_init(0), .wake = sg_sem_init(0),
+                                    .waiting_item = -1, .rs = rs};
+            if (in->plan->noffload > 0) {
+                const char *host = sg_host_get_name(rs->host);
+                int cpu_index = -1;
+                for (int g = 0; g < in->plat->ngpus; g++)
+                    if (strcmp(in->plat->gpu[g].host, host) == 0)
+                        cpu_index = in->plat->gpu[g].cpu_index;
+                if (cpu_index < 0 || (rs->cpu = sg_host_by_name(in->plat->cpu_host[cpu_index])) == NULL)
+                    return pg_fail(st, PG_EXIT_INPUT,
+                                   "%s: offload needs a host-memory host (kind=cpu) on the node of GPU '%s'",
+                                   in->plat->xml_path, host);
+                if (d == 0) {
+                    plan_triggers(rs);
+                    rs->owns_triggers = 1;
+                }
+            } else if (d == 0) {
+                rs->trig_first = pg_xcalloc((size_t)s->nops[r] + 2, sizeof *rs->trig_first);
+                rs->owns_triggers = 1;
+            }
+            if (d > 0) {
+                rs->trig_first = first->trig_first;
+                rs->trig_items = first->trig_items;
+                rs->d2h.total = first->d2h.total;
+                rs->h2d.total = first->h2d.total;
+            }
+            rs->d2h.queue = pg_xcalloc((size_t)rs->d2h.total + 1, sizeof *rs->d2h.queue);
+            rs->h2d.queue = pg_xcalloc((size_t)rs->h2d.total + 1, sizeof *rs->h2d.queue);
         }
-        rs->d2h.queue = pg_xcalloc((size_t)rs->d2h.total + 1, sizeof *rs->d2h.queue);
-        rs->h2d.queue = pg_xcalloc((size_t)rs->h2d.total + 1, sizeof *rs->h2d.queue);
     }
     return 0;
+}
+
+static int gpu_node(const sim_input *in, int g)
+{
+    return in->plat->gpu[g].node;
+}
+
+/* Buckets of rank r, in the order they become ready (header). */
+static void dp_buckets(const sim_input *in, dp_rank *dr)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int r = dr->rank, nops = s->nops[r];
+    const sched_op *ops = s->ops[r];
+    /* The last weight-gradient op of each stage on this rank. */
+    int *last = pg_xmalloc((size_t)s->nstages * sizeof *last);
+    for (int st = 0; st < s->nstages; st++)
+        last[st] = -1;
+    for (int i = 0; i < nops; i++)
+        if (ops[i].kind == OP_W || ops[i].kind == OP_BW)
+            last[ops[i].stage] = i;
+    dr->op_nbuckets = pg_xcalloc((size_t)nops + 1, sizeof *dr->op_nbuckets);
+    dr->op_first_bucket = pg_xcalloc((size_t)nops + 1, sizeof *dr->op_first_bucket);
+    double share = par->split_compute ? 1.0 / par->tp : 1.0;
+    for (int i = 0; i < nops; i++) {
+        int st = ops[i].stage;
+        if (last[st] != i)
+            continue;
+        double bytes = in->wl->stage[st].param_count * share * par->grad_bytes_per_param;
+        if (bytes <= 0)
+            continue;
+        int nb = 1;
+        if (par->bucket_bytes > 0) {
+            double q = bytes / par->bucket_bytes;   /* buckets of at most bucket_bytes */
+            nb = (int)q < q ? (int)q + 1 : (int)q;
+            if (nb < 1)
+                nb = 1;
+        }
+        dr->bucket_bytes = pg_xrealloc(dr->bucket_bytes, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_bytes);
+        dr->bucket_stage = pg_xrealloc(dr->bucket_stage, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_stage);
+        dr->op_first_bucket[i] = dr->nbuckets;
+        dr->op_nbuckets[i] = nb;
+        for (int j = 0; j < nb; j++) {
+            dr->bucket_bytes[dr->nbuckets + j] = bytes / nb;
+            dr->bucket_stage[dr->nbuckets + j] = st;
+        }
+        dr->nbuckets += nb;
+    }
+    free(last);
+    dr->ready = pg_xcalloc((size_t)dr->nbuckets + 1, sizeof *dr->ready);
+    if (!par->overlap) {
+        free(dr->op_first_bucket);
+        free(dr->op_nbuckets);
+        dr->op_first_bucket = dr->op_nbuckets = NULL;
+    }
+}
+
+/* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
+static void dp_setup(const sim_input *in)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int tp = par->tp, dp = par->dp;
+    E.dpr = pg_xcalloc((size_t)s->pp, sizeof *E.dpr);
+    E.opt_barrier = sg_barrier_init((unsigned)s->pp);
+    sg_host_t *hosts = pg_xmalloc((size_t)dp * sizeof *hosts);
+    int *node = pg_xmalloc((size_t)dp * sizeof *node);
+    for (int r = 0; r < s->pp; r++) {
+        dp_rank *dr = &E.dpr[r];
+        dr->rank = r;
+        dr->waiting = -1;
+        dr->wake = sg_sem_init(0);
+        dr->host = E.rep[0].ranks[r].host;
+        if (dp > 1)
+            dp_buckets(in, dr);
+        else
+            dr->ready = pg_xcalloc(1, sizeof *dr->ready);
+        int hier = dp > 1 && par->algo != DP_ALGO_RING;
+        for (int t = 0; t < tp && dp > 1; t++) {
+            for (int d = 0; d < dp; d++) {
+                int g = par->gpu[((size_t)r * dp + d) * tp + t];
+                hosts[d] = sg_host_by_name(in->plat->gpu[g].host);
+                node[d] = gpu_node(in, g);
+            }
+            coll_rings_add(&dr->flat, hosts, dp);
+            if (hier && !coll_hier_add(&dr->hier, hosts, node, dp))
+                hier = 0;
+        }
+        dr->use_hier = hier && dr->hier.local > 0;
+    }
+    free(hosts);
+    free(node);
 }
 
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
@@ -573,36 +943,67 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     ran_once = 1;
 
     const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int tp = par ? par->tp : 1, dp = par ? par->dp : 1;
+    if (tp < 1 || dp < 1 || (par && (tp > 1 || dp > 1) && par->gpu == NULL))
+        return pg_fail(st, PG_EXIT_INTERNAL, "sim_run: tp = %d, dp = %d without a GPU map", tp, dp);
     simgrid_setup();
     char err[PG_MSG_MAX - 64];
     if (sgx_load_platform(in->plat->xml_path, err, sizeof err) != 0)
         return pg_fail(st, PG_EXIT_INPUT, "%s: SimGrid refused the platform: %s", in->plat->xml_path, err);
 
     E.in = in;
+    E.par = par;
     E.tl = tl;
-    E.ranks = pg_xcalloc((size_t)s->pp, sizeof *E.ranks);
-    E.activation = pg_xcalloc((size_t)s->nstages, sizeof *E.activation);
-    E.gradient = pg_xcalloc((size_t)s->nstages, sizeof *E.gradient);
-    E.done = pg_xcalloc((size_t)OP_KIND_COUNT * (size_t)s->nstages * (size_t)s->m, 1);
-
-    for (int r = 0; r < s->pp; r++) {
-        rank_state *rs = &E.ranks[r];
-        const pg_gpu *gpu = &in->plat->gpu[in->rank_gpu[r]];
-        rs->rank = r;
-        rs->host = sg_host_by_name(gpu->host);
-        if (rs->host == NULL) {
-            engine_free();
-            return pg_fail(st, PG_EXIT_INPUT, "%s: no host '%s' for rank %d", in->plat->xml_path, gpu->host, r);
+    E.nrep = dp;
+    E.rep = pg_xcalloc((size_t)dp, sizeof *E.rep);
+    for (int d = 0; d < dp; d++) {
+        replica *rep = &E.rep[d];
+        rep->index = d;
+        rep->ranks = pg_xcalloc((size_t)s->pp, sizeof *rep->ranks);
+        rep->activation = pg_xcalloc((size_t)s->nstages, sizeof *rep->activation);
+        rep->gradient = pg_xcalloc((size_t)s->nstages, sizeof *rep->gradient);
+        rep->done = pg_xcalloc((size_t)OP_KIND_COUNT * (size_t)s->nstages * (size_t)s->m, 1);
+        for (int r = 0; r < s->pp; r++) {
+            rank_state *rs = &rep->ranks[r];
+            int g0 = par && par->gpu ? par->gpu[((size_t)r * dp + d) * tp] : in->rank_gpu[r];
+            rs->rank = r;
+            rs->rep = rep;
+            rs->record = d == 0;
+            rs->tp = tp;
+            rs->wake = sg_sem_init(0);
+            for (int t = 0; t < tp; t++) {
+                int g = par && par->gpu ? par->gpu[((size_t)r * dp + d) * tp + t] : g0;
+                sg_host_t h = sg_host_by_name(in->plat->gpu[g].host);
+                if (h == NULL) {
+                    engine_free();
+                    return pg_fail(st, PG_EXIT_INPUT, "%s: no host '%s' for rank %d", in->plat->xml_path,
+                                   in->plat->gpu[g].host, r);
+                }
+                double fl = in->wl->ref_speed_flops > 0 ? in->wl->ref_speed_flops : sg_host_get_speed(h);
+                if (t == 0) {
+                    rs->host = h;
+                    rs->flops_per_ref_s = fl;
+                }
+                if (tp > 1) {
+                    if (rs->tp_host == NULL) {
+                        rs->tp_host = pg_xcalloc((size_t)tp, sizeof *rs->tp_host);
+                        rs->tp_flops_per_ref_s = pg_xcalloc((size_t)tp, sizeof *rs->tp_flops_per_ref_s);
+                    }
+                    rs->tp_host[t] = h;
+                    rs->tp_flops_per_ref_s[t] = fl;
+                }
+            }
+            if (tp > 1)
+                coll_rings_add(&rs->tp_ring, rs->tp_host, tp);
         }
-        rs->flops_per_ref_s = in->wl->ref_speed_flops > 0 ? in->wl->ref_speed_flops : sg_host_get_speed(rs->host);
-        rs->wake = sg_sem_init(0);
-    }
-    for (int stage = 0; stage < s->nstages; stage++) {
-        int here = s->stage_rank[stage];
-        if (stage + 1 < s->nstages)
-            channel_setup(&E.activation[stage], stage, XFER_ACTIVATION, here, s->stage_rank[stage + 1]);
-        if (stage > 0)
-            channel_setup(&E.gradient[stage], stage, XFER_GRADIENT, here, s->stage_rank[stage - 1]);
+        for (int stage = 0; stage < s->nstages; stage++) {
+            int here = s->stage_rank[stage];
+            if (stage + 1 < s->nstages)
+                channel_setup(rep, &rep->activation[stage], stage, XFER_ACTIVATION, here, s->stage_rank[stage + 1]);
+            if (stage > 0)
+                channel_setup(rep, &rep->gradient[stage], stage, XFER_GRADIENT, here, s->stage_rank[stage - 1]);
+        }
     }
     if (!plan_is_empty(in->plan)) {
         int rc = plan_setup(in, st);
@@ -611,37 +1012,59 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
             return rc;
         }
     }
+    if (par && (dp > 1 || par->optimizer_s != NULL))
+        dp_setup(in);
 
     /* Receive actors first: they must own their mailboxes before anything is sent. */
     char name[MAILBOX_NAME_MAX + 16];
-    for (int stage = 0; stage < s->nstages; stage++) {
-        channel *pair[2] = {&E.activation[stage], &E.gradient[stage]};
-        for (int k = 0; k < 2; k++) {
-            channel *c = pair[k];
-            if (!c->used)
-                continue;
-            snprintf(name, sizeof name, "recv-%s", c->name);
-            sg_actor_t a = sg_actor_init(name, E.ranks[c->dst_rank].host);
-            sg_actor_set_data(a, c);
-            sg_actor_start(a, receive_actor, 0, NULL);
+    for (int d = 0; d < dp; d++) {
+        replica *rep = &E.rep[d];
+        for (int stage = 0; stage < s->nstages; stage++) {
+            channel *pair[2] = {&rep->activation[stage], &rep->gradient[stage]};
+            for (int k = 0; k < 2; k++) {
+                channel *c = pair[k];
+                if (!c->used)
+                    continue;
+                snprintf(name, sizeof name, "recv-%s", c->name);
+                sg_actor_t a = sg_actor_init(name, rep->ranks[c->dst_rank].host);
+                sg_actor_set_data(a, c);
+                sg_actor_start(a, receive_actor, 0, NULL);
+            }
         }
     }
-    for (int r = 0; r < s->pp && E.plan; r++) {
-        copy_engine *engines[2] = {&E.ranks[r].d2h, &E.ranks[r].h2d};
-        for (int k = 0; k < 2; k++) {
-            if (engines[k]->total == 0)
-                continue;
-            snprintf(name, sizeof name, "%s%d", k == 0 ? "d2h" : "h2d", r);
-            sg_actor_t a = sg_actor_init(name, E.ranks[r].host);
-            sg_actor_set_data(a, engines[k]);
-            sg_actor_start(a, copy_actor, 0, NULL);
+    for (int d = 0; d < dp && E.plan; d++) {
+        for (int r = 0; r < s->pp; r++) {
+            rank_state *rs = &E.rep[d].ranks[r];
+            copy_engine *engines[2] = {&rs->d2h, &rs->h2d};
+            for (int k = 0; k < 2; k++) {
+                if (engines[k]->total == 0)
+                    continue;
+                if (d == 0)
+                    snprintf(name, sizeof name, "%s%d", k == 0 ? "d2h" : "h2d", r);
+                else
+                    snprintf(name, sizeof name, "%s%d.r%d", k == 0 ? "d2h" : "h2d", r, d);
+                sg_actor_t a = sg_actor_init(name, rs->host);
+                sg_actor_set_data(a, engines[k]);
+                sg_actor_start(a, copy_actor, 0, NULL);
+            }
         }
     }
-    for (int r = 0; r < s->pp; r++) {
-        snprintf(name, sizeof name, "rank%d", r);
-        sg_actor_t a = sg_actor_init(name, E.ranks[r].host);
-        sg_actor_set_data(a, &E.ranks[r]);
-        sg_actor_start(a, compute_actor, 0, NULL);
+    for (int d = 0; d < dp; d++) {
+        for (int r = 0; r < s->pp; r++) {
+            if (d == 0)
+                snprintf(name, sizeof name, "rank%d", r);
+            else
+                snprintf(name, sizeof name, "rank%d.r%d", r, d);
+            sg_actor_t a = sg_actor_init(name, E.rep[d].ranks[r].host);
+            sg_actor_set_data(a, &E.rep[d].ranks[r]);
+            sg_actor_start(a, compute_actor, 0, NULL);
+        }
+    }
+    for (int r = 0; E.dpr && r < s->pp; r++) {
+        snprintf(name, sizeof name, "reduce%d", r);
+        sg_actor_t a = sg_actor_init(name, E.dpr[r].host);
+        sg_actor_set_data(a, &E.dpr[r]);
+        sg_actor_start(a, reducer_actor, 0, NULL);
     }
 
     struct timespec t0, t1;
@@ -652,9 +1075,23 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
 
     out->ops_total = sched_total_ops(s);
     for (int r = 0; r < s->pp; r++)
-        out->ops_done += E.ranks[r].next;
+        out->ops_done += E.rep[0].ranks[r].next;
     out->events = E.events;
     out->completed = out->ops_done == out->ops_total;
+    for (int d = 0; par && d < dp && out->completed; d++) {
+        tl_coll rec = {.rank = -1, .replica = d, .stage = -1, .mb = -1, .kind = TLC_PIPELINE};
+        int any = 0;
+        for (int r = 0; r < s->pp; r++) {
+            const rank_state *rs = &E.rep[d].ranks[r];
+            if (s->nops[r] == 0)
+                continue;
+            if (!any++ || rs->first_start_s < rec.start)
+                rec.start = rs->first_start_s;
+            if (rs->last_end_s > rec.end)
+                rec.end = rs->last_end_s;
+        }
+        timeline_add_coll(tl, &rec);
+    }
     int rc = 0;
     if (!out->completed) {
         describe_blocked(out);

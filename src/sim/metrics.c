@@ -419,6 +419,46 @@ static void host_oom_ranks(const metrics_input *in, run_metrics *out)
     }
 }
 
+/* Iteration time and its breakdown from the collective records (metrics.h). */
+static void iteration_breakdown(const timeline *tl, double first_start, run_metrics *out)
+{
+    double pipeline_end = first_start + out->makespan, reduce_end = 0, opt_end = 0;
+    double *busy = pg_xcalloc((size_t)out->pp + 1, sizeof *busy);
+    double *tp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *tp_s);
+    for (size_t i = 0; i < tl->ncolls; i++) {
+        const tl_coll *c = &tl->colls[i];
+        int r = c->rank >= 0 && c->rank < out->pp ? c->rank : -1;
+        switch (c->kind) {
+        case TLC_PIPELINE:
+            if (c->end > pipeline_end) pipeline_end = c->end;
+            break;
+        case TLC_DP_ALLREDUCE:
+            if (c->end > reduce_end) reduce_end = c->end;
+            if (r >= 0) busy[r] += c->end - c->start;
+            out->dp_buckets++;
+            break;
+        case TLC_OPTIMIZER:
+            if (c->end > opt_end) opt_end = c->end;
+            if (c->end - c->start > out->optimizer_s) out->optimizer_s = c->end - c->start;
+            break;
+        default:
+            if (r >= 0 && c->replica == 0) tp_s[r] += c->end - c->start;
+            break;
+        }
+    }
+    out->pipeline_s = pipeline_end - first_start;
+    out->dp_allreduce_s = reduce_end > pipeline_end ? reduce_end - pipeline_end : 0.0;
+    for (int r = 0; r < out->pp; r++) {
+        if (busy[r] > out->dp_allreduce_busy_s) out->dp_allreduce_busy_s = busy[r];
+        if (tp_s[r] > out->tp_comm_s) out->tp_comm_s = tp_s[r];
+    }
+    /* The optimizer starts at the synchronisation: its end is the iteration's. */
+    double end = opt_end > 0 ? opt_end : pipeline_end + out->dp_allreduce_s;
+    out->iteration_s = end - first_start;
+    free(busy);
+    free(tp_s);
+}
+
 void metrics_compute(const metrics_input *in, run_metrics *out)
 {
     memset(out, 0, sizeof *out);
@@ -474,7 +514,7 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
     host_oom_ranks(in, out);
     if (out->span > 0)
         out->bubble_ratio = (out->span - out->rank[out->span_rank].busy_s) / out->span;
-    out->iteration_s = out->makespan;
+    iteration_breakdown(tl, first_start, out);
     throughput(in, out);
 }
 

@@ -57,7 +57,18 @@ typedef struct run_metrics {
     double total_busy_s;
     double samples_per_s, tokens_per_s;
     double mfu;                  /* 0 when model FLOPs or GPU peak are unknown */
-    double iteration_s;          /* whole iteration (pipeline here; + DP all-reduce and optimizer later) */
+    double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + optimizer_s */
+    /* The iteration's breakdown (tensor / data parallelism, sim.h; without
+     * collective records pipeline_s = makespan and the rest is 0):
+     *   pipeline_s      first op start to the last op end over every replica
+     *   dp_allreduce_s  exposed gradient all-reduce: from the pipeline's end
+     *                   to the last bucket's end (0 when fully overlapped)
+     *   optimizer_s     the longest rank's optimizer step, which starts once
+     *                   every all-reduce has ended (a global synchronisation) */
+    double pipeline_s, dp_allreduce_s, optimizer_s;
+    double dp_allreduce_busy_s;  /* max over ranks of their buckets' summed time, exposed or not */
+    double tp_comm_s;            /* max over ranks of time in tp collectives (replica 0) */
+    int dp_buckets;              /* gradient buckets all-reduced, all ranks */
     double lower_bound;          /* 0 = not computed */
     int noom; int *oom;          /* ranks over capacity */
     rank_metrics *rank;          /* [pp] */

@@ -1,9 +1,11 @@
-// sgshim.cpp: C entry points for SimGrid calls that report errors as C++ exceptions.
+// sgshim.cpp: C entry points for SimGrid calls that are C++ only or report errors as C++ exceptions.
 #include "sim/sgshim.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <simgrid/engine.h>
+#include <simgrid/s4u/Comm.hpp>
 
 extern "C" int sgx_load_platform(const char *path, char *err, size_t err_len)
 {
@@ -14,4 +16,11 @@ extern "C" int sgx_load_platform(const char *path, char *err, size_t err_len)
         std::snprintf(err, err_len, "%s", e.what());
         return -1;
     }
+}
+
+extern "C" sg_comm_t sgx_sendto_async(sg_host_t from, sg_host_t to, double bytes)
+{
+    simgrid::s4u::CommPtr c = simgrid::s4u::Comm::sendto_async(from, to, static_cast<uint64_t>(bytes));
+    c->add_ref();   // the C handle owns one reference, as sg_mailbox_put_async's does
+    return c.get();
 }

@@ -1,10 +1,13 @@
-/* sgshim.h: the two things pipegrid needs from SimGrid's C++ API.
+/* sgshim.h: the things pipegrid needs from SimGrid's C++ API.
  * SimGrid reports platform errors by throwing C++ exceptions; from C they
  * would abort the process.  The shim catches them so a bad platform is an
- * input error (exit 2) with SimGrid's own message. */
+ * input error (exit 2) with SimGrid's own message.  SimGrid 3.32's C API
+ * has only a blocking one-sided transfer; collectives (collectives.c) start
+ * several at once and wait for them all, which needs the asynchronous one. */
 #ifndef PG_SIM_SGSHIM_H
 #define PG_SIM_SGSHIM_H
 
+#include <simgrid/forward.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -13,6 +16,11 @@ extern "C" {
 
 /* 0 on success; -1 with SimGrid's message in err. */
 int sgx_load_platform(const char *path, char *err, size_t err_len);
+
+/* A one-sided transfer of bytes from one host to another, started now; the
+ * handle holds one reference, consumed by sg_comm_wait / sg_comm_wait_all
+ * like a mailbox comm's. */
+sg_comm_t sgx_sendto_async(sg_host_t from, sg_host_t to, double bytes);
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,19 @@
  * fairly under contention.  A memory plan adds offload copies to host memory
  * (one D2H and one H2D copy engine per GPU) and recompute ops (engine.c).
  *
+ * Tensor and data parallelism (sim_input.par; NULL = tp = dp = 1, the
+ * single pipeline above, unchanged).  A pipeline rank is then a tp group of
+ * GPUs, and dp replicas of the whole pipeline run at once, contending for
+ * the platform's links (only replica 0 is recorded in the timeline, plus one
+ * span per replica).  Each op executes on every GPU of its group (1/tp of
+ * the stage time each when the times are the group's), then runs its
+ * tensor-parallel collectives over the group's links (collectives.h).  Each
+ * rank's gradients are all-reduced across the replicas in buckets (ring or
+ * hierarchical, over the platform's routes, during the last backward ops
+ * with overlap), then every rank runs its optimizer step once all ranks'
+ * reductions have ended (Megatron's gradient-norm all-reduce makes the step
+ * a global synchronisation).  engine.c's header has the details.
+ *
  * SimGrid allows one simulation per process: sim_run may be called once.
  */
 #ifndef PG_SIM_SIM_H
@@ -24,6 +37,25 @@
 #include "sim/timeline.h"
 #include "util/error.h"
 
+typedef enum { DP_ALGO_AUTO = 0, DP_ALGO_RING, DP_ALGO_HIERARCHICAL } dp_algo;
+
+typedef struct sim_parallel {
+    int tp, dp;                  /* degrees (>= 1) */
+    const int *gpu;              /* [pp * dp * tp] platform GPU of (rank r, replica d, tp rank t) at
+                                  * index (r * dp + d) * tp + t (Megatron's order); gpu[r * dp * tp]
+                                  * must equal rank_gpu[r] */
+    int split_compute;           /* 1: stage times are the whole tp group's (each GPU runs 1/tp);
+                                  * 0: they are one GPU's already (workload=gpt) */
+    int tp_comm;                 /* 1: simulate 2 tp collectives per layer in F and 2 in B, each of the
+                                  * stage's boundary_bytes (a stage without layers counts as one) */
+    int sequence_parallel;       /* tp collectives as reduce-scatter + all-gather pairs */
+    double grad_bytes_per_param; /* bytes of one gradient element in the dp all-reduce */
+    double bucket_bytes;         /* dp all-reduce bucket; 0 = one bucket per stage */
+    int overlap;                 /* buckets become ready during the stage's last weight-gradient op */
+    dp_algo algo;                /* AUTO: hierarchical when a group spans nodes evenly, else ring */
+    const double *optimizer_s;   /* [pp] optimizer step of each rank, seconds; NULL = none */
+} sim_parallel;
+
 typedef struct sim_input {
     const schedule *sched;
     const workload *wl;
@@ -31,6 +63,7 @@ typedef struct sim_input {
     const int *rank_gpu;       /* [pp] index into plat->gpu of each pipeline rank */
     int zero_byte_messages;    /* network=ideal: messages carry no bytes, only latency */
     const memplan *plan;          /* offload / recompute choices; NULL or empty: none (engine.c's header) */
+    const sim_parallel *par;      /* tensor / data parallelism; NULL: tp = dp = 1, no optimizer step */
 } sim_input;
 
 typedef struct sim_outcome {

@@ -1,4 +1,4 @@
-/* timeline.c: append-only record of simulated ops, transfers, copies and stalls. */
+/* timeline.c: append-only record of simulated ops, transfers, copies, stalls and collectives. */
 #include "sim/timeline.h"
 
 #include <stdlib.h>
@@ -17,6 +17,7 @@ void timeline_free(timeline *t)
     free(t->xfers);
     free(t->copies);
     free(t->stalls);
+    free(t->colls);
     memset(t, 0, sizeof *t);
 }
 
@@ -42,4 +43,10 @@ void timeline_add_stall(timeline *t, const tl_stall *s)
 {
     pg_grow((void **)&t->stalls, &t->cap_stalls, t->nstalls + 1, sizeof *t->stalls);
     t->stalls[t->nstalls++] = *s;
+}
+
+void timeline_add_coll(timeline *t, const tl_coll *c)
+{
+    pg_grow((void **)&t->colls, &t->cap_colls, t->ncolls + 1, sizeof *t->colls);
+    t->colls[t->ncolls++] = *c;
 }

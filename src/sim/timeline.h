@@ -4,7 +4,8 @@
  * start and end times; with a memory plan (schedule/plan.h) also the
  * recompute ops the simulator inserted (kinds TL_OP_R, TL_OP_RW), every
  * offload copy between a GPU and host memory, and every wait of an op for
- * its activation to come back (a stall).  Metrics, reports and traces are
+ * its activation to come back (a stall); with tensor / data parallelism the
+ * collectives, optimizer steps and replica spans (tl_coll).  Metrics, reports and traces are
  * all computed from this record, never from SimGrid state.
  */
 #ifndef PG_SIM_TIMELINE_H
@@ -61,11 +62,35 @@ typedef struct tl_stall {
     int32_t mb;
 } tl_stall;
 
+/* Tensor / data parallelism (sim.h's sim_parallel): collectives, optimizer
+ * steps, and each replica's pipeline span. */
+typedef enum {
+    TLC_TP_ALLREDUCE = 0,      /* an op's tp all-reduces (all of them, fused: count) */
+    TLC_TP_REDUCE_SCATTER,     /* sequence parallelism */
+    TLC_TP_ALLGATHER,
+    TLC_DP_ALLREDUCE,          /* one gradient bucket of a rank, across the dp replicas */
+    TLC_OPTIMIZER,             /* a rank's optimizer step */
+    TLC_PIPELINE,              /* replica `replica`: first op start to last op end over its ranks */
+    TLC_KIND_COUNT
+} tl_coll_kind;
+
+typedef struct tl_coll {
+    double start, end;       /* seconds */
+    double bytes;            /* per GPU, all collectives of the record together */
+    int32_t rank;            /* pipeline rank (-1: TLC_PIPELINE) */
+    int32_t replica;         /* data-parallel replica (-1: all of them) */
+    int32_t stage, mb;       /* tp collectives: the op's; dp all-reduce: the bucket's stage, mb -1 */
+    int32_t count;           /* collectives in the record (tp) / bucket index (dp) */
+    uint8_t kind;            /* tl_coll_kind */
+    uint8_t op_kind;         /* tp collectives: the op's op_kind */
+} tl_coll;
+
 typedef struct timeline {
     tl_op *ops;     size_t nops, cap_ops;
     tl_xfer *xfers; size_t nxfers, cap_xfers;
     tl_copy *copies; size_t ncopies, cap_copies;
     tl_stall *stalls; size_t nstalls, cap_stalls;
+    tl_coll *colls; size_t ncolls, cap_colls;
 } timeline;
 
 void timeline_init(timeline *t);
@@ -74,5 +99,6 @@ void timeline_add_op(timeline *t, const tl_op *op);
 void timeline_add_xfer(timeline *t, const tl_xfer *x);
 void timeline_add_copy(timeline *t, const tl_copy *c);
 void timeline_add_stall(timeline *t, const tl_stall *s);
+void timeline_add_coll(timeline *t, const tl_coll *c);
 
 #endif

@@ -1,0 +1,181 @@
+/* collectives.c: ring and hierarchical collectives as SimGrid transfers
+ * (collectives.h). */
+#include "sim/collectives.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/host.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sgshim.h"
+#include "util/error.h"
+
+int coll_steps(coll_kind k, int n)
+{
+    if (n <= 1)
+        return 0;
+    return k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+}
+
+void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
+{
+    rs->ring = pg_xrealloc(rs->ring, (size_t)(rs->count + 1) * sizeof *rs->ring);
+    coll_ring *r = &rs->ring[rs->count++];
+    r->n = n;
+    r->host = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *r->host);
+    memcpy(r->host, hosts, (size_t)n * sizeof *hosts);
+    r->max_latency_s = 0.0;
+    for (int i = 0; n > 1 && i < n; i++) {
+        double lat_s = sg_host_get_route_latency(r->host[i], r->host[(i + 1) % n]);
+        if (lat_s > r->max_latency_s)
+            r->max_latency_s = lat_s;
+    }
+}
+
+void coll_rings_free(coll_rings *rs)
+{
+    for (int i = 0; i < rs->count; i++)
+        free(rs->ring[i].host);
+    free(rs->ring);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* Start one transfer per edge of every ring (bytes_per_gpu / n each, times
+ * `scale` steps' worth), wait for them all; returns the transfers. */
+static long ring_round(const coll_rings *rs, double bytes_per_gpu, double scale)
+{
+    size_t total = 0;
+    for (int i = 0; i < rs->count; i++)
+        total += rs->ring[i].n > 1 ? (size_t)rs->ring[i].n : 0;
+    if (total == 0)
+        return 0;
+    sg_comm_t *comms = pg_xmalloc(total * sizeof *comms);
+    size_t k = 0;
+    for (int i = 0; i < rs->count; i++) {
+        const coll_ring *r = &rs->ring[i];
+        if (r->n <= 1)
+            continue;
+        double chunk = scale * bytes_per_gpu / r->n;
+        for (int j = 0; j < r->n; j++)
+            comms[k++] = sgx_sendto_async(r->host[j], r->host[(j + 1) % r->n], chunk);
+    }
+    sg_comm_wait_all(comms, total);
+    free(comms);
+    return (long)total;
+}
+
+long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode)
+{
+    int max_n = 0;
+    double max_lat_s = 0.0;
+    for (int i = 0; i < rs->count; i++) {
+        if (rs->ring[i].n > max_n)
+            max_n = rs->ring[i].n;
+        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > max_lat_s)
+            max_lat_s = rs->ring[i].max_latency_s;
+    }
+    if (max_n <= 1 || count <= 0)
+        return 0;
+    long transfers = 0;
+    if (mode == COLL_STEPWISE) {
+        /* Rings of different sizes take different step counts: a ring
+         * that has finished its steps sits out the remaining rounds. */
+        coll_rings active = {0, pg_xmalloc((size_t)rs->count * sizeof *active.ring)};
+        for (int c = 0; c < count; c++) {
+            for (int s = 0; s < coll_steps(k, max_n); s++) {
+                active.count = 0;
+                for (int i = 0; i < rs->count; i++)
+                    if (s < coll_steps(k, rs->ring[i].n))
+                        active.ring[active.count++] = rs->ring[i];
+                transfers += ring_round(&active, bytes, 1.0);
+            }
+        }
+        free(active.ring);
+        return transfers;
+    }
+    /* FUSED: every edge carries its steps' volume at once (rings of other
+     * sizes scale by their own step count), then the other steps' latencies. */
+    size_t total = 0;
+    for (int i = 0; i < rs->count; i++)
+        total += rs->ring[i].n > 1 ? (size_t)rs->ring[i].n : 0;
+    sg_comm_t *comms = pg_xmalloc(total * sizeof *comms);
+    size_t n_started = 0;
+    for (int i = 0; i < rs->count; i++) {
+        const coll_ring *r = &rs->ring[i];
+        if (r->n <= 1)
+            continue;
+        double chunk = (double)coll_steps(k, r->n) * count * bytes / r->n;
+        for (int j = 0; j < r->n; j++)
+            comms[n_started++] = sgx_sendto_async(r->host[j], r->host[(j + 1) % r->n], chunk);
+    }
+    sg_comm_wait_all(comms, n_started);
+    free(comms);
+    transfers += (long)n_started;
+    double rest_s = ((double)coll_steps(k, max_n) * count - 1.0) * max_lat_s;
+    if (rest_s > 0)
+        sg_actor_sleep_for(rest_s);
+    return transfers;
+}
+
+/* ---- hierarchical ----------------------------------------------------------- */
+
+int coll_hier_add(coll_hier *h, const sg_host_t *hosts, const int *node, int n)
+{
+    /* Distinct nodes in first-seen order, and the group's GPUs on each. */
+    int *nodes = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *nodes);
+    int *per = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *per);
+    int nn = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < nn && nodes[k] != node[i])
+            k++;
+        if (k == nn)
+            nodes[nn++] = node[i];
+        per[k]++;
+    }
+    int local = nn > 0 ? per[0] : 0, ok = nn > 1 && local > 1 && (h->local == 0 || h->local == local);
+    for (int k = 1; ok && k < nn; k++)
+        ok = per[k] == local;
+    if (ok) {
+        h->local = local;
+        sg_host_t *ring = pg_xmalloc((size_t)(nn > local ? nn : local) * sizeof *ring);
+        for (int k = 0; k < nn; k++) {       /* in-node rings, group order */
+            int len = 0;
+            for (int i = 0; i < n; i++)
+                if (node[i] == nodes[k])
+                    ring[len++] = hosts[i];
+            coll_rings_add(&h->intra, ring, len);
+        }
+        for (int l = 0; l < local; l++) {    /* cross-node rings: the l-th GPU of every node */
+            for (int k = 0; k < nn; k++) {
+                int seen = 0;
+                for (int i = 0; i < n; i++)
+                    if (node[i] == nodes[k] && seen++ == l)
+                        ring[k] = hosts[i];
+            }
+            coll_rings_add(&h->inter, ring, nn);
+        }
+        free(ring);
+    }
+    free(nodes);
+    free(per);
+    return ok;
+}
+
+void coll_hier_free(coll_hier *h)
+{
+    coll_rings_free(&h->intra);
+    coll_rings_free(&h->inter);
+    memset(h, 0, sizeof *h);
+}
+
+long coll_hier_allreduce(const coll_hier *h, double bytes, coll_mode mode)
+{
+    if (h->local <= 0)
+        return 0;
+    long n = coll_run(COLL_REDUCE_SCATTER, &h->intra, bytes, 1, mode);
+    n += coll_run(COLL_ALLREDUCE, &h->inter, bytes / h->local, 1, mode);
+    n += coll_run(COLL_ALLGATHER, &h->intra, bytes, 1, mode);
+    return n;
+}

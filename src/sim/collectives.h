@@ -1,0 +1,91 @@
+/* collectives.h: NCCL-style collectives as SimGrid transfers between GPU
+ * hosts, over the platform's routes (so they share links, NICs and NVLink
+ * ports with everything else in flight).
+ *
+ * Ring algorithm, n GPUs, a buffer of `bytes` on every GPU:
+ *   reduce-scatter  n-1 steps; in each, every GPU i sends bytes/n to GPU
+ *                   i+1 (mod n) and the step ends when all n transfers have
+ *   all-gather      the same, n-1 steps
+ *   all-reduce      reduce-scatter then all-gather: 2(n-1) steps
+ * Uncontended, with route latency L and bandwidth B on every ring edge, a
+ * collective of S steps takes S L + S bytes / (n B): for the all-reduce the
+ * alpha-beta formula 2(n-1) L + 2(n-1)/n bytes / B, exactly with the exact
+ * network model engine.c configures.
+ *
+ * Two ways to simulate the steps:
+ *   COLL_STEPWISE  each step is n transfers, then a wait for all of them:
+ *                  S n transfers, step-synchronous like NCCL's ring.
+ *   COLL_FUSED     each ring edge carries all its steps' bytes as one
+ *                  transfer (n transfers in all), then the calling actor
+ *                  sleeps (S - 1) L for the latencies of the other steps.
+ *                  Uncontended it gives the same time as STEPWISE, exactly;
+ *                  under contention the shared bandwidth applies to the
+ *                  whole volume at once instead of step by step.  For the
+ *                  many small tensor-parallel collectives of every op.
+ * `count` collectives of the same size run back to back (a layer's worth, or
+ * a whole op's): STEPWISE repeats them, FUSED adds up their steps.
+ *
+ * Several disjoint rings run at once (the tp data-parallel groups of one
+ * pipeline stage, the per-node rings of a hierarchical all-reduce): their
+ * transfers of one step are started together and waited for together.
+ *
+ * Hierarchical all-reduce (a group spread over several nodes with g > 1 of
+ * its GPUs on each): reduce-scatter inside each node (NVLink), all-reduce of
+ * the resulting bytes/g shard across nodes on g rings at once (one per local
+ * index, each over its own NIC: rail-aligned), all-gather inside each node.
+ *
+ * Every function here blocks the calling SimGrid actor until its transfers
+ * are done; none records anything (engine.c does).  With collectives.c this
+ * is the only other SimGrid user besides engine.c.
+ */
+#ifndef PG_SIM_COLLECTIVES_H
+#define PG_SIM_COLLECTIVES_H
+
+#include <simgrid/forward.h>
+
+typedef enum { COLL_ALLREDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALLGATHER } coll_kind;
+typedef enum { COLL_STEPWISE = 0, COLL_FUSED } coll_mode;
+
+/* A ring: host[i] sends to host[(i + 1) % n]. */
+typedef struct coll_ring {
+    int n;
+    sg_host_t *host;          /* [n] */
+    double max_latency_s;     /* largest route latency of an edge (FUSED's sleeps) */
+} coll_ring;
+
+/* Several rings that run together. */
+typedef struct coll_rings {
+    int count;
+    coll_ring *ring;          /* [count] */
+} coll_rings;
+
+/* Steps of one collective of kind k on n GPUs (0 when n <= 1). */
+int coll_steps(coll_kind k, int n);
+
+/* Append a ring over hosts[0..n) (copied) to rs; edge latencies looked up
+ * now (a platform must be loaded). */
+void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n);
+void coll_rings_free(coll_rings *rs);
+
+/* Run count back-to-back collectives of kind k, bytes per GPU each, on every
+ * ring of rs at once.  Returns the transfers simulated. */
+long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode);
+
+/* A hierarchical all-reduce of one or more groups, built by coll_hier_add. */
+typedef struct coll_hier {
+    coll_rings intra;         /* one ring per (group, node) */
+    coll_rings inter;         /* one ring per (group, local index) */
+    int local;                /* GPUs of a group per node (the same for all) */
+} coll_hier;
+
+/* Add a group of n hosts whose node numbers are node[i].  Returns 1 if the
+ * group spans several nodes with the same number (> 1) of its GPUs on each
+ * and that number matches the groups added before; 0 otherwise (nothing
+ * added: a flat ring is the way for it). */
+int coll_hier_add(coll_hier *h, const sg_host_t *hosts, const int *node, int n);
+void coll_hier_free(coll_hier *h);
+
+/* The hierarchical all-reduce of bytes per GPU on every group of h at once. */
+long coll_hier_allreduce(const coll_hier *h, double bytes, coll_mode mode);
+
+#endif

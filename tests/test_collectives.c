@@ -1,0 +1,491 @@
+/* test_collectives.c: collectives (sim/collectives.h) against the
+ * alpha-beta closed forms on uncontended generated clusters, their
+ * contention with pipeline traffic on a shared NIC, and tensor / data
+ * parallelism in the engine (sim.h's sim_parallel): TP divides compute, TP
+ * collectives inside the ops, iteration = pipeline + exposed all-reduce +
+ * optimizer by hand, overlap.
+ *
+ * SimGrid runs one simulation per process: every test is one simulation
+ * (check's default fork mode).  The collective tests drive SimGrid
+ * directly with the model flags engine.c sets (CM02, no cross-traffic, no
+ * TCP window): the exact network model the closed forms hold for.
+ */
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xbt/config.h>
+#include <xbt/log.h>
+
+#include "model/experiment.h"
+#include "model/platform.h"
+#include "model/workload.h"
+#include "schedule/schedule.h"
+#include "sim/collectives.h"
+#include "sim/metrics.h"
+#include "sim/sgshim.h"
+#include "sim/sim.h"
+#include "testutil.h"
+
+#define GPUS_PER_NODE 8
+#define BYTES 8e8             /* divisible by every ring size used: exact chunks */
+
+static void cluster(int nodes, platform_desc *p)
+{
+    experiment e;
+    experiment_defaults(&e);
+    e.network = NET_CLUSTER;
+    e.cluster_nodes = nodes;
+    e.cluster_gpus_per_node = GPUS_PER_NODE;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_msg(platform_make_cluster(&e, p, &st) == 0, "%s", st.msg);
+}
+
+/* SimGrid with engine.c's exact model on p. */
+static void simgrid_start(const platform_desc *p)
+{
+    static char prog[] = "test_collectives";
+    static char *argv[] = {prog, NULL};
+    int argc = 1;
+    xbt_log_control_set("root.thres:critical");
+    simgrid_init(&argc, argv);
+    sg_cfg_set_string("network/model", "CM02");
+    sg_cfg_set_boolean("network/crosstraffic", "no");
+    sg_cfg_set_double("network/TCP-gamma", 0.0);
+    char err[512];
+    ck_assert_msg(sgx_load_platform(p->xml_path, err, sizeof err) == 0, "%s", err);
+}
+
+static sg_host_t gpu(int node, int local)
+{
+    char name[64];
+    snprintf(name, sizeof name, "n%d-gpu%d", node, local);
+    sg_host_t h = sg_host_by_name(name);
+    if (h == NULL) {   /* zero-padded names on larger clusters */
+        snprintf(name, sizeof name, "n%02d-gpu%d", node, local);
+        h = sg_host_by_name(name);
+    }
+    ck_assert_msg(h != NULL, "no host %s", name);
+    return h;
+}
+
+/* ---- one collective in an actor ------------------------------------------- */
+
+typedef struct coll_job {
+    coll_kind kind;
+    coll_mode mode;
+    int count;
+    int hier;
+    coll_rings rings;
+    coll_hier h;
+    double bytes;
+    double pipe_bytes;        /* > 0: a pipeline transfer started at the same time */
+    sg_host_t pipe_src, pipe_dst;
+    double end_s;
+} coll_job;
+
+static coll_job J;
+
+static void coll_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    sg_comm_t pipe = NULL;
+    if (J.pipe_bytes > 0)
+        pipe = sgx_sendto_async(J.pipe_src, J.pipe_dst, J.pipe_bytes);
+    if (J.hier)
+        coll_hier_allreduce(&J.h, J.bytes, J.mode);
+    else
+        coll_run(J.kind, &J.rings, J.bytes, J.count, J.mode);
+    J.end_s = simgrid_get_clock();
+    if (pipe)
+        sg_comm_wait(pipe);
+}
+
+static double run_job(void)
+{
+    sg_actor_t a = sg_actor_init("coll", J.pipe_src ? J.pipe_src : J.rings.ring ? J.rings.ring[0].host[0]
+                                                                                 : J.h.intra.ring[0].host[0]);
+    sg_actor_start(a, coll_actor, 0, NULL);
+    simgrid_run();
+    return J.end_s;
+}
+
+/* k GPUs of node 0 (NVLink ring), or GPU 0 of k nodes (InfiniBand ring). */
+static void ring_case(coll_kind kind, coll_mode mode, int k, int across_nodes, int count)
+{
+    platform_desc p;
+    cluster(across_nodes ? k : 1, &p);
+    simgrid_start(&p);
+    sg_host_t hosts[GPUS_PER_NODE];
+    for (int i = 0; i < k; i++)
+        hosts[i] = across_nodes ? gpu(i, 0) : gpu(0, i);
+    memset(&J, 0, sizeof J);
+    J.kind = kind;
+    J.mode = mode;
+    J.count = count;
+    J.bytes = BYTES;
+    coll_rings_add(&J.rings, hosts, k);
+    double lat_s = sg_host_get_route_latency(hosts[0], hosts[1]);
+    double bw = sg_host_get_route_bandwidth(hosts[0], hosts[1]);
+    double t = run_job();
+    /* alpha-beta: S steps of latency + S/k of the buffer over the edge */
+    int steps = kind == COLL_ALLREDUCE ? 2 * (k - 1) : k - 1;
+    ck_assert_int_eq(coll_steps(kind, k), steps);
+    double expected = count * (steps * lat_s + (double)steps / k * BYTES / bw);
+    ck_assert_exact(t, expected);
+    coll_rings_free(&J.rings);
+    platform_free(&p);
+}
+
+/* The formula of the brief: 2(k-1)/k n/bw + 2(k-1) latency. */
+START_TEST(test_ring_allreduce_nvlink)
+{
+    ring_case(COLL_ALLREDUCE, COLL_STEPWISE, 8, 0, 1);
+}
+END_TEST
+
+START_TEST(test_ring_allreduce_nvlink_fused)
+{
+    ring_case(COLL_ALLREDUCE, COLL_FUSED, 8, 0, 1);
+}
+END_TEST
+
+START_TEST(test_ring_allreduce_fused_count)
+{
+    ring_case(COLL_ALLREDUCE, COLL_FUSED, 4, 0, 24);   /* one op's 2L all-reduces, L = 12 */
+}
+END_TEST
+
+START_TEST(test_ring_allreduce_infiniband)
+{
+    ring_case(COLL_ALLREDUCE, COLL_STEPWISE, 4, 1, 1);
+}
+END_TEST
+
+START_TEST(test_reduce_scatter_and_allgather)
+{
+    ring_case(_i == 0 ? COLL_REDUCE_SCATTER : COLL_ALLGATHER, _i < 2 ? COLL_STEPWISE : COLL_FUSED, 8, 0, 1);
+}
+END_TEST
+
+/* Hierarchical, 2 nodes x 4 GPUs: reduce-scatter in node (3 steps of n/4
+ * over NVLink), all-reduce of n/4 across the 2 nodes on 4 rails at once (2
+ * steps of n/8 over the NICs), all-gather in node (as the reduce-scatter). */
+START_TEST(test_hierarchical_allreduce)
+{
+    platform_desc p;
+    cluster(2, &p);
+    simgrid_start(&p);
+    memset(&J, 0, sizeof J);
+    J.hier = 1;
+    J.mode = _i ? COLL_FUSED : COLL_STEPWISE;
+    J.bytes = BYTES;
+    sg_host_t hosts[8];
+    int node[8];
+    for (int i = 0; i < 8; i++) {
+        hosts[i] = gpu(i / 4, i % 4);
+        node[i] = i / 4;
+    }
+    ck_assert_int_eq(coll_hier_add(&J.h, hosts, node, 8), 1);
+    ck_assert_int_eq(J.h.local, 4);
+    ck_assert_int_eq(J.h.intra.count, 2);
+    ck_assert_int_eq(J.h.inter.count, 4);
+    double nvl_lat = sg_host_get_route_latency(hosts[0], hosts[1]);
+    double nvl_bw = sg_host_get_route_bandwidth(hosts[0], hosts[1]);
+    double ib_lat = sg_host_get_route_latency(hosts[0], hosts[4]);
+    double ib_bw = sg_host_get_route_bandwidth(hosts[0], hosts[4]);
+    double t = run_job();
+    double in_node = 3 * nvl_lat + 3.0 / 4 * BYTES / nvl_bw;
+    double across = 2 * ib_lat + 2.0 / 2 * (BYTES / 4) / ib_bw;
+    ck_assert_exact(t, 2 * in_node + across);
+    coll_hier_free(&J.h);
+    platform_free(&p);
+}
+END_TEST
+
+/* An uneven group is not hierarchical (a flat ring does it). */
+START_TEST(test_hierarchical_needs_even_nodes)
+{
+    platform_desc p;
+    cluster(2, &p);
+    simgrid_start(&p);
+    coll_hier h;
+    memset(&h, 0, sizeof h);
+    sg_host_t hosts[3] = {gpu(0, 0), gpu(0, 1), gpu(1, 0)};
+    int node[3] = {0, 0, 1};
+    ck_assert_int_eq(coll_hier_add(&h, hosts, node, 3), 0);
+    sg_host_t one_node[2] = {gpu(0, 0), gpu(0, 1)};
+    int same[2] = {0, 0};
+    ck_assert_int_eq(coll_hier_add(&h, one_node, same, 2), 0);
+    ck_assert_int_eq(h.local, 0);
+    coll_hier_free(&h);
+    platform_free(&p);
+}
+END_TEST
+
+/* A data-parallel all-reduce between GPU 0 of two nodes while a (longer)
+ * pipeline transfer leaves node 0 through the same NIC (to GPU 1 of node
+ * 1): the ring edge 0 -> 1 gets half the NIC in each of its 2 steps, the
+ * edge 1 -> 0 shares nothing, so each step takes latency + (n/2)/(bw/2)
+ * instead of latency + (n/2)/bw. */
+START_TEST(test_allreduce_contends_with_pipeline_on_nic)
+{
+    platform_desc p;
+    cluster(2, &p);
+    simgrid_start(&p);
+    memset(&J, 0, sizeof J);
+    J.kind = COLL_ALLREDUCE;
+    J.mode = COLL_STEPWISE;
+    J.count = 1;
+    J.bytes = BYTES;
+    sg_host_t hosts[2] = {gpu(0, 0), gpu(1, 0)};
+    coll_rings_add(&J.rings, hosts, 2);
+    double lat_s = sg_host_get_route_latency(hosts[0], hosts[1]);
+    double bw = sg_host_get_route_bandwidth(hosts[0], hosts[1]);
+    int shared = _i == 0;
+    J.pipe_src = gpu(0, 0);
+    J.pipe_dst = shared ? gpu(1, 1) : gpu(1, 2);
+    if (!shared)   /* control: the same transfer from another GPU (its own NIC) */
+        J.pipe_src = gpu(0, 1);
+    J.pipe_bytes = 20 * BYTES;   /* outlasts the all-reduce */
+    double t = run_job();
+    double alone = 2 * lat_s + 2.0 / 2 * BYTES / bw;
+    double contended = 2 * (lat_s + (BYTES / 2) / (bw / 2));
+    ck_assert_exact(t, shared ? contended : alone);
+    coll_rings_free(&J.rings);
+    platform_free(&p);
+}
+END_TEST
+
+/* ---- tensor / data parallelism in the engine ------------------------------- */
+
+typedef struct par_case {
+    int pp, m, tp, dp;
+    double f, b, w;           /* the whole tp group's seconds (split_compute) */
+    double boundary_bytes;
+    double params;            /* per stage, the group's */
+    double bucket_bytes;
+    int overlap;
+    double optimizer_s;
+    int nodes;
+    int replica_stride;       /* GPU distance between replicas (default tp) */
+    const char *schedule;
+} par_case;
+
+typedef struct par_result {
+    run_metrics m;
+    timeline tl;
+    platform_desc plat;
+    double nvl_lat, nvl_bw, ib_lat, ib_bw;
+    double ideal_makespan;    /* the schedule layer's evaluator at t / tp, NVLink latency per hop */
+} par_result;
+
+static void simulate_par(const par_case *c, par_result *res)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    schedule s;
+    sched_params sp = {.pp = c->pp, .m = c->m, .chunks = 2, .t_f = c->f, .t_b = c->b, .t_w = c->w,
+                       .w_fraction = 0.5};
+    ck_assert_msg(sched_generate(c->schedule ? c->schedule : "1f1b", &sp, &s, &st) == 0, "%s", st.msg);
+    workload w;
+    memset(&w, 0, sizeof w);
+    w.nstages = s.nstages;
+    w.stage = calloc((size_t)s.nstages, sizeof *w.stage);
+    for (int i = 0; i < s.nstages; i++) {
+        w.stage[i] = (stage_cost){.f_s = c->f, .b_s = c->b, .w_s = c->w, .act_b_bytes = 1, .act_w_bytes = 0.5,
+                                  .boundary_bytes = c->boundary_bytes, .param_count = c->params, .layers = 1};
+    }
+    cluster(c->nodes ? c->nodes : 1, &res->plat);
+    int n = c->pp * c->dp * c->tp, stride = c->replica_stride ? c->replica_stride : c->tp;
+    int *gpu_of = calloc((size_t)n, sizeof *gpu_of), *rank_gpu = calloc((size_t)c->pp, sizeof *rank_gpu);
+    for (int r = 0; r < c->pp; r++)
+        for (int d = 0; d < c->dp; d++)
+            for (int t = 0; t < c->tp; t++)
+                gpu_of[(r * c->dp + d) * c->tp + t] = r * c->dp * stride + d * stride + t;
+    for (int r = 0; r < c->pp; r++)
+        rank_gpu[r] = gpu_of[r * c->dp * c->tp];
+    double *opt = calloc((size_t)c->pp, sizeof *opt);
+    for (int r = 0; r < c->pp; r++)
+        opt[r] = c->optimizer_s;
+    sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu_of, .split_compute = 1, .tp_comm = 1,
+                        .grad_bytes_per_param = 2, .bucket_bytes = c->bucket_bytes, .overlap = c->overlap,
+                        .optimizer_s = c->optimizer_s > 0 ? opt : NULL};
+    sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par};
+    sim_outcome out;
+    timeline_init(&res->tl);
+    ck_assert_msg(sim_run(&in, &res->tl, &out, &st) == 0, "%s", st.msg);
+    ck_assert(out.completed);
+    /* sim_run freed SimGrid's side; the hosts stay for the route lookups */
+    sg_host_t g0 = sg_host_by_name(res->plat.gpu[0].host), g1 = sg_host_by_name(res->plat.gpu[1].host);
+    res->nvl_lat = sg_host_get_route_latency(g0, g1);
+    res->nvl_bw = sg_host_get_route_bandwidth(g0, g1);
+    if (res->plat.ngpus > GPUS_PER_NODE) {
+        sg_host_t g8 = sg_host_by_name(res->plat.gpu[GPUS_PER_NODE].host);
+        res->ib_lat = sg_host_get_route_latency(g0, g8);
+        res->ib_bw = sg_host_get_route_bandwidth(g0, g8);
+    }
+    sched_times it;
+    ck_assert(sched_eval_ideal(&s, c->f / c->tp, c->b / c->tp, c->w / c->tp, res->nvl_lat, &it, &st) == 0);
+    res->ideal_makespan = it.makespan;
+    sched_times_free(&s, &it);
+    metrics_input mi = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .tl = &res->tl,
+                        .bytes_per_param = 16, .dp = c->dp};
+    metrics_compute(&mi, &res->m);
+    free(opt);
+    free(gpu_of);
+    free(rank_gpu);
+    free(w.stage);
+    sched_free(&s);
+}
+
+static void par_result_free(par_result *r)
+{
+    metrics_free(&r->m);
+    timeline_free(&r->tl);
+    platform_free(&r->plat);
+}
+
+/* tp = 2 on uniform (group) times: every op takes t / 2, so the run is the
+ * ideal evaluator's with halved times and the NVLink latency per hop (the
+ * messages carry no bytes: no collectives). */
+START_TEST(test_tp_divides_compute)
+{
+    par_case c = {.pp = 4, .m = 8, .tp = 2, .dp = 1, .f = 1e-3, .b = 2e-3, .w = 1e-3};
+    par_result r;
+    simulate_par(&c, &r);
+    double expected = r.ideal_makespan;
+    /* halved compute: above the latency-free closed form by latency terms only */
+    double closed = (c.m + c.pp - 1) * (c.f + c.b + c.w) / c.tp;
+    ck_assert(expected > closed && expected < closed + 4 * c.m * r.nvl_lat);
+    ck_assert_exact(r.m.makespan, expected);
+    ck_assert_exact(r.m.iteration_s, expected);
+    ck_assert_exact(r.m.pipeline_s, expected);
+    ck_assert_int_eq((int)r.tl.ncolls, 1);   /* the one replica's span */
+    par_result_free(&r);
+}
+END_TEST
+
+/* pp = 1, tp = 4 in one node: F and B each run their 2 all-reduces (one
+ * layer) of the boundary bytes on the NVLink ring after their compute. */
+START_TEST(test_tp_collectives_in_ops)
+{
+    par_case c = {.pp = 1, .m = 3, .tp = 4, .dp = 1, .f = 1e-3, .b = 2e-3, .w = 1e-3, .boundary_bytes = BYTES / 100};
+    par_result r;
+    simulate_par(&c, &r);
+    int k = c.tp;
+    double ar = 2 * (2 * (k - 1) * r.nvl_lat + 2.0 * (k - 1) / k * c.boundary_bytes / r.nvl_bw);
+    double expected = c.m * ((c.f + c.b + c.w) / k + 2 * ar);
+    ck_assert_exact(r.m.makespan, expected);
+    ck_assert_exact(r.m.tp_comm_s, c.m * 2 * ar);
+    size_t ncoll = 0;
+    for (size_t i = 0; i < r.tl.ncolls; i++)
+        if (r.tl.colls[i].kind == TLC_TP_ALLREDUCE) {
+            ck_assert_exact(r.tl.colls[i].end - r.tl.colls[i].start, ar);
+            ck_assert_int_eq(r.tl.colls[i].count, 2);
+            ncoll++;
+        }
+    ck_assert_int_eq((int)ncoll, 2 * c.m);
+    par_result_free(&r);
+}
+END_TEST
+
+/* pp = 1, dp = 2 on GPU 0 of two nodes: pipeline m (F+B+W), then one
+ * bucket of the stage's gradient (params x 2 bytes) all-reduced over the
+ * InfiniBand ring, then the optimizer step: the iteration is their sum. */
+START_TEST(test_iteration_by_hand)
+{
+    par_case c = {.pp = 1, .m = 4, .tp = 1, .dp = 2, .f = 1e-3, .b = 2e-3, .w = 1e-3, .params = 1e8,
+                  .optimizer_s = 5e-3, .nodes = 2, .replica_stride = GPUS_PER_NODE};
+    par_result r;
+    simulate_par(&c, &r);
+    double pipeline = c.m * (c.f + c.b + c.w);
+    double grad = c.params * 2;
+    double ar = 2 * r.ib_lat + 2.0 / 2 * grad / r.ib_bw;
+    ck_assert_exact(r.m.pipeline_s, pipeline);
+    ck_assert_exact(r.m.dp_allreduce_s, ar);
+    ck_assert_exact(r.m.dp_allreduce_busy_s, ar);
+    ck_assert_exact(r.m.optimizer_s, c.optimizer_s);
+    ck_assert_exact(r.m.iteration_s, pipeline + ar + c.optimizer_s);
+    ck_assert_int_eq(r.m.dp_buckets, 1);
+    par_result_free(&r);
+}
+END_TEST
+
+/* Buckets: the same gradient in 4 buckets pays 4 x the latency terms;
+ * with overlap, bucket j is ready after piece j of the last W, each piece
+ * lasting w/4, longer than a bucket's all-reduce, so only the last bucket
+ * is exposed. */
+START_TEST(test_buckets_and_overlap)
+{
+    int overlap = _i;
+    par_case c = {.pp = 1, .m = 4, .tp = 1, .dp = 2, .f = 1e-3, .b = 2e-3, .w = 40e-3, .params = 1e8,
+                  .bucket_bytes = 5e7, .overlap = overlap, .nodes = 2, .replica_stride = GPUS_PER_NODE};
+    par_result r;
+    simulate_par(&c, &r);
+    double bucket = c.params * 2 / 4;
+    double ar = 2 * r.ib_lat + 2.0 / 2 * bucket / r.ib_bw;
+    ck_assert_msg(ar < c.w / 4, "a bucket must fit in a piece of W for this case");
+    ck_assert_int_eq(r.m.dp_buckets, 4);
+    ck_assert_exact(r.m.dp_allreduce_busy_s, 4 * ar);
+    ck_assert_exact(r.m.pipeline_s, c.m * (c.f + c.b + c.w));
+    ck_assert_exact(r.m.dp_allreduce_s, overlap ? ar : 4 * ar);
+    ck_assert_exact(r.m.iteration_s, r.m.pipeline_s + r.m.dp_allreduce_s);
+    par_result_free(&r);
+}
+END_TEST
+
+/* dp = 2 replicas of a pp = 2 pipeline in one node: both replicas run (the
+ * pipeline span is recorded per replica), and without bytes each matches the
+ * single pipeline's ideal evaluation. */
+START_TEST(test_replicas_run)
+{
+    par_case c = {.pp = 2, .m = 4, .tp = 1, .dp = 2, .f = 1e-3, .b = 1e-3, .w = 1e-3};
+    par_result r;
+    simulate_par(&c, &r);
+    double expected = r.ideal_makespan;
+    int spans = 0;
+    for (size_t i = 0; i < r.tl.ncolls; i++)
+        if (r.tl.colls[i].kind == TLC_PIPELINE) {
+            ck_assert_exact(r.tl.colls[i].end - r.tl.colls[i].start, expected);
+            spans++;
+        }
+    ck_assert_int_eq(spans, 2);
+    ck_assert_exact(r.m.makespan, expected);
+    ck_assert_exact(r.m.iteration_s, expected);
+    par_result_free(&r);
+}
+END_TEST
+
+static Suite *collectives_suite(void)
+{
+    Suite *s = suite_create("collectives");
+    TCase *tc = tcase_create("ring");
+    tcase_add_test(tc, test_ring_allreduce_nvlink);
+    tcase_add_test(tc, test_ring_allreduce_nvlink_fused);
+    tcase_add_test(tc, test_ring_allreduce_fused_count);
+    tcase_add_test(tc, test_ring_allreduce_infiniband);
+    tcase_add_loop_test(tc, test_reduce_scatter_and_allgather, 0, 3);
+    tcase_add_loop_test(tc, test_hierarchical_allreduce, 0, 2);
+    tcase_add_test(tc, test_hierarchical_needs_even_nodes);
+    tcase_add_loop_test(tc, test_allreduce_contends_with_pipeline_on_nic, 0, 2);
+    suite_add_tcase(s, tc);
+    TCase *te = tcase_create("engine");
+    tcase_add_test(te, test_tp_divides_compute);
+    tcase_add_test(te, test_tp_collectives_in_ops);
+    tcase_add_test(te, test_iteration_by_hand);
+    tcase_add_loop_test(te, test_buckets_and_overlap, 0, 2);
+    tcase_add_test(te, test_replicas_run);
+    suite_add_tcase(s, te);
+    return s;
+}
+
+int main(void)
+{
+    return pg_run_suite(collectives_suite());
+}
