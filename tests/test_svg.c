@@ -475,6 +475,55 @@ START_TEST(test_plan_marks)
 }
 END_TEST
 
+/* Tensor / data parallelism: tp collectives and gradient all-reduce buckets
+ * on strips under the lanes, optimizer steps on the compute row after the
+ * pipeline (the time axis stretches to them), replica spans not drawn. */
+START_TEST(test_parallel_marks)
+{
+    fixture f;
+    fixture_init(&f, "1f1b", 4, 8);
+    double end = 0;
+    for (size_t i = 0; i < f.tl.nops; i++)
+        if (f.tl.ops[i].end > end) end = f.tl.ops[i].end;
+    const tl_coll colls[] = {
+        { .start = 0.8, .end = 1.0, .bytes = 64, .rank = 0, .replica = 0, .stage = 0, .mb = 0, .count = 2,
+          .kind = TLC_TP_ALLREDUCE, .op_kind = OP_F },
+        { .start = 1.8, .end = 2.0, .bytes = 64, .rank = 1, .replica = 0, .stage = 1, .mb = 0, .count = 2,
+          .kind = TLC_TP_ALLGATHER, .op_kind = OP_F },
+        { .start = end - 1, .end = end + 1, .bytes = 4000, .rank = 0, .replica = -1, .stage = 0, .mb = -1,
+          .kind = TLC_DP_ALLREDUCE },
+        { .start = end + 1, .end = end + 2, .rank = 0, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER },
+        { .start = end + 1, .end = end + 2, .rank = 1, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER },
+        { .start = 0, .end = end, .rank = -1, .replica = 1, .stage = -1, .mb = -1, .kind = TLC_PIPELINE },
+    };
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) timeline_add_coll(&f.tl, &colls[i]);
+    fixture_run(&f);
+    char path[256];
+    xmlDocPtr doc = write_and_parse(&f, "parallel.svg", path, sizeof path);
+    found tp = find(doc, "rect", "tp", NULL), dp = find(doc, "rect", "dp", NULL);
+    found opt = find(doc, "rect", "optimizer", NULL), lanes = find(doc, "rect", "idle", NULL);
+    found ops = find(doc, "rect", "op", NULL);
+    ck_assert_int_eq(tp.n, 2);
+    ck_assert_int_eq(dp.n, 1);
+    ck_assert_int_eq(opt.n, 2);
+    ck_assert_int_eq(ops.n, (int)f.tl.nops);
+    ck_assert(tp.e[0].y > lanes.e[0].y + lanes.e[0].h - PX_TOL);    /* under rank 0's row */
+    ck_assert(tp.e[1].y > lanes.e[1].y + lanes.e[1].h - PX_TOL);    /* under rank 1's */
+    ck_assert(dp.e[0].y > tp.e[0].y);                                /* a row of its own */
+    /* the optimizer ends the picture: its right edge is the plot's */
+    ck_assert(fabs(opt.e[0].x + opt.e[0].w - (lanes.e[0].x + lanes.e[0].w)) <= 2 * PX_TOL);
+    char texts[1 << 15] = "";
+    all_text(xmlDocGetRootElement(doc), texts, sizeof texts);
+    ck_assert_ptr_nonnull(strstr(texts, "optimizer step"));
+    ck_assert_ptr_nonnull(strstr(texts, "tensor-parallel collectives"));
+    ck_assert_ptr_nonnull(strstr(texts, "gradient all-reduce"));
+    found *fl[] = { &tp, &dp, &opt, &lanes, &ops };
+    for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) free(fl[i]->e);
+    xmlFreeDoc(doc);
+    fixture_free(&f);
+}
+END_TEST
+
 /* A deadlocked run with nothing recorded, no metrics: still a valid picture
  * with its lanes and flat memory curves. */
 START_TEST(test_empty_run)
@@ -559,6 +608,7 @@ static Suite *svg_suite(void)
     tcase_add_test(tc, test_capacity_off_scale);
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_plan_marks);
+    tcase_add_test(tc, test_parallel_marks);
     tcase_add_test(tc, test_empty_run);
     tcase_add_test(tc, test_unwritable_path);
     tcase_add_test(tc, test_renders_to_png);

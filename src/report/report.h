@@ -70,7 +70,8 @@ int report_trace(const report_input *in, const char *path, pg_status *st);
 /* The pipeline drawn as the papers draw it, as an SVG file at path: ranks
  * down and time across, one rectangle per op coloured by kind (F, B, W, BW,
  * recompute R / RW; later chunks darker) with its microbatch number when it
- * fits, idle time as background, offload copies and reload stalls, then a
+ * fits, idle time as background, offload copies, reload stalls, tensor /
+ * data-parallel collectives and optimizer steps, then a
  * device-memory step curve per rank (metrics_memory_walk) with its capacity;
  * title, legend, time axes with units.  Deterministic: the same input gives
  * a byte-identical file.  Returns 0, PG_EXIT_INPUT if path cannot be opened,

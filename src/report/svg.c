@@ -6,18 +6,21 @@
  * rectangle coloured by kind (later chunks of a rank darker, as the
  * interleaved and V-shape papers shade them) with its microbatch number
  * inside when the number fits, idle time as the lane's grey background,
- * offload copies (D2H, H2D) as two thin strips under the lane and reload
- * stalls hatched; a time axis; then per rank a small device-memory plot on
- * the same time axis: the step curve of static + activation + workspace
- * bytes (metrics_memory_walk, the accounting the peaks come from, so the
- * picture cannot disagree with the numbers), the static part as a band and
- * the capacity as a dashed line, all panels on one scale so ranks compare.
+ * reload stalls hatched; under each lane thin strips for what runs beside
+ * the compute, each present only when the timeline has some: offload copies
+ * (D2H, H2D), tensor-parallel collectives, gradient all-reduce buckets; the
+ * optimizer step on the compute row after the pipeline; a time axis; then
+ * per rank a small device-memory plot on the same time axis: the step curve
+ * of static + activation + workspace bytes (metrics_memory_walk, the
+ * accounting the peaks come from, so the picture cannot disagree with the
+ * numbers), the static part as a band and the capacity as a dashed line, all
+ * panels on one scale so ranks compare.
  *
  * Deterministic: ops are drawn in (rank, start, index) order, every number
  * goes through a fixed printf format, nothing depends on the clock or on
  * addresses; the same run gives a byte-identical file.  Elements carry
- * classes (op KIND, idle, stall, d2h, h2d, mem, capacity) so that tests and
- * style sheets can find them.
+ * classes (op KIND, idle, stall, d2h, h2d, tp, dp, optimizer, mem, capacity)
+ * so that tests and style sheets can find them.
  *
  * Op kinds are styled by one table indexed by tl_op.kind: a kind the
  * timeline gains later is drawn grey under rpt_kind_name until the table
@@ -49,6 +52,12 @@
 #define LEGEND_SWATCH_W 16.0
 #define LEGEND_SWATCH_H 11.0
 #define LEGEND_ITEM_GAP 18.0
+#define LEGEND_TEXT_GAP 5.0      /* swatch to its text */
+#define LEGEND_LINE_W 1.6
+#define TITLE_LINE_GAP 8.0
+#define LABEL_GAP 8.0            /* rank labels to the plot */
+#define PANEL_BORDER_W 0.6
+#define MEM_LINE_W 1.3
 #define SECTION_FONT 12.0
 #define SECTION_HEAD_H 20.0
 #define LABEL_FONT 11.0
@@ -56,6 +65,7 @@
 #define AXIS_TICK_LEN 4.0
 #define AXIS_FONT 10.0
 #define TICK_TARGET_PX 100.0     /* about one tick every this many pixels */
+#define TICK_EPS 1e-9            /* a tick at t1 itself despite rounding */
 #define SECTION_GAP 14.0
 /* Plot width grows with the ops of the busiest rank, within bounds. */
 #define PX_PER_OP 24.0
@@ -83,10 +93,11 @@
 #define MB_FONT_MAX 11.0
 #define MB_FONT_MIN 7.0
 #define MB_FONT_PAD 7.0          /* row height minus font size */
-#define CHAR_W_EM 0.58           /* average glyph width of the sans font, in em */
+#define CHAR_W_EM 0.60           /* average glyph width of the sans font, in em */
 #define DIGIT_W_EM 0.64          /* digits are wider than the average glyph */
 #define TEXT_PAD_PX 3.0
 #define BASELINE_EM 0.35         /* baseline offset that centres digits vertically */
+#define OP_STROKE_W 0.5
 #define OP_MIN_W 0.5             /* every op stays visible */
 #define OP_STROKE_MIN_AVG_W 5.0  /* borders only when ops are wide enough to keep them apart */
 #define CHUNK_DARKEN 0.26        /* per chunk index */
@@ -107,6 +118,9 @@
 #define COL_STALL_BG "#f7d4d4"
 #define COL_D2H "#1b7f79"
 #define COL_H2D "#b5651d"
+#define COL_TP "#7b6fb0"
+#define COL_DP "#3d3d3d"
+#define COL_OPTIMIZER 0x8c8c8cu
 #define COL_MEM "#1f4e8c"
 #define COL_STATIC "#dbe4f0"
 #define COL_CAPACITY "#c0392b"
@@ -300,6 +314,22 @@ static void fmt_bytes(char *buf, size_t len, double bytes)
         snprintf(buf, len, "%.1f %s", v, names[i]);
 }
 
+/* ---- strips: thin rows under each lane for what runs beside the compute ---- */
+
+/* Offload copies (one engine per direction) and, with tensor / data
+ * parallelism, the collectives: each kind its own row, present only when
+ * the timeline has some, so a plain run has none. */
+enum { STRIP_D2H, STRIP_H2D, STRIP_TP, STRIP_DP, STRIP_COUNT };
+
+static const struct {
+    const char *cls, *fill, *legend;
+} STRIP_STYLE[STRIP_COUNT] = {
+    [STRIP_D2H] = { "d2h", COL_D2H, "offload D2H" },
+    [STRIP_H2D] = { "h2d", COL_H2D, "reload H2D" },
+    [STRIP_TP] = { "tp", COL_TP, "tensor-parallel collectives" },
+    [STRIP_DP] = { "dp", COL_DP, "gradient all-reduce (dp)" },
+};
+
 /* ---- layout ------------------------------------------------------------------ */
 
 typedef struct layout {
@@ -316,11 +346,14 @@ typedef struct layout {
     double mem_y, mem_h, mem_gap;
     double axis2_y;
     int label_every;             /* rank labels on every k-th rank */
-    int has_copies, has_stalls;
+    int strip[STRIP_COUNT];      /* row of each strip under the lanes, -1 = not drawn */
+    int nstrips;
+    int has_stalls, has_optimizer;
     int kind_present[TL_OP_KIND_COUNT + 1];   /* last slot: kinds with no style */
     time_unit unit;
     double tick_step_s;
     int tick_decimals;
+    int nticks;                  /* at t0, t0 + step, ... up to t1 */
     double ymax_bytes;           /* top of every memory panel */
     int capacity_on_scale;
     double capacity_off_scale_bytes;   /* > 0: the capacity, too high to draw */
@@ -377,7 +410,8 @@ static void choose_ticks(layout *L)
     double nice = norm <= 1.0 ? 1.0 : norm <= 2.0 ? 2.0 : norm <= 5.0 ? 5.0 : 10.0;
     L->tick_step_s = nice * mag;
     double step_u = L->tick_step_s / L->unit.seconds;
-    L->tick_decimals = step_u >= 1.0 ? 0 : (int)ceil(-log10(step_u) - 1e-9);
+    L->tick_decimals = step_u >= 1.0 ? 0 : (int)ceil(-log10(step_u) - TICK_EPS);
+    L->nticks = (int)floor(range / L->tick_step_s * (1 + TICK_EPS)) + 1;
 }
 
 /* ---- legend (measured and drawn by the same code) ------------------------- */
@@ -391,7 +425,7 @@ typedef struct legend {
 
 static void legend_advance(legend *lg, const char *label)
 {
-    double need = LEGEND_SWATCH_W + 5 + text_width(label, LEGEND_FONT);
+    double need = LEGEND_SWATCH_W + LEGEND_TEXT_GAP + text_width(label, LEGEND_FONT);
     if (lg->x > lg->L->plot_x && lg->x + need > lg->L->plot_x + lg->L->plot_w) {
         lg->x = lg->L->plot_x;
         lg->y += LEGEND_ROW_H;
@@ -401,7 +435,7 @@ static void legend_advance(legend *lg, const char *label)
 
 static void legend_label(legend *lg, const char *label)
 {
-    double tx = lg->x + LEGEND_SWATCH_W + 5;
+    double tx = lg->x + LEGEND_SWATCH_W + LEGEND_TEXT_GAP;
     if (lg->sb) text(lg->sb, tx, lg->y + LEGEND_SWATCH_H - 1, "", label);
     lg->x = tx + text_width(label, LEGEND_FONT) + LEGEND_ITEM_GAP;
 }
@@ -413,12 +447,12 @@ static void legend_box(legend *lg, const char *label, const char *fill, const ch
     if (lg->sb) {
         double half = LEGEND_SWATCH_W / 2;
         rect(lg->sb, lg->x, lg->y, fill2 ? half : LEGEND_SWATCH_W, LEGEND_SWATCH_H);
-        sb_appendf(lg->sb, " class=\"legend %s\" fill=\"%s\" stroke=\"%s\" stroke-width=\"0.5\"/>\n", cls, fill,
-                   COL_OP_STROKE);
+        sb_appendf(lg->sb, " class=\"legend %s\" fill=\"%s\" stroke=\"%s\" stroke-width=\"%g\"/>\n", cls, fill,
+                   COL_OP_STROKE, OP_STROKE_W);
         if (fill2) {
             rect(lg->sb, lg->x + half, lg->y, half, LEGEND_SWATCH_H);
-            sb_appendf(lg->sb, " class=\"legend %s\" fill=\"%s\" stroke=\"%s\" stroke-width=\"0.5\"/>\n", cls, fill2,
-                       COL_OP_STROKE);
+            sb_appendf(lg->sb, " class=\"legend %s\" fill=\"%s\" stroke=\"%s\" stroke-width=\"%g\"/>\n", cls, fill2,
+                       COL_OP_STROKE, OP_STROKE_W);
         }
     }
     legend_label(lg, label);
@@ -429,7 +463,7 @@ static void legend_line(legend *lg, const char *label, const char *stroke, const
     legend_advance(lg, label);
     if (lg->sb) {
         line(lg->sb, lg->x, lg->y + LEGEND_SWATCH_H / 2, lg->x + LEGEND_SWATCH_W, lg->y + LEGEND_SWATCH_H / 2);
-        sb_appendf(lg->sb, " stroke=\"%s\" stroke-width=\"1.6\"%s%s%s/>\n", stroke, dash ? " stroke-dasharray=\"" : "",
+        sb_appendf(lg->sb, " stroke=\"%s\" stroke-width=\"%g\"%s%s%s/>\n", stroke, LEGEND_LINE_W, dash ? " stroke-dasharray=\"" : "",
                    dash ? dash : "", dash ? "\"" : "");
     }
     legend_label(lg, label);
@@ -458,15 +492,17 @@ static int legend_run(const layout *L, strbuf *sb, double y)
         /* the halves above: chunk 0 left, the last chunk darker */
         snprintf(label, sizeof label, "(darker: later chunk of the rank)");
         legend_advance(&lg, label);
-        lg.x -= LEGEND_SWATCH_W + 5;
+        lg.x -= LEGEND_SWATCH_W + LEGEND_TEXT_GAP;
         legend_label(&lg, label);
     }
     legend_box(&lg, "idle", COL_IDLE, NULL, "idle");
     if (L->has_stalls) legend_box(&lg, "stall (waits for reload)", "url(#stall-hatch)", NULL, "stall");
-    if (L->has_copies) {
-        legend_box(&lg, "offload D2H", COL_D2H, NULL, "d2h");
-        legend_box(&lg, "reload H2D", COL_H2D, NULL, "h2d");
+    if (L->has_optimizer) {
+        hex(c0, COL_OPTIMIZER);
+        legend_box(&lg, "optimizer step", c0, NULL, "optimizer");
     }
+    for (int k = 0; k < STRIP_COUNT; k++)
+        if (L->strip[k] >= 0) legend_box(&lg, STRIP_STYLE[k].legend, STRIP_STYLE[k].fill, NULL, STRIP_STYLE[k].cls);
     legend_line(&lg, "device memory", COL_MEM, NULL);
     if (L->has_static) legend_box(&lg, "static (weights, grads, optimizer)", COL_STATIC, NULL, "static");
     if (L->capacity_on_scale) legend_line(&lg, "capacity", COL_CAPACITY, "5 3");
@@ -576,7 +612,7 @@ static void title(const report_input *in, const layout *L, const double *peak, w
     if (in->outcome && !in->outcome->completed)
         snprintf(buf + n, sizeof buf - (size_t)n, " \xc2\xb7 DEADLOCK: the ops that ran");
     snprintf(attrs, sizeof attrs, "font-size=\"%g\" fill=\"%s\"", SUBTITLE_FONT, COL_SUBTLE);
-    text(sb, MARGIN_LEFT, MARGIN_TOP + TITLE_FONT + 8 + SUBTITLE_FONT, attrs, buf);
+    text(sb, MARGIN_LEFT, MARGIN_TOP + TITLE_FONT + TITLE_LINE_GAP + SUBTITLE_FONT, attrs, buf);
 }
 
 static void rank_labels(const layout *L, writer *w, double first_y, double row_h, double pitch, double shift)
@@ -587,7 +623,7 @@ static void rank_labels(const layout *L, writer *w, double first_y, double row_h
     snprintf(attrs, sizeof attrs, "font-size=\"%g\" text-anchor=\"end\"", font);
     for (int r = 0; r < L->pp; r += L->label_every) {
         snprintf(label, sizeof label, "rank %d", r);
-        text(sb, L->plot_x - 8, first_y + r * pitch + row_h / 2 + font * BASELINE_EM - shift, attrs, label);
+        text(sb, L->plot_x - LABEL_GAP, first_y + r * pitch + row_h / 2 + font * BASELINE_EM - shift, attrs, label);
     }
 }
 
@@ -595,9 +631,8 @@ static void gridlines(const layout *L, writer *w, double y0, double y1, const ch
 {
     strbuf *sb = out(w);
     sb_appendf(sb, "<g class=\"grid\" stroke=\"%s\" stroke-width=\"1\">\n", stroke);
-    for (int k = 0;; k++) {
+    for (int k = 0; k < L->nticks; k++) {
         double t = L->t0 + k * L->tick_step_s;
-        if (t > L->t1 * (1 + 1e-12) + 1e-300 || k > 10000) break;
         line(sb, X(L, t), y0, X(L, t), y1);
         sb_append(sb, "/>\n");
     }
@@ -610,18 +645,16 @@ static void axis(const layout *L, writer *w, double y, int with_title)
     sb_appendf(sb, "<g class=\"axis\" stroke=\"%s\" stroke-width=\"1\">\n", COL_AXIS);
     line(sb, L->plot_x, y, L->plot_x + L->plot_w, y);
     sb_append(sb, "/>\n");
-    for (int k = 0;; k++) {
+    for (int k = 0; k < L->nticks; k++) {
         double t = L->t0 + k * L->tick_step_s;
-        if (t > L->t1 * (1 + 1e-12) + 1e-300 || k > 10000) break;
         line(sb, X(L, t), y, X(L, t), y + AXIS_TICK_LEN);
         sb_append(sb, "/>\n");
     }
     sb_append(sb, "</g>\n");
     sb_appendf(sb, "<g class=\"axis-labels\" font-size=\"%g\" text-anchor=\"middle\">\n", AXIS_FONT);
     char label[32];
-    for (int k = 0;; k++) {
+    for (int k = 0; k < L->nticks; k++) {
         double t = L->t0 + k * L->tick_step_s;
-        if (t > L->t1 * (1 + 1e-12) + 1e-300 || k > 10000) break;
         snprintf(label, sizeof label, "%.*f", L->tick_decimals, k * L->tick_step_s / L->unit.seconds);
         text(sb, X(L, t), y + AXIS_TICK_LEN + AXIS_FONT + 1, "", label);
     }
@@ -630,7 +663,7 @@ static void axis(const layout *L, writer *w, double y, int with_title)
         char t[32], attrs[64];
         snprintf(t, sizeof t, "time (%s)", L->unit.name);
         snprintf(attrs, sizeof attrs, "font-size=\"%g\" text-anchor=\"middle\"", AXIS_FONT + 1);
-        text(sb, L->plot_x + L->plot_w / 2, y + AXIS_TICK_LEN + 2 * AXIS_FONT + 8, attrs, t);
+        text(sb, L->plot_x + L->plot_w / 2, y + AXIS_TICK_LEN + 2 * AXIS_FONT + TITLE_LINE_GAP, attrs, t);
     }
 }
 
@@ -724,7 +757,7 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     int stroke = n > 0 && total_w / (double)n >= OP_STROKE_MIN_AVG_W;
     strbuf *sb = out(w);
     sb_appendf(sb, "<g class=\"ops\"");
-    if (stroke) sb_appendf(sb, " stroke=\"%s\" stroke-width=\"0.5\"", COL_OP_STROKE);
+    if (stroke) sb_appendf(sb, " stroke=\"%s\" stroke-width=\"%g\"", COL_OP_STROKE, OP_STROKE_W);
     sb_append(sb, ">\n");
     char kbuf[16], tbuf[96], mb[16];
     for (size_t k = 0; k < n; k++) {
@@ -760,26 +793,92 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     free(refs);
 }
 
+static double strip_y(const layout *L, int strip, int rank)
+{
+    return lane_top(L, rank) + L->row_h + 1 + L->strip[strip] * L->strip_h;
+}
+
+/* Opens a rect on a strip; the caller adds attributes and closes it. */
+static void strip_rect(strbuf *sb, const layout *L, int strip, int rank, double start, double end)
+{
+    double x0 = X(L, start), x1 = X(L, end);
+    rect(sb, x0, strip_y(L, strip, rank), x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->strip_h);
+}
+
+static int coll_strip(int kind)
+{
+    switch (kind) {
+    case TLC_TP_ALLREDUCE:
+    case TLC_TP_REDUCE_SCATTER:
+    case TLC_TP_ALLGATHER: return STRIP_TP;
+    case TLC_DP_ALLREDUCE: return STRIP_DP;
+    default: return -1;
+    }
+}
+
+static const char *coll_name(int kind)
+{
+    switch (kind) {
+    case TLC_TP_ALLREDUCE: return "tp all-reduce";
+    case TLC_TP_REDUCE_SCATTER: return "tp reduce-scatter";
+    case TLC_TP_ALLGATHER: return "tp all-gather";
+    case TLC_DP_ALLREDUCE: return "dp all-reduce";
+    case TLC_OPTIMIZER: return "optimizer step";
+    default: return "collective";
+    }
+}
+
+/* Tensor-parallel collectives (inside their op's time) and the gradient
+ * all-reduce on strips; the optimizer step on the compute row, after the
+ * pipeline; replica spans (TLC_PIPELINE) are not drawn: replica 0's ops are. */
+static void colls_section(const report_input *in, const layout *L, writer *w)
+{
+    const timeline *tl = in->tl;
+    if (tl->ncolls == 0) return;
+    char tbuf[96], bbuf[32];
+    strbuf *sb = out(w);
+    sb_append(sb, "<g class=\"collectives\">\n");
+    for (size_t i = 0; i < tl->ncolls; i++) {
+        const tl_coll *c = &tl->colls[i];
+        if (c->rank < 0 || c->rank >= L->pp) continue;
+        int k = coll_strip(c->kind);
+        time_range_text(tbuf, sizeof tbuf, L, c->start, c->end);
+        fmt_bytes(bbuf, sizeof bbuf, c->bytes);
+        sb = out(w);
+        if (k >= 0) {
+            strip_rect(sb, L, k, c->rank, c->start, c->end);
+            sb_appendf(sb, " class=\"%s\" fill=\"%s\"><title>%s, %s per GPU: %s</title></rect>\n",
+                       STRIP_STYLE[k].cls, STRIP_STYLE[k].fill, coll_name(c->kind), bbuf, tbuf);
+        } else if (c->kind == TLC_OPTIMIZER) {
+            double x0 = X(L, c->start), x1 = X(L, c->end);
+            rect(sb, x0, lane_top(L, c->rank), x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->row_h);
+            sb_append(sb, " class=\"optimizer\" fill=\"");
+            color(sb, COL_OPTIMIZER);
+            sb_appendf(sb, "\"><title>%s: %s</title></rect>\n", coll_name(c->kind), tbuf);
+        }
+    }
+    sb_append(sb, "</g>\n");
+}
+
 static void copies_section(const report_input *in, const layout *L, writer *w)
 {
     const timeline *tl = in->tl;
     char tbuf[96], bbuf[32];
-    if (L->has_copies) {
+    if (tl->ncopies > 0) {
         strbuf *sb = out(w);
         sb_append(sb, "<g class=\"copies\">\n");
         for (size_t i = 0; i < tl->ncopies; i++) {
             const tl_copy *cp = &tl->copies[i];
             if (cp->rank < 0 || cp->rank >= L->pp) continue;
             int d2h = cp->dir == COPY_D2H;
-            double y = lane_top(L, cp->rank) + L->row_h + 1 + (d2h ? 0 : L->strip_h);
-            double x0 = X(L, cp->start), x1 = X(L, cp->end);
+            int k = d2h ? STRIP_D2H : STRIP_H2D;
             sb = out(w);
-            rect(sb, x0, y, x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->strip_h);
+            strip_rect(sb, L, k, cp->rank, cp->start, cp->end);
             time_range_text(tbuf, sizeof tbuf, L, cp->start, cp->end);
             fmt_bytes(bbuf, sizeof bbuf, cp->bytes);
             sb_appendf(sb, " class=\"%s\" fill=\"%s\"><title>%s stage %d mb %d, %s: %s</title></rect>\n",
-                       d2h ? "d2h" : "h2d", d2h ? COL_D2H : COL_H2D, d2h ? "offload" : "reload", cp->stage, cp->mb,
-                       bbuf, tbuf);
+                       STRIP_STYLE[k].cls, STRIP_STYLE[k].fill, d2h ? "offload" : "reload", cp->stage, cp->mb, bbuf,
+                       tbuf);
         }
         sb_append(sb, "</g>\n");
     }
@@ -814,6 +913,7 @@ static void lanes_section(const report_input *in, layout *L, writer *w)
     gridlines(L, w, L->lanes_y, lane_top(L, L->pp - 1) + L->lane_h, COL_GRID_LANES);
     ops_section(in, L, w);
     copies_section(in, L, w);
+    colls_section(in, L, w);
     rank_labels(L, w, L->lanes_y, L->row_h, L->lane_h + L->lane_gap, 0);
     axis(L, w, L->axis1_y, 1);
 }
@@ -829,9 +929,12 @@ typedef struct mem_ctx {
     long long last_x, last_y;    /* last point written, in 1/100 px */
 } mem_ctx;
 
-static void mem_point(mem_ctx *c, double x, double y)
+/* Step to (x, y): a horizontal run is written only when the level changes
+ * (or at the end), so flat stretches cost nothing. */
+static void mem_point(mem_ctx *c, double x, double y, int last)
 {
     long long xi = llround(x * COORD_SCALE), yi = llround(y * COORD_SCALE);
+    if (yi == c->last_y && !last) return;
     strbuf *sb = out(c->w);
     if (xi != c->last_x) {
         sb_append(sb, "H");
@@ -852,7 +955,7 @@ static void mem_begin(mem_ctx *c, int r)
     double top = panel_top(L, r), st = static_bytes(c->in, r), cap = capacity_bytes(c->in, r);
     sb_appendf(sb, "<g class=\"rank-memory\" data-rank=\"%d\">\n", r);
     rect(sb, L->plot_x, top, L->plot_w, L->mem_h);
-    sb_appendf(sb, " class=\"mem-panel\" fill=\"none\" stroke=\"%s\" stroke-width=\"0.6\"/>\n", COL_PANEL_BORDER);
+    sb_appendf(sb, " class=\"mem-panel\" fill=\"none\" stroke=\"%s\" stroke-width=\"%g\"/>\n", COL_PANEL_BORDER, PANEL_BORDER_W);
     if (st > 0) {
         double ys = Y(L, r, st);
         rect(sb, L->plot_x, ys, L->plot_w, top + L->mem_h - ys);
@@ -864,7 +967,7 @@ static void mem_begin(mem_ctx *c, int r)
         sb_appendf(sb, " class=\"capacity\" stroke=\"%s\" stroke-width=\"1\" stroke-dasharray=\"5 3\"/>\n",
                    COL_CAPACITY);
     }
-    sb_appendf(sb, "<path class=\"mem\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.3\" d=\"M", COL_MEM);
+    sb_appendf(sb, "<path class=\"mem\" fill=\"none\" stroke=\"%s\" stroke-width=\"%g\" d=\"M", COL_MEM, MEM_LINE_W);
     double x0 = L->plot_x, y0 = Y(L, r, st);
     num(sb, x0);
     sb_append(sb, " ");
@@ -878,7 +981,7 @@ static void mem_end(mem_ctx *c)
 {
     const layout *L = c->L;
     int r = c->cur;
-    mem_point(c, L->plot_x + L->plot_w, c->last_y / COORD_SCALE);
+    mem_point(c, L->plot_x + L->plot_w, c->last_y / COORD_SCALE, 1);
     strbuf *sb = out(c->w);
     sb_append(sb, "\"/>\n");
     if (L->mem_h >= MEM_LABEL_MIN_H) {
@@ -890,7 +993,7 @@ static void mem_end(mem_ctx *c)
         snprintf(label, sizeof label, "peak %s", pbuf);
         snprintf(attrs, sizeof attrs, "class=\"peak%s\" font-size=\"%g\" text-anchor=\"end\" fill=\"%s\"",
                  oom ? " oom" : "", MEM_PEAK_FONT, oom ? COL_CAPACITY : COL_SUBTLE);
-        text(sb, L->plot_x - 8, panel_top(L, r) + L->mem_h / 2 + MEM_LABEL_SHIFT + MEM_PEAK_FONT * BASELINE_EM + 2,
+        text(sb, L->plot_x - LABEL_GAP, panel_top(L, r) + L->mem_h / 2 + MEM_LABEL_SHIFT + MEM_PEAK_FONT * BASELINE_EM + 2,
              attrs, label);
     }
     sb_append(sb, "</g>\n");
@@ -906,7 +1009,7 @@ static void mem_event(void *vctx, int rank, double t_s, double activation_bytes,
         if (c->cur >= 0) mem_end(c);
         mem_begin(c, c->cur + 1);
     }
-    mem_point(c, X(c->L, t_s), Y(c->L, rank, static_bytes(c->in, rank) + activation_bytes + workspace_bytes));
+    mem_point(c, X(c->L, t_s), Y(c->L, rank, static_bytes(c->in, rank) + activation_bytes + workspace_bytes), 0);
 }
 
 static void memory_section(const report_input *in, const layout *L, const double *peak, writer *w)
@@ -956,11 +1059,22 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
         L->kind_present[op->kind < TL_OP_KIND_COUNT ? op->kind : TL_OP_KIND_COUNT] = 1;
     }
     free(per_rank);
+    int strip_used[STRIP_COUNT] = { 0 };
     for (size_t i = 0; i < tl->ncopies; i++)
         if (tl->copies[i].rank >= 0 && tl->copies[i].rank < L->pp) {
-            L->has_copies = 1;
+            strip_used[tl->copies[i].dir == COPY_D2H ? STRIP_D2H : STRIP_H2D] = 1;
             if (tl->copies[i].end > L->t1) L->t1 = tl->copies[i].end;
         }
+    for (size_t i = 0; i < tl->ncolls; i++) {
+        const tl_coll *c = &tl->colls[i];
+        if (c->rank < 0 || c->rank >= L->pp) continue;
+        if (coll_strip(c->kind) >= 0) strip_used[coll_strip(c->kind)] = 1;
+        else if (c->kind == TLC_OPTIMIZER) L->has_optimizer = 1;
+        else continue;
+        if (c->end > L->t1) L->t1 = c->end;
+    }
+    L->nstrips = 0;
+    for (int k = 0; k < STRIP_COUNT; k++) L->strip[k] = strip_used[k] ? L->nstrips++ : -1;
     for (size_t i = 0; i < tl->nstalls; i++)
         if (tl->stalls[i].rank >= 0 && tl->stalls[i].rank < L->pp) L->has_stalls = 1;
     if (!(L->t1 > L->t0)) L->t1 = L->t0 + 1.0;   /* nothing ran: an empty second keeps the axes sane */
@@ -970,9 +1084,9 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
     L->plot_w = clampd(floor(busiest * PX_PER_OP), PLOT_W_MIN, PLOT_W_MAX);
     L->width = ceil(MARGIN_LEFT + L->plot_w + MARGIN_RIGHT);
     L->row_h = clampd(floor(LANES_BUDGET_PX / pp), ROW_H_MIN, ROW_H_MAX);
-    L->strip_h = L->has_copies ? clampd(floor(L->row_h / 4), STRIP_H_MIN, STRIP_H_MAX) : 0;
-    L->lane_h = L->row_h + (L->has_copies ? 2 * L->strip_h + 1 : 0);
-    L->lane_gap = pp > 32 ? 1 : L->has_copies ? 5 : 3;   /* copy strips need air from the next rank */
+    L->strip_h = L->nstrips ? clampd(floor(L->row_h / 4), STRIP_H_MIN, STRIP_H_MAX) : 0;
+    L->lane_h = L->row_h + (L->nstrips ? L->nstrips * L->strip_h + 1 : 0);
+    L->lane_gap = pp > 32 ? 1 : L->nstrips ? 5 : 3;   /* strips need air from the next rank */
     L->mem_h = clampd(floor(MEM_BUDGET_PX / pp), MEM_H_MIN, MEM_H_MAX);
     L->mem_gap = pp <= 32 ? 4 : 1;
     double pitch = L->lane_h + L->lane_gap;
