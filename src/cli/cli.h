@@ -102,6 +102,8 @@ int cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
 int cmd_validate(int argc, char **argv);  /* cmd_validate.c */
 int cmd_sweep(int argc, char **argv);   /* cmd_sweep.c, see sweep.h */
 int cmd_merge(int argc, char **argv);   /* cmd_merge.c */
+int cmd_plan_offload(int argc, char **argv);   /* cmd_plan_offload.c: `plan offload` (argv[2] = "offload") */
+int cmd_optimize(int argc, char **argv);       /* cmd_optimize.c: search + Pareto front + best plan */
 
 /* Print st->msg to stderr as "pipegrid: <msg>" and return st->code. */
 int cli_report_error(const pg_status *st);

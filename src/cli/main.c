@@ -31,6 +31,12 @@ static const char USAGE[] =
     "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"
     "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
     "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"
+    "  pipegrid plan offload [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
+    "      the offload / recompute plan of offload=plan (OptPipe-style MILP) under memory.capacity, and its simulation\n"
+    "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N] [--format text|csv]\n"
+    "                    [-o BEST.yaml]\n"
+    "      simulate schedules x pp x microbatches x recompute / offload plans; print the Pareto front (throughput\n"
+    "      against peak memory); write the fastest plan that fits as an experiment file\n"
     "  pipegrid keys\n"
     "      list every experiment key, its type, default and meaning\n"
     "  pipegrid --help | --version\n"
@@ -67,6 +73,8 @@ int main(int argc, char **argv)
         return cmd_bound(argc, argv);
     if (strcmp(cmd, "sweep") == 0)
         return cmd_sweep(argc, argv);
+    if (strcmp(cmd, "optimize") == 0)
+        return cmd_optimize(argc, argv);
     if (strcmp(cmd, "merge") == 0)
         return cmd_merge(argc, argv);
     if (strcmp(cmd, "calibrate") == 0)

@@ -19,6 +19,9 @@
 /* Memory rows are written only where keeping everything would not fit. */
 #define ROOM_EPS_BYTES 1.0
 #define MS_PER_S 1000
+/* Memory rows in GiB: byte coefficients next to second-scale times and a
+ * big-M make the simplex fail numerically. */
+#define MEM_UNIT_BYTES (1024.0 * 1024.0 * 1024.0)
 /* Safety time limit of the branch and bound (the node limit ends it first
  * on every instance the size cutoff lets through). */
 #define MILP_TIME_LIMIT_S 60
@@ -241,7 +244,8 @@ static void build(milp *z)
                 const off_item *it = off_item_at(md, op.stage, op.mb);
                 if (it->c_idx <= i) continue;
                 for (int o = 1; o < OPT_COUNT; o++)
-                    if (it->col[o]) row_add(z, it->col[o], off_item_mem(it, o, i) - off_item_mem(it, OPT_KEEP, i));
+                    if (it->col[o])
+                        row_add(z, it->col[o], (off_item_mem(it, o, i) - off_item_mem(it, OPT_KEEP, i)) / MEM_UNIT_BYTES);
             }
             if (z->n == 0) {   /* nothing can help: an empty row cannot say so; an infeasible bound can */
                 int c0 = z->ccol;
@@ -250,7 +254,7 @@ static void build(milp *z)
                 glp_set_row_bnds(z->lp, rr, GLP_FX, 1.0, 1.0);
                 continue;
             }
-            row_end(z, GLP_UP, 0, slack);
+            row_end(z, GLP_UP, 0, slack / MEM_UNIT_BYTES);
         }
         row_begin(z);
         row_add(z, z->ccol, 1.0);
@@ -326,7 +330,12 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
-    if (glp_simplex(z.lp, &sm) == 0 && glp_get_status(z.lp) == GLP_OPT) {
+    int term = glp_term_out(GLP_OFF);   /* scaling reports on stdout otherwise */
+    glp_scale_prob(z.lp, GLP_SF_AUTO);
+    glp_term_out(term);
+    glp_std_basis(z.lp);
+    int lprc = glp_simplex(z.lp, &sm);
+    if (lprc == 0 && glp_get_status(z.lp) == GLP_OPT) {
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;

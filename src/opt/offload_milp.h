@@ -56,8 +56,8 @@
 #include "schedule/schedule.h"
 #include "util/error.h"
 
-#define OFFLOAD_MILP_MAX_BINARIES 3000
-#define OFFLOAD_MILP_MAX_NODES 200
+#define OFFLOAD_MILP_MAX_BINARIES 2000
+#define OFFLOAD_MILP_MAX_NODES 40
 
 typedef enum {
     OFFLOAD_SOLVED_OPTIMAL,     /* the MILP proved its plan optimal (in its model) */

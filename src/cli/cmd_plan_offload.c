@@ -1,0 +1,128 @@
+/* cmd_plan_offload.c: `pipegrid plan offload`: the offload / recompute plan of
+ * offload=plan (opt/offload_milp.h) for the experiment's schedule under its
+ * memory capacity, then its simulation, side by side: what the planner
+ * chose (per rank: kept, offloaded, recomputed), how it solved (MILP optimal,
+ * node limit, greedy), its own makespan estimate, and the simulated makespan
+ * and peak memory that `run --set offload=plan` reports.  The plan is judged
+ * by the simulation, never by its model: both are printed so the gap shows.
+ *
+ * The recompute key is the planner's ceiling (none: offload or keep;
+ * selective: + selective recompute; full or plan: all six options).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "opt/offload_milp.h"
+#include "sim/metrics.h"
+#include "sim/sim.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static void rank_counts(const job *j, const memplan *p, int r, int *off, int *rec, int *keep)
+{
+    *off = *rec = *keep = 0;
+    for (int s = 0; s < j->sched.nstages; s++) {
+        if (j->sched.stage_rank[s] != r) continue;
+        for (int mb = 0; mb < j->sched.m; mb++) {
+            plan_choice c = plan_get(p, s, mb);
+            *off += c.offload;
+            *rec += c.fwd != PLAN_FWD_KEEP;
+            *keep += !c.offload && c.fwd == PLAN_FWD_KEEP;
+        }
+    }
+}
+
+static void write_text(const job *j, const memplan *p, const offload_plan_result *res, const run_metrics *m,
+                       const sim_outcome *out)
+{
+    printf("offload plan for %s: pp %d, %d microbatches, %d stage%s per rank\n", j->sched.name, j->sched.pp,
+           j->sched.m, j->sched.v, j->sched.v > 1 ? "s" : "");
+    printf("  solver       %s (%d binaries, %d rows, %ld nodes)\n", offload_solve_status_name(res->status),
+           res->nbinaries, res->nrows, res->nodes);
+    printf("  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
+           j->sched.nstages * j->sched.m);
+    printf("  model        makespan %.6g s\n", res->model_makespan_s);
+    printf("  simulated    makespan %.6g s%s\n", out->completed ? m->makespan : 0.0,
+           out->completed ? "" : " (did not complete)");
+    printf("\nrank   kept  offloaded  recomputed  peak memory / capacity  offloaded GiB  recompute s  stalls s\n");
+    for (int r = 0; r < j->sched.pp; r++) {
+        int off, rec, keep;
+        rank_counts(j, p, r, &off, &rec, &keep);
+        const rank_metrics *rm = &m->rank[r];
+        printf("%4d %6d %10d %11d  %9.3f / %-9.3f GiB  %13.3f %12.4f %9.4f\n", r, keep, off, rec,
+               rm->peak_memory_bytes / GIB, rm->capacity_bytes / GIB, rm->offload_bytes / GIB, rm->recompute_s,
+               rm->stall_s);
+    }
+    if (m->noom > 0)
+        printf("\nout of memory on %d rank%s: nothing the planner may choose fits\n", m->noom, m->noom > 1 ? "s" : "");
+}
+
+static void write_json(const job *j, const offload_plan_result *res, const run_metrics *m)
+{
+    double peak = 0;
+    for (int r = 0; r < m->pp; r++)
+        if (m->rank[r].peak_memory_bytes > peak) peak = m->rank[r].peak_memory_bytes;
+    printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
+           "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
+           "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d}\n",
+           j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
+           res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
+           m->noom);
+}
+
+int cmd_plan_offload(int argc, char **argv)
+{
+    cli_options o;
+    pg_status st;
+    pg_status_clear(&st);
+    job j;
+    memset(&j, 0, sizeof j);
+    config_init(&j.cfg);
+    memplan p;
+    memset(&p, 0, sizeof p);
+    timeline tl;
+    timeline_init(&tl);
+    run_metrics m;
+    memset(&m, 0, sizeof m);
+    offload_plan_result res;
+    memset(&res, 0, sizeof res);
+    sim_outcome out;
+    memset(&out, 0, sizeof out);
+    int rc = cli_parse_options(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, &o, &st);
+    if (rc == 0) rc = job_load_experiment(&j, &o, &st);
+    if (rc == 0) rc = job_build_schedule(&j, &st);
+    if (rc == 0) rc = job_build_platform(&j, &st);
+    if (rc == 0) {
+        const experiment *e = &j.exp;
+        offload_plan_input in = {.exp = e, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
+                                 .allow_offload = 1, .use_milp = 1,
+                                 .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
+                                                    : e->recompute == RECOMPUTE_SELECTIVE ? 1
+                                                                                          : 2};
+        rc = offload_plan_build(&in, &p, &res, &st);
+    }
+    if (rc == 0) {
+        sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
+                        .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &p};
+        rc = sim_run(&in, &tl, &out, &st);
+    }
+    if (rc != 0) {
+        rc = cli_report_error(&st);
+        goto done;
+    }
+    metrics_input mi = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu, .tl = &tl,
+                        .bytes_per_param = j.exp.bytes_per_param, .capacity_override_bytes = j.exp.memory_capacity_bytes,
+                        .plan = plan_is_empty(&p) ? NULL : &p, .zero1 = j.exp.memory_zero1, .dp = j.exp.dp};
+    metrics_compute(&mi, &m);
+    if (o.format == FORMAT_JSON) write_json(&j, &res, &m);
+    else write_text(&j, &p, &res, &m, &out);
+    if (m.noom > 0) rc = PG_EXIT_OOM;
+done:
+    metrics_free(&m);
+    timeline_free(&tl);
+    plan_free(&p);
+    job_free(&j);
+    cli_options_free(&o);
+    return rc;
+}

@@ -1,0 +1,287 @@
+/* test_optpipe.c: the offload / recompute planner (opt/offload_milp.h) and
+ * the optimize search helpers (opt/optimize.h).
+ *
+ * Plans are judged by the simulator: each test that simulates runs in its
+ * own forked process (check's default), as SimGrid allows one run per
+ * process.  Workload: uniform, 1F1B, fused backward, f = 1 s, b + w = 2 s,
+ * M_B = 1 GiB, no parameters, on the ideal network (copies cost nothing
+ * there, so offloading can hide everything a capacity asks for).
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "model/experiment.h"
+#include "model/platform.h"
+#include "model/workload.h"
+#include "opt/offload_milp.h"
+#include "opt/optimize.h"
+#include "schedule/plan.h"
+#include "schedule/schedule.h"
+#include "sim/metrics.h"
+#include "sim/sim.h"
+#include "testutil.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define PP 4
+#define M 8
+#define T_F 1.0
+#define T_BW 2.0   /* b + w */
+
+typedef struct fixture {
+    config cfg;
+    experiment e;
+    workload wl;
+    schedule s;
+    platform_desc plat;
+    int rank_gpu[PP];
+} fixture;
+
+static void setup_job(fixture *fx, double capacity_bytes)
+{
+    static const char yaml[] = "schedule: 1f1b\npp: 4\nmicrobatches: 8\nworkload: uniform\nuniform.f: 1\n"
+                               "uniform.b: 1\nuniform.w: 1\nuniform.activation: 1GiB\nnetwork: ideal\n";
+    pg_status st;
+    pg_status_clear(&st);
+    memset(fx, 0, sizeof *fx);
+    config_init(&fx->cfg);
+    ck_assert_int_eq(config_load_buffer(&fx->cfg, yaml, strlen(yaml), "test", &st), 0);
+    ck_assert_int_eq(experiment_from_config(&fx->cfg, &fx->e, &st), 0);
+    fx->e.memory_capacity_bytes = capacity_bytes;
+    ck_assert_int_eq(workload_build(&fx->e, PP, &fx->wl, &st), 0);
+    sched_params p = {.pp = PP, .m = M, .chunks = 1, .t_f = T_F, .t_b = 1, .t_w = 1};
+    ck_assert_int_eq(sched_generate("1f1b", &p, &fx->s, &st), 0);
+    ck_assert_int_eq(platform_make_ideal(PP, 0.0, 1e12, capacity_bytes, &fx->plat, &st), 0);
+    for (int r = 0; r < PP; r++) fx->rank_gpu[r] = r;
+}
+
+static void free_job(fixture *fx)
+{
+    sched_free(&fx->s);
+    workload_free(&fx->wl);
+    platform_free(&fx->plat);
+    config_free(&fx->cfg);
+}
+
+static int plan_job(fixture *fx, int allow_recompute, int use_milp, memplan *p, offload_plan_result *res)
+{
+    offload_plan_input in = {.exp = &fx->e, .sched = &fx->s, .wl = &fx->wl, .plat = &fx->plat,
+                             .rank_gpu = fx->rank_gpu, .allow_offload = 1, .allow_recompute = allow_recompute,
+                             .use_milp = use_milp};
+    pg_status st;
+    pg_status_clear(&st);
+    return offload_plan_build(&in, p, res, &st);
+}
+
+/* Simulate fx with plan p: makespan and the largest per-rank peak. */
+static void simulate(fixture *fx, const memplan *p, double *makespan, double *peak, int *noom)
+{
+    timeline tl;
+    timeline_init(&tl);
+    sim_outcome out;
+    pg_status st;
+    pg_status_clear(&st);
+    sim_input in = {.sched = &fx->s, .wl = &fx->wl, .plat = &fx->plat, .rank_gpu = fx->rank_gpu,
+                    .zero_byte_messages = 1, .plan = p};
+    ck_assert_int_eq(sim_run(&in, &tl, &out, &st), 0);
+    run_metrics m;
+    metrics_input mi = {.sched = &fx->s, .wl = &fx->wl, .plat = &fx->plat, .rank_gpu = fx->rank_gpu, .tl = &tl,
+                        .bytes_per_param = fx->e.bytes_per_param,
+                        .capacity_override_bytes = fx->e.memory_capacity_bytes,
+                        .plan = plan_is_empty(p) ? NULL : p, .dp = 1};
+    metrics_compute(&mi, &m);
+    *makespan = m.makespan;
+    *peak = 0;
+    for (int r = 0; r < m.pp; r++)
+        if (m.rank[r].peak_memory_bytes > *peak) *peak = m.rank[r].peak_memory_bytes;
+    *noom = m.noom;
+    metrics_free(&m);
+    timeline_free(&tl);
+}
+
+/* 1F1B without anything: (m + p - 1)(f + b + w); rank 0 holds p activations. */
+static double plain_makespan(void)
+{
+    return (M + PP - 1) * (T_F + T_BW);
+}
+
+START_TEST(plan_empty_when_everything_fits)
+{
+    fixture fx;
+    setup_job(&fx, 80 * GIB);
+    memplan p;
+    offload_plan_result res;
+    ck_assert_int_eq(plan_job(&fx, 2, 1, &p, &res), 0);
+    ck_assert_int_eq(res.status, OFFLOAD_SOLVED_NOTHING);
+    ck_assert(plan_is_empty(&p));
+    plan_free(&p);
+    free_job(&fx);
+}
+END_TEST
+
+/* Rank 0 needs 4 GiB kept; at 2.5 GiB the plan must fit in the simulation
+ * and, offloads being free on this network, beat full recomputation
+ * ((m + p - 1)(2f + b + w)) while never beating the unconstrained 1F1B. */
+START_TEST(plan_fits_in_simulation_and_beats_full_recompute)
+{
+    fixture fx;
+    double cap = 2.5 * GIB;
+    setup_job(&fx, cap);
+    memplan p;
+    offload_plan_result res;
+    ck_assert_int_eq(plan_job(&fx, 2, 1, &p, &res), 0);
+    ck_assert_int_ne(res.status, OFFLOAD_SOLVED_INFEASIBLE);
+    ck_assert_int_ne(res.status, OFFLOAD_SOLVED_NOTHING);
+    ck_assert_int_gt(p.noffload, 0);
+    double makespan, peak;
+    int noom;
+    simulate(&fx, &p, &makespan, &peak, &noom);
+    ck_assert_int_eq(noom, 0);
+    ck_assert(peak <= cap);
+    ck_assert(makespan < (M + PP - 1) * (2 * T_F + T_BW));
+    ck_assert(makespan >= plain_makespan() * (1 - PG_REL_TOL));
+    plan_free(&p);
+    free_job(&fx);
+}
+END_TEST
+
+/* Offload only (recompute ceiling none) at a capacity below what one F
+ * holds: nothing can fit, and the planner says so. */
+START_TEST(plan_reports_infeasible)
+{
+    fixture fx;
+    setup_job(&fx, 0.5 * GIB);
+    memplan p;
+    offload_plan_result res;
+    ck_assert_int_eq(plan_job(&fx, 0, 1, &p, &res), 0);
+    ck_assert_int_eq(res.status, OFFLOAD_SOLVED_INFEASIBLE);
+    for (int s = 0; s < fx.s.nstages; s++)
+        for (int mb = 0; mb < M; mb++)
+            ck_assert_int_eq(plan_get(&p, s, mb).fwd, PLAN_FWD_KEEP);   /* ceiling respected */
+    plan_free(&p);
+    free_job(&fx);
+}
+END_TEST
+
+/* The MILP starts from the greedy plan: its own estimate is never worse. */
+START_TEST(milp_never_worse_than_greedy)
+{
+    static const double caps[] = {1.5, 2.0, 2.5, 3.5};
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        fixture fx;
+        setup_job(&fx, caps[i] * GIB);
+        memplan pg, pm;
+        offload_plan_result rg, rm;
+        ck_assert_int_eq(plan_job(&fx, 2, 0, &pg, &rg), 0);
+        ck_assert_int_eq(plan_job(&fx, 2, 1, &pm, &rm), 0);
+        ck_assert(rm.model_makespan_s <= rg.model_makespan_s * (1 + PG_REL_TOL));
+        ck_assert(rm.model_makespan_s >= plain_makespan() * (1 - PG_REL_TOL));
+        plan_free(&pg);
+        plan_free(&pm);
+        free_job(&fx);
+    }
+}
+END_TEST
+
+/* Same input, same plan (run replays what optimize chose). */
+START_TEST(plan_is_deterministic)
+{
+    fixture fx;
+    setup_job(&fx, 2.0 * GIB);
+    memplan a, b;
+    offload_plan_result ra, rb;
+    ck_assert_int_eq(plan_job(&fx, 2, 1, &a, &ra), 0);
+    ck_assert_int_eq(plan_job(&fx, 2, 1, &b, &rb), 0);
+    ck_assert_int_eq(memcmp(a.c, b.c, (size_t)a.nstages * (size_t)a.m * sizeof *a.c), 0);
+    plan_free(&a);
+    plan_free(&b);
+    free_job(&fx);
+}
+END_TEST
+
+START_TEST(divisors_and_microbatches)
+{
+    int d[12], m[3];
+    ck_assert_int_eq(opt_divisors(12, d), 6);
+    static const int want[] = {1, 2, 3, 4, 6, 12};
+    for (int i = 0; i < 6; i++) ck_assert_int_eq(d[i], want[i]);
+    ck_assert_int_eq(opt_divisors(0, d), 0);
+    ck_assert_int_eq(opt_default_microbatches(4, m), 3);
+    ck_assert_int_eq(m[0], 4);
+    ck_assert_int_eq(m[1], 8);
+    ck_assert_int_eq(m[2], 16);
+}
+END_TEST
+
+static int dominated_by(const opt_point *a, const opt_point *b)
+{
+    return b->throughput >= a->throughput && b->peak_bytes <= a->peak_bytes &&
+           (b->throughput > a->throughput || b->peak_bytes < a->peak_bytes);
+}
+
+/* Random clouds: the front fits, is non-dominated, covers every fitting
+ * point (each is on it or dominated by or equal to one of it), is sorted by
+ * peak with throughput rising, and holds the best. */
+START_TEST(front_is_non_dominated_and_complete)
+{
+    enum { N = 60, ROUNDS = 50 };
+    srand(7);
+    for (int round = 0; round < ROUNDS; round++) {
+        opt_point pts[N];
+        int front[N];
+        for (int i = 0; i < N; i++)
+            pts[i] = (opt_point){(double)(rand() % 20), (double)(rand() % 20), rand() % 4 != 0};
+        int n = opt_pareto_front(pts, N, front);
+        int best = opt_best(pts, N);
+        int has_best = 0;
+        for (int i = 0; i < n; i++) {
+            ck_assert(pts[front[i]].fits);
+            has_best |= best >= 0 && pts[front[i]].throughput == pts[best].throughput &&
+                        pts[front[i]].peak_bytes == pts[best].peak_bytes;
+            for (int j = 0; j < N; j++)
+                if (pts[j].fits) ck_assert(!dominated_by(&pts[front[i]], &pts[j]));
+            if (i > 0) {
+                ck_assert(pts[front[i]].peak_bytes > pts[front[i - 1]].peak_bytes);
+                ck_assert(pts[front[i]].throughput > pts[front[i - 1]].throughput);
+            }
+        }
+        for (int j = 0; j < N; j++) {
+            if (!pts[j].fits) continue;
+            int covered = 0;
+            for (int i = 0; i < n && !covered; i++)
+                covered = (pts[front[i]].throughput >= pts[j].throughput && pts[front[i]].peak_bytes <= pts[j].peak_bytes);
+            ck_assert(covered);
+        }
+        ck_assert(best < 0 || has_best);
+        ck_assert_int_eq(best < 0, n == 0);
+    }
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("optpipe");
+    TCase *tp = tcase_create("planner");
+    tcase_set_timeout(tp, 30);
+    tcase_add_test(tp, plan_empty_when_everything_fits);
+    tcase_add_test(tp, plan_fits_in_simulation_and_beats_full_recompute);
+    tcase_add_test(tp, plan_reports_infeasible);
+    tcase_add_test(tp, milp_never_worse_than_greedy);
+    tcase_add_test(tp, plan_is_deterministic);
+    suite_add_tcase(s, tp);
+    TCase *to = tcase_create("optimize");
+    tcase_add_test(to, divisors_and_microbatches);
+    tcase_add_test(to, front_is_non_dominated_and_complete);
+    suite_add_tcase(s, to);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
