@@ -63,14 +63,6 @@ int job_build_platform(job *j, pg_status *st);
 int job_build_plan(const job *j, memplan *out, pg_status *st);
 void job_free(job *j);
 
-/* The lower bound of the job's workload, placement, latency and memory
- * limit: `any` over every schedule (split backward allowed), `cls` over the
- * chosen schedule's own backward kind.  Call after job_build_schedule (and
- * job_build_platform when the network is not ideal: GPU speeds scale times). */
-typedef struct job_bound {
-    bound_input in;
-    bound_result any, cls;
-    double *times;                 /* storage behind in.f/b/w/w_fraction */
 /* Tensor / data parallelism and the optimizer step for the simulator
  * (sim.h's sim_parallel), after job_build_platform: the GPU of every
  * (rank, replica, tp rank) in Megatron's order, the tp.* and dp.* keys, and
@@ -89,6 +81,14 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st);
 const sim_parallel *job_sim_parallel(const job_parallel *jp);
 void job_parallel_free(job_parallel *jp);
 
+/* The lower bound of the job's workload, placement, latency and memory
+ * limit: `any` over every schedule (split backward allowed), `cls` over the
+ * chosen schedule's own backward kind.  Call after job_build_schedule (and
+ * job_build_platform when the network is not ideal: GPU speeds scale times). */
+typedef struct job_bound {
+    bound_input in;
+    bound_result any, cls;
+    double *times;                 /* storage behind in.f/b/w/w_fraction */
 } job_bound;
 int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
 void job_bound_free(job_bound *jb);
