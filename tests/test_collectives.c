@@ -274,6 +274,7 @@ typedef struct par_case {
     double optimizer_s;
     int nodes;
     int replica_stride;       /* GPU distance between replicas (default tp) */
+    int stepwise;             /* collectives step by step */
     const char *schedule;
 } par_case;
 
@@ -315,7 +316,7 @@ static void simulate_par(const par_case *c, par_result *res)
         opt[r] = c->optimizer_s;
     sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu_of, .split_compute = 1, .tp_comm = 1,
                         .grad_bytes_per_param = 2, .bucket_bytes = c->bucket_bytes, .overlap = c->overlap,
-                        .optimizer_s = c->optimizer_s > 0 ? opt : NULL};
+                        .optimizer_s = c->optimizer_s > 0 ? opt : NULL, .stepwise_collectives = c->stepwise};
     sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par};
     sim_outcome out;
     timeline_init(&res->tl);
@@ -372,10 +373,12 @@ START_TEST(test_tp_divides_compute)
 END_TEST
 
 /* pp = 1, tp = 4 in one node: F and B each run their 2 all-reduces (one
- * layer) of the boundary bytes on the NVLink ring after their compute. */
+ * layer) of the boundary bytes on the NVLink ring after their compute
+ * (fused, then stepwise: the same time). */
 START_TEST(test_tp_collectives_in_ops)
 {
-    par_case c = {.pp = 1, .m = 3, .tp = 4, .dp = 1, .f = 1e-3, .b = 2e-3, .w = 1e-3, .boundary_bytes = BYTES / 100};
+    par_case c = {.pp = 1, .m = 3, .tp = 4, .dp = 1, .f = 1e-3, .b = 2e-3, .w = 1e-3, .boundary_bytes = BYTES / 100,
+                  .stepwise = _i};
     par_result r;
     simulate_par(&c, &r);
     int k = c.tp;
@@ -397,11 +400,12 @@ END_TEST
 
 /* pp = 1, dp = 2 on GPU 0 of two nodes: pipeline m (F+B+W), then one
  * bucket of the stage's gradient (params x 2 bytes) all-reduced over the
- * InfiniBand ring, then the optimizer step: the iteration is their sum. */
+ * InfiniBand ring, then the optimizer step: the iteration is their sum
+ * (fused, then stepwise collectives). */
 START_TEST(test_iteration_by_hand)
 {
     par_case c = {.pp = 1, .m = 4, .tp = 1, .dp = 2, .f = 1e-3, .b = 2e-3, .w = 1e-3, .params = 1e8,
-                  .optimizer_s = 5e-3, .nodes = 2, .replica_stride = GPUS_PER_NODE};
+                  .optimizer_s = 5e-3, .nodes = 2, .replica_stride = GPUS_PER_NODE, .stepwise = _i};
     par_result r;
     simulate_par(&c, &r);
     double pipeline = c.m * (c.f + c.b + c.w);
@@ -477,8 +481,8 @@ static Suite *collectives_suite(void)
     suite_add_tcase(s, tc);
     TCase *te = tcase_create("engine");
     tcase_add_test(te, test_tp_divides_compute);
-    tcase_add_test(te, test_tp_collectives_in_ops);
-    tcase_add_test(te, test_iteration_by_hand);
+    tcase_add_loop_test(te, test_tp_collectives_in_ops, 0, 2);
+    tcase_add_loop_test(te, test_iteration_by_hand, 0, 2);
     tcase_add_loop_test(te, test_buckets_and_overlap, 0, 2);
     tcase_add_test(te, test_replicas_run);
     suite_add_tcase(s, te);

@@ -297,6 +297,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .bucket_bytes = e->dp_bucket_bytes, .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
     };
+        .stepwise_collectives = e->collectives_stepwise,
     jp->active = tp > 1 || dp > 1 || any_opt;
     return 0;
 }

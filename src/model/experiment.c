@@ -69,6 +69,7 @@ static const choice OFFLOADS[] = {
     {"plan", OFFLOAD_PLAN}, {NULL, 0}};
 static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
+static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN}, {NULL, 0}};
@@ -109,6 +110,9 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("dp.algorithm", "auto|ring|hierarchical", dp_algorithm, "auto", DP_ALGOS, NO_PATH, 0,
                "gradient all-reduce: ring over the replicas, or reduce-scatter in node + all-reduce across "
                "nodes + all-gather in node; auto = hierarchical when a group spans nodes evenly"),
+    CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,
+               "tp and dp ring collectives: each ring edge's steps as one transfer plus the other steps' "
+               "latencies (fused), or step by step (stepwise: the same time uncontended, slower to simulate)"),
     INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH, "samples per microbatch"),
     INT_KEY("global_batch_size", global_batch_size, "0", 0, MAX_BATCH,
             "samples per iteration over all data-parallel replicas; 0 = not given"),

@@ -35,6 +35,7 @@ typedef struct experiment {
     double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */
+    int collectives_stepwise;       /* 1: ring collectives step by step; 0: fused (collectives.h) */
     int micro_batch_size;           /* samples */
     int global_batch_size;          /* samples; 0 = not given */
 

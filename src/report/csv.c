@@ -17,13 +17,15 @@
 typedef enum {
     COL_SCHEDULE, COL_PP, COL_MICROBATCHES, COL_MAKESPAN, COL_SPAN, COL_BUBBLE_RATIO,
     COL_MAX_PEAK_MEMORY, COL_MAX_PEAK_ACTIVATIONS, COL_OOM, COL_OOM_RANKS, COL_EXIT_CODE,
-    COL_SAMPLES_PER_S, COL_TOKENS_PER_S, COL_MFU, COL_ITERATION_S, COL_LOWER_BOUND, COL_COUNT
+    COL_SAMPLES_PER_S, COL_TOKENS_PER_S, COL_MFU, COL_ITERATION_S, COL_LOWER_BOUND,
+    COL_PIPELINE_S, COL_DP_ALLREDUCE_S, COL_OPTIMIZER_S, COL_COUNT
 } csv_col;
 
 static const char *const col_name[COL_COUNT] = {
     "schedule", "pp", "microbatches", "makespan", "span", "bubble_ratio",
     "max_peak_memory_bytes", "max_peak_activations", "oom", "oom_ranks", "exit_code",
     "samples_per_second", "tokens_per_second", "mfu", "iteration_seconds", "lower_bound",
+    "pipeline_seconds", "dp_allreduce_seconds", "optimizer_seconds",
 };
 
 /* A field, quoted only when it has to be (RFC 4180). */
@@ -88,6 +90,9 @@ static void cell(const report_input *in, csv_col c, strbuf *sb)
     case COL_LOWER_BOUND:
         if (m->lower_bound > 0) number(sb, m->lower_bound);
         return;
+    case COL_PIPELINE_S: number(sb, m->pipeline_s); return;
+    case COL_DP_ALLREDUCE_S: number(sb, m->dp_allreduce_s); return;
+    case COL_OPTIMIZER_S: number(sb, m->optimizer_s); return;
     case COL_COUNT: return;
     }
 }

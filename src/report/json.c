@@ -129,6 +129,22 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
     sb_append(sb, "}");
 }
 
+/* The iteration's breakdown (metrics.h): pipeline + exposed dp all-reduce +
+ * optimizer = iteration_seconds, plus the tp / dp collective totals. */
+static void iteration(const run_metrics *m, jw *w)
+{
+    key(w, "iteration");
+    jw it = { w->sb, 1 };
+    sb_append(w->sb, "{");
+    num(&it, "pipeline_seconds", m->pipeline_s);
+    num(&it, "dp_allreduce_seconds", m->dp_allreduce_s);
+    num(&it, "optimizer_seconds", m->optimizer_s);
+    num(&it, "dp_allreduce_busy_seconds", m->dp_allreduce_busy_s);
+    integer(&it, "dp_buckets", m->dp_buckets);
+    num(&it, "tp_comm_seconds", m->tp_comm_s);
+    sb_append(w->sb, "}");
+}
+
 static void simulator(const report_input *in, jw *w)
 {
     const sim_outcome *o = in->outcome;
@@ -187,6 +203,7 @@ static void metrics_fields(const report_input *in, jw *w)
     for (int i = 0; i < m->nhost_oom; i++) sb_appendf(w->sb, "%s%d", i ? "," : "", m->host_oom[i]);
     sb_append(w->sb, "]");
     num(w, "iteration_seconds", m->iteration_s);
+    iteration(m, w);
     key(w, "lower_bound");
     if (m->lower_bound > 0)
         sb_append_json_number(w->sb, m->lower_bound);

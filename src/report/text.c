@@ -202,7 +202,21 @@ static void totals(const report_input *in, strbuf *sb)
                  (m->makespan / m->lower_bound - 1.0) * PERCENT);
         total_line(sb, "lower bound", b);
     }
-    if (m->iteration_s != m->makespan) total_line(sb, "iteration", units_format_duration(m->iteration_s, a, sizeof a));
+    if (m->iteration_s != m->makespan) {
+        char c[CELL_MAX], d[CELL_MAX], line[4 * CELL_MAX];
+        snprintf(line, sizeof line, "%s = pipeline %s + dp all-reduce %s + optimizer %s",
+                 units_format_duration(m->iteration_s, a, sizeof a), units_format_duration(m->pipeline_s, b, sizeof b),
+                 units_format_duration(m->dp_allreduce_s, c, sizeof c),
+                 units_format_duration(m->optimizer_s, d, sizeof d));
+        total_line(sb, "iteration", line);
+    }
+    if (m->dp_buckets > 0) {
+        char line[2 * CELL_MAX];
+        snprintf(line, sizeof line, "%s in %d buckets (exposed: above)",
+                 units_format_duration(m->dp_allreduce_busy_s, a, sizeof a), m->dp_buckets);
+        total_line(sb, "dp all-reduce", line);
+    }
+    if (m->tp_comm_s > 0) total_line(sb, "tp collectives", units_format_duration(m->tp_comm_s, a, sizeof a));
     if (m->samples_per_s > 0) total_line(sb, "samples/s", format_rate(m->samples_per_s, a, sizeof a));
     if (m->tokens_per_s > 0) total_line(sb, "tokens/s", format_rate(m->tokens_per_s, a, sizeof a));
     if (m->mfu > 0) {

@@ -284,9 +284,12 @@ static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics
 /* Samples, tokens and MFU over the pipeline's makespan. */
 static void throughput(const metrics_input *in, run_metrics *out)
 {
-    if (out->makespan <= 0 || !in->sched || !in->wl) return;
-    double samples = (double)in->sched->m * in->wl->micro_batch_size;
-    out->samples_per_s = samples / out->makespan;
+    /* Per training iteration (pipeline, all-reduce, optimizer), over every
+     * data-parallel replica: what a training log reports. */
+    double iter_s = out->iteration_s > 0 ? out->iteration_s : out->makespan;
+    if (iter_s <= 0 || !in->sched || !in->wl) return;
+    double samples = (double)in->sched->m * in->wl->micro_batch_size * (in->dp > 1 ? in->dp : 1);
+    out->samples_per_s = samples / iter_s;
     out->tokens_per_s = out->samples_per_s * in->wl->seq_len;
 
     double model_flops = 0, peak_flops_per_s = 0;
@@ -298,7 +301,7 @@ static void throughput(const metrics_input *in, run_metrics *out)
         peak_flops_per_s += in->plat->gpu[g].speed_flops;
     }
     if (model_flops > 0 && peak_flops_per_s > 0)
-        out->mfu = model_flops / (out->makespan * peak_flops_per_s);
+        out->mfu = model_flops / (iter_s * peak_flops_per_s);   /* per replica: both sides per GPU */
 }
 
 static int interval_start_cmp(const void *a, const void *b)

@@ -55,8 +55,8 @@ typedef struct run_metrics {
     double bubble_ratio;
     int span_rank;               /* rank with the largest span */
     double total_busy_s;
-    double samples_per_s, tokens_per_s;
-    double mfu;                  /* 0 when model FLOPs or GPU peak are unknown */
+    double samples_per_s, tokens_per_s;   /* per iteration_s, all dp replicas together */
+    double mfu;                  /* model FLOPs / (iteration_s x peak); 0 when either is unknown */
     double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + optimizer_s */
     /* The iteration's breakdown (tensor / data parallelism, sim.h; without
      * collective records pipeline_s = makespan and the rest is 0):

@@ -53,6 +53,7 @@ typedef struct sim_parallel {
     double bucket_bytes;         /* dp all-reduce bucket; 0 = one bucket per stage */
     int overlap;                 /* buckets become ready during the stage's last weight-gradient op */
     dp_algo algo;                /* AUTO: hierarchical when a group spans nodes evenly, else ring */
+    int stepwise_collectives;    /* 1: ring steps one by one (collectives.h STEPWISE); 0: FUSED */
     const double *optimizer_s;   /* [pp] optimizer step of each rank, seconds; NULL = none */
 } sim_parallel;
 
