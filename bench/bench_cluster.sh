@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_cluster.sh: whole training iterations of GPT models with tensor, data and
 # pipeline parallelism (workload=gpt, network=cluster, 8 GPUs per node): wall time,
-# simulated events (executions + transfers), events/s, peak RSS, and the simulated
+# simulated events (executions + transfers) and events/s in simgrid_run (sim_s), peak RSS, and the simulated
 # iteration with its breakdown (pipeline, exposed dp all-reduce, optimizer).
 # Usage: bench/bench_cluster.sh [BIN] [CASES...]
 # A case is NAME:GPU:LAYERS:HIDDEN:HEADS:SEQ:TP:PP:DP:GLOBAL_BATCH (micro batch 1).
@@ -12,7 +12,7 @@ DEFAULT_CASES="gpt175b-512:a100-80g:96:12288:96:2048:8:8:8:1536 gpt175b-512-h100
 gpt13b-64:a100-80g:40:5120:40:2048:2:4:8:512 gpt6.7b-64-dp16:h100-sxm:32:4096:32:2048:1:4:16:512 \
 gpt39b-64-tp8:h100-sxm:48:8192:64:2048:8:8:1:256"
 CASES=${*:-$DEFAULT_CASES}
-printf '%-22s %5s %8s %10s %12s %9s %10s %10s %10s %10s\n' case gpus wall_s events events/s rss_MiB \
+printf '%-22s %5s %8s %8s %10s %12s %9s %10s %10s %10s %10s\n' case gpus wall_s sim_s events events/s rss_MiB \
     iter_s pipe_s dp_ar_s opt_s
 # An experiment of its own: the bundled default fixes microbatches.
 EXP=$(mktemp --suffix=.yaml)
@@ -42,7 +42,8 @@ sim = j.get("simulator", {})
 it = j.get("iteration", {})
 ev = sim.get("events", 0)
 wall = float(sys.argv[4]); rss = int(sys.argv[5]) / 1024
-print(f"{sys.argv[2]:<22} {sys.argv[3]:>5} {wall:8.2f} {ev:10d} {ev / wall if wall else 0:12.0f} {rss:9.1f} "
+sw = sim.get("wall_seconds", 0.0)
+print(f"{sys.argv[2]:<22} {sys.argv[3]:>5} {wall:8.2f} {sw:8.2f} {ev:10d} {ev / sw if sw else 0:12.0f} {rss:9.1f} "
       f"{j['iteration_seconds']:10.4f} {it.get('pipeline_seconds', 0):10.4f} "
       f"{it.get('dp_allreduce_seconds', 0):10.4f} {it.get('optimizer_seconds', 0):10.4f}")
 PY
