@@ -295,9 +295,9 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .tp_comm = e->network != NET_IDEAL, .sequence_parallel = e->tp_sequence_parallel,
         .grad_bytes_per_param = e->network != NET_IDEAL ? DP_GRAD_BYTES_PER_PARAM : 0.0,
         .bucket_bytes = e->dp_bucket_bytes, .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
+        .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
     };
-        .stepwise_collectives = e->collectives_stepwise,
     jp->active = tp > 1 || dp > 1 || any_opt;
     return 0;
 }
