@@ -12,7 +12,7 @@ for arg in sys.argv[1:]:
         for n, f, e in re.findall(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)", text):
             passed += int(n) - int(f) - int(e)
             failed += int(f) + int(e)
-        for p, f in re.findall(r"^(?:contract|sweep): (\d+) passed, (\d+) failed$", text, re.M):
+        for p, f in re.findall(r"^(?:contract|sweep|optimize): (\d+) passed, (\d+) failed$", text, re.M):
             passed += int(p)
             failed += int(f)
 print(f"tests: {passed} passed, {failed} failed")

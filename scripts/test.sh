@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install missing Debian packages, build, and run the whole test suite:
-# unit tests (check), command-line contract and sweep tests, then the same unit tests
+# unit tests (check), command-line contract, sweep and optimize tests, then the same unit tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer.
 # Ends with one line "tests: N passed, M failed".
 set -u
@@ -12,6 +12,7 @@ status=0
 make -j"$(nproc)" --no-print-directory check || status=1
 tests/contract.sh src/pipegrid || status=1
 tests/sweep.sh src/pipegrid || status=1
+tests/optimize.sh src/pipegrid || status=1
 make --no-print-directory check-asan || status=1
 
 # One closing line over everything that ran: check's per-binary summaries
