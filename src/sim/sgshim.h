@@ -22,6 +22,11 @@ int sgx_load_platform(const char *path, char *err, size_t err_len);
  * like a mailbox comm's. */
 sg_comm_t sgx_sendto_async(sg_host_t from, sg_host_t to, double bytes);
 
+/* Take the next message of a mailbox (waiting for it if needed) and tell
+ * when its transfer started and finished: SimGrid knows, the C API does not
+ * say.  Returns the payload. */
+void *sgx_mailbox_get_timed(sg_mailbox_t mailbox, double *start_s, double *finish_s);
+
 #ifdef __cplusplus
 }
 #endif
