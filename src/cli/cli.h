@@ -14,6 +14,7 @@
 #include "model/platform.h"
 #include "model/workload.h"
 #include "opt/bound.h"
+#include "opt/remat_ilp.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
@@ -58,9 +59,16 @@ int job_load_experiment(job *j, const cli_options *o, pg_status *st);
 int job_build_schedule(job *j, pg_status *st);   /* also builds the workload */
 int job_build_platform(job *j, pg_status *st);
 /* The memory plan of the offload / recompute keys (schedule/plan.h), after
- * job_build_schedule; recompute=plan is an input error until the planner
- * exists.  The caller frees out with plan_free. */
+ * job_build_schedule (and job_build_platform for recompute=plan, the
+ * planner of job_remat.c).  The caller frees out with plan_free. */
 int job_build_plan(const job *j, memplan *out, pg_status *st);
+/* recompute=plan (job_remat.c): the rematerialization plan (opt/remat_ilp.h)
+ * of the job's schedule under each rank's capacity minus its static memory;
+ * after job_build_schedule and job_build_platform.  The caller frees out
+ * (plan_free) and res (remat_result_free), also on error. */
+int job_plan_remat(const job *j, memplan *out, remat_result *res, pg_status *st);
+/* Static bytes (weights, gradients, optimizer state) of rank r. */
+double job_rank_static_bytes(const job *j, int r);
 void job_free(job *j);
 
 /* Tensor / data parallelism and the optimizer step for the simulator
@@ -104,6 +112,7 @@ int cmd_sweep(int argc, char **argv);   /* cmd_sweep.c, see sweep.h */
 int cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 int cmd_plan_offload(int argc, char **argv);   /* cmd_plan_offload.c: `plan offload` (argv[2] = "offload") */
 int cmd_optimize(int argc, char **argv);       /* cmd_optimize.c: search + Pareto front + best plan */
+int cmd_plan(int argc, char **argv);    /* cmd_plan.c: `plan remat`, and `plan offload` passed on */
 
 /* Print st->msg to stderr as "pipegrid: <msg>" and return st->code. */
 int cli_report_error(const pg_status *st);

@@ -200,10 +200,12 @@ int job_build_plan(const job *j, memplan *out, pg_status *st)
         offload_plan_result pres;
         return offload_plan_build(&pin, out, &pres, st);
     }
-    if (e->recompute == RECOMPUTE_PLAN)
-        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "recompute"), "recompute",
-                          "'plan' needs the rematerialization planner (seed 004 ILP), which is not built yet; "
-                          "use none, full or selective");
+    if (e->recompute == RECOMPUTE_PLAN) {   /* seed 004's ILP under memory.capacity (job_remat.c) */
+        remat_result res;
+        int rc = job_plan_remat(j, out, &res, st);
+        remat_result_free(&res);
+        return rc;
+    }
     plan_policy pol = {
         .offload = e->offload == OFFLOAD_FULL        ? PLAN_OFFLOAD_FULL
                    : e->offload == OFFLOAD_SELECTIVE ? PLAN_OFFLOAD_SELECTIVE

@@ -31,6 +31,9 @@ static const char USAGE[] =
     "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"
     "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
     "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"
+    "  pipegrid plan remat [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
+    "      the rematerialization plan (seed 004 ILP) of the schedule under memory.capacity: per rank, stage\n"
+    "      and microbatch, with its predicted makespan and peak memory (no simulation)\n"
     "  pipegrid plan offload [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
     "      the offload / recompute plan of offload=plan (OptPipe-style MILP) under memory.capacity, and its simulation\n"
     "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N] [--format text|csv]\n"
@@ -71,6 +74,8 @@ int main(int argc, char **argv)
         return cmd_schedule(argc, argv);
     if (strcmp(cmd, "bound") == 0)
         return cmd_bound(argc, argv);
+    if (strcmp(cmd, "plan") == 0)
+        return cmd_plan(argc, argv);
     if (strcmp(cmd, "sweep") == 0)
         return cmd_sweep(argc, argv);
     if (strcmp(cmd, "optimize") == 0)

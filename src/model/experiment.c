@@ -171,6 +171,11 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,
                "split backward: after B keep what W needs (keep), or keep only the stage input and recompute "
                "the forward before W (recompute, seed 004)"),
+    NUM_KEY("recompute.time_limit", recompute_time_limit_s, T_DURATION, "seconds", "20s", 0, HUGE_NUM, 0,
+            "recompute=plan: time GLPK may spend on the rematerialization ILP (seed 004) after its greedy warm "
+            "start; 0 = greedy only"),
+    NUM_KEY("recompute.gap", recompute_gap, T_NUMBER, "fraction", "0.001", 0, 1, 0,
+            "recompute=plan: relative optimality gap at which the ILP stops"),
     CHOICE_KEY("memory.zero1", "true|false", memory_zero1, "false", BOOLS, NO_PATH, 0,
                "ZeRO-1: shard the optimizer state (bytes_per_param beyond the 4 of BF16 weight and gradient) "
                "over the dp replicas"),

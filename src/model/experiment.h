@@ -67,6 +67,8 @@ typedef struct experiment {
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */
+    double recompute_time_limit_s;  /* recompute=plan: GLPK time for the remat ILP; 0 = greedy only */
+    double recompute_gap;           /* recompute=plan: relative MIP gap */
 
     /* free text, for reports */
     char name[PG_NAME_MAX];

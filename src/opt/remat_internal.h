@@ -1,0 +1,103 @@
+/* remat_internal.h: private to the rematerialization planner (remat_ilp.h).
+ *
+ * The planner's view of a schedule: ops named by a global id (rank r's ops
+ * are base[r] .. base[r+1]-1, in execution order), each op's predecessor,
+ * a topological order for timing, where each (stage, mb)'s F, B and W sit,
+ * and per stage what every option costs in bytes and seconds (from
+ * sim/actmem.h).  remat_model.c builds it and holds the two evaluators
+ * (memory at every op start, ideal timing); remat_greedy.c is the warm
+ * start; remat_ilp.c the ILP and the entry point.
+ */
+#ifndef PG_OPT_REMAT_INTERNAL_H
+#define PG_OPT_REMAT_INTERNAL_H
+
+#include "opt/remat_ilp.h"
+
+/* Plans are compared with this much room under the budget, so that the
+ * simulator's own summation order can never tip a plan that fits here over
+ * the capacity there (1e-9 of 80 GB is 80 bytes). */
+#define REMAT_BUDGET_SLACK_REL 1e-9
+
+typedef struct rm_stage {
+    double act_b, act_w;             /* bytes: F stores for B; still held after B for W */
+    double f_alloc[3];               /* [plan_fwd] bytes F keeps until B */
+    double r_s[3];                   /* [plan_fwd] seconds of the forward recompute before B */
+    double after_b[2];               /* [plan_bwd] bytes held between B and W */
+    double rw_s;                     /* seconds of the backward recompute before W */
+    double f_s, b_s, w_s;            /* op seconds on the stage's rank */
+    double workspace;                /* bytes while one of its ops runs */
+    int fwd_ok[3];                   /* [plan_fwd] option available (KEEP always) */
+    int bwd_ok;                      /* backward recompute available (split, saves bytes) */
+} rm_stage;
+
+typedef struct rm_model {
+    const schedule *s;
+    int pp, S, m, total, npairs;
+    int *base;                       /* [pp + 1] */
+    sched_op *op;                    /* [total] */
+    int *rank;                       /* [total] */
+    int *pred;                       /* [total] predecessor id, -1 if none */
+    int *topo;                       /* [total] a topological order */
+    int *idF, *idB, *idW;            /* [npairs] ids of F, B (or BW), W (-1 if fused) */
+    rm_stage *st;                    /* [S] */
+    double *budget;                  /* [pp] effective budget (slack removed) */
+    double comm_s;
+} rm_model;
+
+/* Pair index of (stage, mb), as memplan indexes it. */
+static inline int rm_pair(const rm_model *md, int stage, int mb)
+{
+    return stage * md->m + mb;
+}
+
+int rm_model_build(const remat_input *in, rm_model *md, pg_status *st);
+void rm_model_free(rm_model *md);
+
+/* Memory (bytes) at the start of every op under choices c [npairs]: mem[total]. */
+void rm_memory(const rm_model *md, const plan_choice *c, double *mem);
+/* The same with every pair at its most frugal option. */
+void rm_memory_min(const rm_model *md, double *mem);
+
+/* Duration of op id under choices c. */
+double rm_duration(const rm_model *md, const plan_choice *c, int id);
+/* Ideal timing: end[total] (start = end - duration); returns the makespan,
+ * *span the largest per-rank span.  start may be NULL. */
+double rm_times(const rm_model *md, const plan_choice *c, double *start, double *end, double *span);
+
+/* Greedy plan into c (all keep on entry): 0, or PG_EXIT_INPUT if some op
+ * cannot fit whatever is recomputed. */
+int rm_greedy(const rm_model *md, const double *lifespan_f, const double *lifespan_b, plan_choice *c, pg_status *st);
+
+/* ---- the ILP (remat_ilp.c), shared with the per-rank covers (remat_cover.c) */
+
+#include <glpk.h>
+
+typedef struct rm_ilp {
+    const rm_model *md;
+    glp_prob *lp;
+    int col_c;                /* the makespan */
+    int *col_full, *col_sel, *col_bwd;   /* [npairs] column or 0 */
+    int *col_pair;            /* [ncols + 1] pair of a binary column, -1 otherwise */
+    int ncols, nbin;
+    /* scratch row */
+    int *ind;
+    double *val;
+    int cap;
+} rm_ilp;
+
+static inline int rm_e_col(int k)
+{
+    return k + 1;   /* end time of op k */
+}
+
+/* Recompute seconds a binary column adds (0 for other columns). */
+double rm_col_cost(const rm_ilp *z, int col);
+
+/* Per-rank covers: for each rank with binaries, the fewest recompute seconds
+ * that fit its memory (an ILP over its memory rows alone), within
+ * time_limit_s in all.  Writes each solved rank's choices into c, adds to
+ * z the cut  rank's recompute seconds >= that minimum (its proven bound),
+ * and returns how many ranks were solved. */
+int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c);
+
+#endif
