@@ -427,7 +427,7 @@ START_TEST(test_bad_values)
         {"memory.limit: -1\n", "memory.limit", "a number >= 0"},
         {"memory.capacity: 80GiBs\n", "memory.capacity", "a size"},
         {"memory.bytes_per_param: inf\n", "memory.bytes_per_param", "a number"},
-        {"offload: some\n", "offload", "one of none, full, selective, got 'some'"},
+        {"offload: some\n", "offload", "one of none, full, selective, plan, got 'some'"},
         {"offload.ratio: 2\n", "offload.ratio", "a number between 0 and 1"},
         {"recompute: always\n", "recompute", "one of none, full, selective, plan"},
     };

@@ -17,8 +17,8 @@
 #include "opt/remat_ilp.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
-#include "util/error.h"
 #include "sim/sim.h"
+#include "util/error.h"
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV } output_format;
 
