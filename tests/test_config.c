@@ -595,6 +595,27 @@ START_TEST(test_key_docs)
 }
 END_TEST
 
+/* A batch size given on the command line replaces the experiment file's
+ * microbatch count; contradicting values at one level are an error. */
+START_TEST(test_batch_size_precedence)
+{
+    config c;
+    experiment e;
+    pg_status st;
+    const char *file = "microbatches: 24\nmicro_batch_size: 2\n";
+    const char *const override[] = {"global_batch_size=64", NULL};
+    ck_assert_int_eq(load(file, override, &c, &e, &st), 0);
+    ck_assert_int_eq(e.microbatches, 32);
+    config_free(&c);
+
+    const char *const both[] = {"microbatches=8", "global_batch_size=64", NULL};
+    expect_fail(file, both, NULL, "contradicts global_batch_size");
+
+    expect_fail("microbatches: 24\nmicro_batch_size: 2\nglobal_batch_size: 64\n", NULL, NULL,
+                "contradicts global_batch_size");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -613,6 +634,7 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_every_key);
     tcase_add_test(tc, test_set_overrides_file);
     tcase_add_test(tc, test_bad_values);
+    tcase_add_test(tc, test_batch_size_precedence);
     tcase_add_test(tc, test_unknown_keys);
     tcase_add_test(tc, test_batch_derivation);
     tcase_add_test(tc, test_paths);

@@ -63,11 +63,6 @@ static int origin_fail(pg_status *st, pg_origin at, const char *key, const pg_st
     return pg_fail_at(st, inner->code, at, key, "%s", inner->msg);
 }
 
-static int from_command_line(pg_origin at)
-{
-    return at.file != NULL && strcmp(at.file, "--set") == 0;
-}
-
 static int load_schedule_file(job *j, const char *path, pg_status *st)
 {
     const experiment *e = &j->exp;
@@ -79,10 +74,10 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
     j->have_sched = 1;
     /* The file fixes pp and m: they replace an experiment file's values, but
      * a different value asked for on the command line is a contradiction. */
-    if (from_command_line(e->origin_pp) && e->pp != j->sched.pp)
+    if (config_origin_is_set(e->origin_pp) && e->pp != j->sched.pp)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_pp, "pp", "%d, but schedule file %s has %d ranks", e->pp,
                           path, j->sched.pp);
-    if (from_command_line(e->origin_microbatches) && e->microbatches != j->sched.m)
+    if (config_origin_is_set(e->origin_microbatches) && e->microbatches != j->sched.m)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_microbatches, "microbatches",
                           "%d, but schedule file %s has %d microbatches", e->microbatches, path, j->sched.m);
     j->exp.pp = j->sched.pp;

@@ -9,7 +9,7 @@ static const char USAGE[] =
     "pipegrid " PACKAGE_VERSION ": simulate pipeline-parallel training schedules on a simulated GPU cluster\n"
     "\n"
     "usage:\n"
-    "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE]\n"
+    "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE] [--svg FILE]\n"
     "      simulate one experiment (the bundled default when no file is given)\n"
     "  pipegrid schedule export [EXPERIMENT.yaml] [--set KEY=VALUE]... --format torch-csv\n"
     "      print the schedule as PyTorch pipelining's compute-only CSV (replay it with schedule=file:PATH)\n"

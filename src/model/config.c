@@ -250,3 +250,8 @@ int config_apply_set(config *c, const char *assignment, pg_status *st)
     free(value);
     return 0;
 }
+
+int config_origin_is_set(pg_origin at)
+{
+    return at.file != NULL && strcmp(at.file, CONFIG_SET_ORIGIN) == 0;
+}

@@ -41,4 +41,7 @@ void config_put(config *c, const char *key, const char *value, pg_origin origin)
 
 const cfg_entry *config_find(const config *c, const char *key);
 
+/* Whether a value came from a --set option (rather than a file). */
+int config_origin_is_set(pg_origin at);
+
 #endif

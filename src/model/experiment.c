@@ -438,7 +438,12 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
                               "%d is not a multiple of micro_batch_size x dp = %d x %d = %ld", e->global_batch_size,
                               e->micro_batch_size, e->dp, per_step);
         long derived = e->global_batch_size / per_step;
-        if (!config_find(c, "microbatches")) {
+        /* A batch size asked for on the command line replaces an experiment
+         * file's microbatch count (the usual `--set global_batch_size=...` on
+         * a bundled experiment); two contradicting values at the same level
+         * are an error. */
+        int batch_overrides = config_origin_is_set(gbs_at) && !config_origin_is_set(mb_at);
+        if (!config_find(c, "microbatches") || batch_overrides) {
             if (derived > MAX_MICROBATCHES)
                 return pg_fail_at(st, PG_EXIT_INPUT, gbs_at, "global_batch_size",
                                   "gives %ld microbatches, more than %d", derived, MAX_MICROBATCHES);
