@@ -138,6 +138,40 @@ printf '0F0,0Q0\n1F0,1B0\n' >"$TMP/badtok.csv"
 expect_rc "a schedule file with an unknown token exits 2" 2 "$BIN" run --set schedule="file:$TMP/badtok.csv" \
     "${UNIFORM[@]}"
 
+# ---- bounds ----
+expect_rc "bound --format json" 0 "$BIN" bound --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
+    --format json
+expect_py "bound prints lower_bound, no schedule beats it, K >= m bound is (m+p-1)F.. style" '
+assert isinstance(j, dict) and j["lower_bound"] > 0, j
+assert j["lower_bound"] <= 33 + 1e-9, j["lower_bound"]'
+cp "$TMP/out" "$TMP/bound.json"
+expect_rc "bound at K=1 (memory.limit=1)" 0 "$BIN" bound --set schedule=zb-h1 --set pp=4 --set microbatches=8 \
+    "${UNIFORM[@]}" --set memory.limit=1 --format json
+expect_py "bound at K=1 is the exact serial makespan m(p(F+B)+W)" 'assert abs(j["lower_bound"] - 8 * (4 * 2 + 1)) < 1e-9, j'
+expect_rc "run reports lower_bound" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
+    --format json
+expect_py "run and bound agree on lower_bound, and the makespan respects it" '
+b = json.load(open("'"$TMP"'/bound.json"))
+assert abs(j["lower_bound"] - b["lower_bound"]) < 1e-9 * b["lower_bound"], (j["lower_bound"], b["lower_bound"])
+assert j["makespan"] >= j["lower_bound"]'
+
+# ---- calibrated cost model, 3D parallelism, generated clusters ----
+GPT=(--set workload=gpt --set gpt.layers=32 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=2048
+     --set schedule=1f1b --set network=cluster --set cluster.gpu=h100-sxm)
+expect_rc "workload=gpt with tp, dp, pp on a generated cluster" 0 "$BIN" run "${GPT[@]}" --set tp=2 --set dp=2 \
+    --set pp=4 --set micro_batch_size=2 --set global_batch_size=64 --set cluster.nodes=2 --format json
+expect_py "microbatches = global / (micro x dp); iteration covers pipeline + all-reduce + optimizer" '
+assert j["microbatches"] == 16, j["microbatches"]
+it = j["iteration"]
+assert it["dp_allreduce_seconds"] > 0 and it["optimizer_seconds"] > 0, it
+assert abs(j["iteration_seconds"] - (it["pipeline_seconds"] + it["dp_allreduce_seconds"] + it["optimizer_seconds"])) < 1e-9 * j["iteration_seconds"]
+assert j["iteration_seconds"] > j["makespan"]'
+expect_rc "a job larger than the generated cluster is bad input" 2 "$BIN" run "${GPT[@]}" --set tp=8 --set dp=2 \
+    --set pp=4 --set cluster.nodes=2
+expect_err "too few GPUs names the network" "network"
+expect_rc "unknown cluster.gpu is bad input" 2 "$BIN" run "${GPT[@]}" --set pp=2 --set cluster.gpu=tpu-v9
+expect_err "the GPU type is named" "tpu-v9"
+
 # ---- traces ----
 expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
     --trace "$TMP/trace.json"
