@@ -172,6 +172,43 @@ expect_err "too few GPUs names the network" "network"
 expect_rc "unknown cluster.gpu is bad input" 2 "$BIN" run "${GPT[@]}" --set pp=2 --set cluster.gpu=tpu-v9
 expect_err "the GPU type is named" "tpu-v9"
 
+# ---- the shipped platforms: NVLink, InfiniBand and PCIe routes take latency + bytes / bandwidth ----
+# 1 GB messages far apart in time (1 s ops), so every transfer is alone on its links.
+# Figures from platforms/README.md: H100 NVLink 450 GB/s, NDR NIC 50 GB/s, PCIe Gen5 64 GB/s;
+# A100 NVLink 300 GB/s, HDR NIC 25 GB/s, PCIe Gen4 32 GB/s; GPU to GPU in a node 1 us, across nodes 2.6 us,
+# GPU to host memory 1 us.
+ROUTE=(--set schedule=gpipe --set microbatches=1 --set workload=uniform --set uniform.f=1 --set uniform.b=1
+       --set uniform.w=1 --set uniform.boundary=1GB --set uniform.activation=1GB --set memory.capacity=1TiB)
+check_route() { # NAME PLATFORM PP STAGE EXPECTED_SECONDS
+    "$BIN" run "${ROUTE[@]}" --set pp="$3" --set network="$2" --trace "$TMP/route.json" >/dev/null 2>"$TMP/err"
+    cp "$TMP/route.json" "$TMP/out"
+    expect_py "$1" '
+ev = j["traceEvents"]
+d = [e["dur"] for e in ev if e.get("ph") == "X" and e.get("args", {}).get("kind") == "activation"
+     and e["args"].get("stage") == '"$4"']
+assert d, "no transfer of stage '"$4"'"
+want = '"$5"' * 1e6
+assert all(abs(x - want) <= 1e-9 * want for x in d), (d, want)'
+}
+check_route "dgx-h100-1node: NVLink hop = 1e9/450e9 + 1us" platforms/dgx-h100-1node.xml 2 0 "(1e9 / 450e9 + 1e-6)"
+check_route "dgx-h100-4node-ndr: NVLink hop inside node 0" platforms/dgx-h100-4node-ndr.xml 16 3 "(1e9 / 450e9 + 1e-6)"
+check_route "dgx-h100-4node-ndr: InfiniBand hop between nodes = 1e9/50e9 + 2.6us" platforms/dgx-h100-4node-ndr.xml 16 7 \
+    "(1e9 / 50e9 + 2.6e-6)"
+check_route "dgx-a100-4node-hdr: NVLink hop = 1e9/300e9 + 1us" platforms/dgx-a100-4node-hdr.xml 16 3 "(1e9 / 300e9 + 1e-6)"
+check_route "dgx-a100-4node-hdr: InfiniBand hop = 1e9/25e9 + 2.6us" platforms/dgx-a100-4node-hdr.xml 16 7 \
+    "(1e9 / 25e9 + 2.6e-6)"
+check_pcie() { # NAME PLATFORM PCIE_BYTES_PER_S
+    expect_rc "$1 runs" 0 "$BIN" run "${ROUTE[@]}" --set schedule=1f1b --set pp=2 --set microbatches=2 \
+        --set offload=full --set network="$2" --format json
+    expect_py "$1: each D2H and H2D copy takes 1e9/PCIe + 1us" '
+want = 2 * (1e9 / '"$3"' + 1e-6)   # rank 0 offloads and reloads two activations, one at a time
+r = j["ranks"][0]
+assert abs(r["d2h_busy_seconds"] - want) <= 1e-9 * want, (r["d2h_busy_seconds"], want)
+assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"], want)'
+}
+check_pcie "dgx-h100-1node: PCIe Gen5 to host memory" platforms/dgx-h100-1node.xml 64e9
+check_pcie "dgx-a100-4node-hdr: PCIe Gen4 to host memory" platforms/dgx-a100-4node-hdr.xml 32e9
+
 # ---- traces ----
 expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
     --trace "$TMP/trace.json"
