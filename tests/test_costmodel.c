@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/fit_select.h"
 #include "cli/itermodel.h"
 #include "model/costmodel.h"
 #include "model/platform.h"
@@ -307,6 +308,94 @@ START_TEST(test_predict_pp1_closed_form)
 }
 END_TEST
 
+/* The hyper-parameter selection and the final fit read only the fit part:
+ * rewriting the measured times of the other rows (to anything) changes
+ * neither the cross-validation scores, the choice, nor a single bit of the
+ * calibrated parameters; rewriting a fit row does change them. */
+static void select_and_fit(train_row *rows, int n, const int *mask, gpu_params *g, cv_result *res, int *best)
+{
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    const fit_hyper cand[] = {{.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP},
+                              {.max_weight = 1.0, .ratio_cap = FIT_RATIO_CAP}};
+    *g = load("a100-80g");
+    iter_fit_initial(g);
+    ck_assert_int_eq(cv_select(g, &set, mask, cand, 2, 3, 0.08, 0.25, res, best, &st), 0);
+    ck_assert(*best >= 0 && *best < 2);
+    error_stats fe;
+    ck_assert_int_eq(iter_fit(g, &set, mask, &cand[*best], &fe, &st), 0);
+    iter_set_free(&set);
+}
+
+START_TEST(test_selection_uses_no_heldout_row)
+{
+    enum { N = 18 };
+    train_row rows[N];
+    gpu_params truth = load("a100-80g");
+    iter_fit_initial(&truth);
+    truth.v[GP_KERNEL_LAUNCH_S] = 30e-6;
+    truth.v[GP_GEMM_EFF] = 0.6;
+    int mask[N], nfit = 0;
+    for (int i = 0; i < N; i++) {
+        int tp = 1 << (i % 3), pp = 1 << ((i / 3) % 2), mb = 1 << (i % 4);
+        rows[i] = (train_row){.line = i + 2, .global_batch = 32, .micro_batch = mb, .hidden = 1024 << (i % 2),
+                              .heads = 16, .layers = 12 + 4 * (i % 3), .seq = 1024,
+                              .vocab = megatron_padded_vocab(50257, tp), .tp = tp, .dp = 8 / (tp * pp), .pp = pp,
+                              .gpus = 8, .measured_s = 1};
+        mask[i] = i % 3 != 1;               /* 12 fit rows, 6 held out */
+        nfit += mask[i];
+    }
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    for (int i = 0; i < N; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
+        /* the model's time, perturbed by a deterministic +-10 % so the fit is not exact */
+        rows[i].measured_s = bd.total_s * (1.0 + 0.1 * ((i * 7 % 5) - 2) / 2.0);
+    }
+    iter_set_free(&set);
+    gpu_params g1, g2, g3;
+    cv_result r1[2], r2[2], r3[2];
+    int b1, b2, b3;
+    select_and_fit(rows, N, mask, &g1, r1, &b1);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(r1[k].n, nfit);       /* every fit row scored once, out of fold */
+    train_row changed[N];
+    memcpy(changed, rows, sizeof rows);
+    for (int i = 0; i < N; i++)
+        if (!mask[i])
+            changed[i].measured_s = rows[i].measured_s * (i % 2 ? 3.0 : 0.2);
+    select_and_fit(changed, N, mask, &g2, r2, &b2);
+    ck_assert_int_eq(b1, b2);
+    for (int k = 0; k < 2; k++) {
+        ck_assert(r1[k].mape == r2[k].mape && r1[k].max_err == r2[k].max_err);
+    }
+    ck_assert(memcmp(g1.v, g2.v, sizeof g1.v) == 0);
+    /* the check can fail: a fit row's measurement does move the result */
+    memcpy(changed, rows, sizeof rows);
+    changed[0].measured_s *= 2.0;
+    select_and_fit(changed, N, mask, &g3, r3, &b3);
+    ck_assert(memcmp(g1.v, g3.v, sizeof g1.v) != 0);
+}
+END_TEST
+
+START_TEST(test_folds_deterministic_and_balanced)
+{
+    int count[CV_DEFAULT_FOLDS] = {0};
+    for (int i = 0; i < 1440; i++) {
+        int k = cv_fold_of(i, CV_DEFAULT_FOLDS);
+        ck_assert(k >= 0 && k < CV_DEFAULT_FOLDS);
+        ck_assert_int_eq(k, cv_fold_of(i, CV_DEFAULT_FOLDS));
+        count[k]++;
+    }
+    for (int k = 0; k < CV_DEFAULT_FOLDS; k++)
+        ck_assert(count[k] > 0.8 * 1440 / CV_DEFAULT_FOLDS && count[k] < 1.2 * 1440 / CV_DEFAULT_FOLDS);
+}
+END_TEST
+
+
 /* Calibration on a synthetic CSV made by the model itself recovers the
  * parameters that made it. */
 START_TEST(test_calibrate_recovers_synthetic)
@@ -346,7 +435,8 @@ START_TEST(test_calibrate_recovers_synthetic)
         if (gpu_param_fitted((gpu_param_id)p))
             g.v[p] *= (p % 2) ? 1.3 : 0.75;   /* start away from the truth */
     error_stats fe;
-    ck_assert_int_eq(iter_fit(&g, &set, NULL, 0.0, &fe, &st), 0);
+    fit_hyper h = {.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP};
+    ck_assert_int_eq(iter_fit(&g, &set, NULL, &h, &fe, &st), 0);
     ck_assert_msg(fe.mape < 0.005, "fit MAPE %g", fe.mape);
     /* the parameters the rows depend on strongly come back */
     ck_assert_rel(g.v[GP_KERNEL_LAUNCH_S], truth.v[GP_KERNEL_LAUNCH_S], 0.1);
@@ -371,6 +461,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_split_is_deterministic);
     tcase_add_test(tc, test_predict_pp1_closed_form);
     tcase_add_test(tc, test_calibrate_recovers_synthetic);
+    tcase_add_test(tc, test_selection_uses_no_heldout_row);
+    tcase_add_test(tc, test_folds_deterministic_and_balanced);
     suite_add_tcase(s, tc);
     return s;
 }

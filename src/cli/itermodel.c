@@ -336,10 +336,9 @@ typedef struct fit_ctx {
     int ids[GP_COUNT], nvar;
     double *pred;
     int failed;
-    double max_weight;
+    fit_hyper h;
 } fit_ctx;
 
-#define RATIO_CAP 1.0
 #define FIT_MAX_EVALS 1500
 #define FIT_RESTARTS 4
 #define FIT_TOL 1e-7
@@ -356,8 +355,8 @@ static void apply(fit_ctx *c, const double *x)
 {
     for (int k = 0; k < c->nvar; k++) {
         double v = exp(x[k]);
-        if (is_ratio((gpu_param_id)c->ids[k]) && v > RATIO_CAP)
-            v = RATIO_CAP;
+        if (is_ratio((gpu_param_id)c->ids[k]) && v > c->h.ratio_cap)
+            v = c->h.ratio_cap;
         c->g.v[c->ids[k]] = v;
     }
 }
@@ -378,15 +377,41 @@ static double objective(const double *x, void *vctx)
         c->pred[i] = b.total_s;
     }
     error_stats e = iter_errors(c->set, c->pred, c->mask);
-    return e.mape + c->max_weight * e.max_err;
+    return e.mape + c->h.max_weight * e.max_err;
 }
 
 #define TINY_PARAM 1e-12  /* log of 0 is not a start: parameters at 0 start here */
 
-int iter_fit(gpu_params *g, const iter_set *set, const int *mask, double max_weight, error_stats *fit_err,
+/* Starting values of a calibration: round, plausible numbers for a
+ * datacenter GPU of the A100 class, fixed here so that no fit starts from a
+ * point chosen with knowledge of any result. */
+#define INIT_GEMM_EFF 0.7
+#define INIT_GEMM_HALF_FLOPS 1e9
+#define INIT_ATTN_EFF 0.5
+#define INIT_MEM_EFF 0.7
+#define INIT_KERNEL_LAUNCH_S 10e-6
+#define INIT_COLL_LATENCY_S 10e-6
+#define INIT_COLL_BW_EFF 0.7
+#define INIT_ITER_OVERHEAD_S 5e-3
+#define INIT_OP_OVERHEAD_S 100e-6
+
+void iter_fit_initial(gpu_params *g)
+{
+    g->v[GP_GEMM_EFF] = INIT_GEMM_EFF;
+    g->v[GP_GEMM_HALF_FLOPS] = INIT_GEMM_HALF_FLOPS;
+    g->v[GP_ATTN_EFF] = INIT_ATTN_EFF;
+    g->v[GP_MEM_EFF] = INIT_MEM_EFF;
+    g->v[GP_KERNEL_LAUNCH_S] = INIT_KERNEL_LAUNCH_S;
+    g->v[GP_COLL_LATENCY_S] = INIT_COLL_LATENCY_S;
+    g->v[GP_COLL_BW_EFF] = INIT_COLL_BW_EFF;
+    g->v[GP_ITER_OVERHEAD_S] = INIT_ITER_OVERHEAD_S;
+    g->v[GP_OP_OVERHEAD_S] = INIT_OP_OVERHEAD_S;
+}
+
+int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
              pg_status *st)
 {
-    fit_ctx c = {.g = *g, .set = set, .mask = mask, .max_weight = max_weight};
+    fit_ctx c = {.g = *g, .set = set, .mask = mask, .h = *h};
     double x[NM_MAX_VARS], step[NM_MAX_VARS];
     for (int k = 0; k < GP_COUNT; k++)
         if (gpu_param_fitted((gpu_param_id)k)) {

@@ -78,13 +78,29 @@ typedef struct error_stats {
  * filled for those rows. */
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask);
 
+/* Hyper-parameters of the fit: chosen before it, never by the fitted
+ * parameters themselves (fit_select.h picks them by cross-validation inside
+ * the fit part). */
+typedef struct fit_hyper {
+    double max_weight;              /* weight of the largest relative error in the objective */
+    double ratio_cap;               /* upper bound of the efficiencies (achieved/peak) */
+} fit_hyper;
+
+/* The physical bound of an efficiency: achieved cannot exceed peak. */
+#define FIT_RATIO_CAP 1.0
+
+/* Reset the fitted parameters of g to fixed, data-independent starting
+ * values (plausible A100-class numbers, named in itermodel.c), so that a
+ * calibration does not depend on the file it starts from. */
+void iter_fit_initial(gpu_params *g);
+
 /* Fit the fitted parameters of g (gpu_param_fitted) to the rows with
- * mask[i] != 0, minimising MAPE + max_weight * (largest relative error):
- * the mean alone lets a few rows drift far off to shave the average.
+ * mask[i] != 0, minimising MAPE + h->max_weight * (largest relative error)
+ * over those rows only (rows with mask[i] == 0 are never predicted).
  * Nelder-Mead on the logarithms of the parameters, restarted; efficiencies
- * are capped at 1.  g is updated in place. */
-#define FIT_DEFAULT_MAX_WEIGHT 0.8
-int iter_fit(gpu_params *g, const iter_set *set, const int *mask, double max_weight, error_stats *fit_err,
+ * are capped at h->ratio_cap.  Starts from g's values; g is updated in
+ * place.  Deterministic. */
+int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
              pg_status *st);
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fit_select.h"
 #include "cli/itermodel.h"
 #include "cli/validate_args.h"
 #include "util/units.h"
@@ -20,14 +21,19 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     a->gpu = VALIDATE_DEFAULT_GPU;
     a->output = "";
     a->fit_fraction = VALIDATE_DEFAULT_FIT_FRACTION;
-    a->max_weight = FIT_DEFAULT_MAX_WEIGHT;
+    a->max_weight = -1.0;
+    a->folds = CV_DEFAULT_FOLDS;
+    if (calibrate) {
+        a->max_mape = CV_DEFAULT_TARGET_MAPE;
+        a->max_error = CV_DEFAULT_TARGET_MAX;
+    }
     const char *cmd = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(o, "--gpu") == 0 || strcmp(o, "--fit-fraction") == 0 || strcmp(o, "-o") == 0 ||
                     strcmp(o, "--format") == 0 || strcmp(o, "--max-mape") == 0 || strcmp(o, "--max-error") == 0 ||
-                    strcmp(o, "--max-weight") == 0;
+                    strcmp(o, "--max-weight") == 0 || strcmp(o, "--folds") == 0;
         if (takes && val == NULL)
             return pg_fail(st, PG_EXIT_INPUT, "%s: option '%s' needs a value", cmd, o);
         if (strcmp(o, "--gpu") == 0)
@@ -39,16 +45,23 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
             const char *why = NULL;
             if (units_parse_double(val, &a->max_weight, &why) != 0 || a->max_weight < 0)
                 return pg_fail(st, PG_EXIT_INPUT, "%s: option '--max-weight': '%s' must be a number >= 0", cmd, val);
+        } else if (calibrate && strcmp(o, "--folds") == 0) {
+            long k;
+            const char *why = NULL;
+            if (units_parse_long(val, &k, &why) != 0 || k < 2 || k > CV_MAX_FOLDS)
+                return pg_fail(st, PG_EXIT_INPUT, "%s: option '--folds': '%s' must be an integer in [2, %d]", cmd,
+                               val, CV_MAX_FOLDS);
+            a->folds = (int)k;
         } else if (calibrate && strcmp(o, "-o") == 0)
             a->output = val;
         else if (!calibrate && strcmp(o, "--format") == 0) {
             if (strcmp(val, "csv") != 0 && strcmp(val, "text") != 0)
                 return pg_fail(st, PG_EXIT_INPUT, "%s: option '--format': '%s' (expected text or csv)", cmd, val);
             a->csv_out = strcmp(val, "csv") == 0;
-        } else if (!calibrate && strcmp(o, "--max-mape") == 0) {
+        } else if (strcmp(o, "--max-mape") == 0) {
             if (parse_fraction(o, val, 0.0, 1e9, &a->max_mape, st))
                 return st->code;
-        } else if (!calibrate && strcmp(o, "--max-error") == 0) {
+        } else if (strcmp(o, "--max-error") == 0) {
             if (parse_fraction(o, val, 0.0, 1e9, &a->max_error, st))
                 return st->code;
         } else if (o[0] == '-' && o[1] != '\0')

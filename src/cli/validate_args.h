@@ -17,13 +17,16 @@ typedef struct validate_args {
     const char *gpu_path;       /* resolved file (filled by the command) */
     const char *output;         /* calibrate -o FILE ("" = stdout) */
     double fit_fraction;        /* --fit-fraction */
-    double max_weight;          /* calibrate --max-weight: weight of the largest error in the objective */
+    double max_weight;          /* calibrate --max-weight: weight of the largest error in the objective;
+                                 * < 0 (default): chosen by cross-validation in the fit part */
+    int folds;                  /* calibrate --folds: of that cross-validation */
     int csv_out;                /* validate --format csv */
-    double max_mape, max_error; /* validate limits, 0 = none */
+    double max_mape, max_error; /* validate limits, 0 = none; calibrate: the targets the
+                                 * cross-validation scores against (default issue 7's) */
 } validate_args;
 
-/* argv[first] is the subcommand; calibrate = 1 accepts -o, else --format
- * and the limits. */
+/* argv[first] is the subcommand; calibrate = 1 accepts -o, --max-weight and
+ * --folds, validate --format; both take the limits. */
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st);
 
 /* Load what both commands read: the GPU parameters (a.gpu) and the measured

@@ -1,0 +1,87 @@
+/* fit_select.c: hyper-parameters by cross-validation (fit_select.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cli/fit_select.h"
+
+/* A different mixer constant from the fit/held-out split's, so that folds
+ * do not line up with it. */
+#define FOLD_SALT 0xD1B54A32D192ED03ull
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= FOLD_SALT;
+    x = (x ^ (x >> 33)) * 0xFF51AFD7ED558CCDull;
+    x = (x ^ (x >> 33)) * 0xC4CEB9FE1A85EC53ull;
+    return x ^ (x >> 33);
+}
+
+int cv_fold_of(int i, int folds)
+{
+    return folds > 0 ? (int)(mix64((uint64_t)i) % (uint64_t)folds) : 0;
+}
+
+int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *h, int folds,
+                double target_mape, double target_max, cv_result *out, pg_status *st)
+{
+    int n = set->n;
+    int *train = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *train);
+    int *test = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *test);
+    int *scored = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *scored);
+    double *pred = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *pred);
+    int rc = 0;
+    for (int k = 0; k < folds && rc == 0; k++) {
+        int ntrain = 0, ntest = 0;
+        for (int i = 0; i < n; i++) {
+            int in = !mask || mask[i];
+            test[i] = in && cv_fold_of(i, folds) == k;
+            train[i] = in && !test[i];
+            ntrain += train[i];
+            ntest += test[i];
+        }
+        if (ntest == 0)
+            continue;
+        if (ntrain == 0) {
+            rc = pg_fail(st, PG_EXIT_INPUT, "cross-validation: fold %d leaves no row to fit on", k);
+            break;
+        }
+        gpu_params g = *start;
+        error_stats fe;
+        rc = iter_fit(&g, set, train, h, &fe, st);
+        for (int i = 0; i < n && rc == 0; i++)
+            if (test[i]) {
+                iter_breakdown b;
+                rc = iter_predict(&g, set, i, &b, st);
+                pred[i] = b.total_s;
+                scored[i] = 1;
+            }
+    }
+    if (rc == 0) {
+        error_stats e = iter_errors(set, pred, scored);
+        out->h = *h;
+        out->n = e.n;
+        out->mape = e.mape;
+        out->max_err = e.max_err;
+        out->score = fmax(e.mape / target_mape, e.max_err / target_max);
+    }
+    free(train);
+    free(test);
+    free(scored);
+    free(pred);
+    return rc;
+}
+
+int cv_select(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *cand, int ncand,
+              int folds, double target_mape, double target_max, cv_result *res, int *best, pg_status *st)
+{
+    *best = -1;
+    for (int k = 0; k < ncand; k++) {
+        int rc = cv_evaluate(start, set, mask, &cand[k], folds, target_mape, target_max, &res[k], st);
+        if (rc)
+            return rc;
+        if (*best < 0 || res[k].score < res[*best].score)
+            *best = k;
+    }
+    return *best < 0 ? pg_fail(st, PG_EXIT_INPUT, "cross-validation: no candidate setting") : 0;
+}

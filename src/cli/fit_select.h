@@ -1,0 +1,44 @@
+/* fit_select.h: choose the fit's hyper-parameters by k-fold
+ * cross-validation inside the fit part, so the held-out rows judge a
+ * procedure that never saw them.
+ *
+ * The fit part's rows (mask) are dealt into `folds` folds by a hash of the
+ * row index.  For each candidate setting, each fold is predicted by a fit
+ * on the other folds, started from the same fixed point; the pooled
+ * out-of-fold errors (MAPE and the largest error) score the candidate
+ * against the acceptance targets:
+ *     score = max(cv_mape / target_mape, cv_max / target_max)
+ * (below 1 = both met; the smaller, the wider the worse margin).  The
+ * candidate with the smallest score wins; ties go to the earlier candidate.
+ * Rows outside the mask are never read: changing their measured times
+ * cannot change the choice.  Deterministic.
+ */
+#ifndef PG_CLI_FIT_SELECT_H
+#define PG_CLI_FIT_SELECT_H
+
+#include "cli/itermodel.h"
+
+#define CV_DEFAULT_FOLDS 5
+#define CV_MAX_FOLDS 50
+#define CV_DEFAULT_TARGET_MAPE 0.08   /* issue 7's acceptance limits */
+#define CV_DEFAULT_TARGET_MAX 0.25
+
+typedef struct cv_result {
+    fit_hyper h;
+    int n;                          /* out-of-fold rows scored */
+    double mape, max_err, score;
+} cv_result;
+
+/* Fold (0 .. folds-1) of data row i. */
+int cv_fold_of(int i, int folds);
+
+/* Out-of-fold errors of h over the rows of mask: each fold fitted on the
+ * others from start's parameters. */
+int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *h, int folds,
+                double target_mape, double target_max, cv_result *out, pg_status *st);
+
+/* Score every candidate (res[k] for cand[k]) and set *best to the winner. */
+int cv_select(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *cand, int ncand,
+              int folds, double target_mape, double target_max, cv_result *res, int *best, pg_status *st);
+
+#endif
