@@ -62,14 +62,19 @@ static double zb_peak(const schedule *s, double wf)
 typedef struct tiny_case {
     int pp, m;
     double f, b, w, c, limit_factor;
+    double ilp_limit_s;          /* 0: ILP_TEST_LIMIT_S */
 } tiny_case;
 
-/* The first row is one where the heuristic is 12.2 and the optimum 11.2
- * (found by a grid over pp 2-4, m 3-6, five cost sets, four limits). */
+/* GLPK reaches the last row's optimum (heuristic 17.8, optimum 17.0: the one
+ * instance left that zb-auto's heuristic does not solve optimally, found by a
+ * grid over pp 2-4, m 3-6, six cost sets and four limits) in about 0.2 s: it
+ * gets 15x that, so a slow or sanitized build still finds it. */
+#define ILP_IMPROVING_LIMIT_S 3.0
 static const tiny_case TINY[] = {
-    {2, 3, 1.0, 0.5, 2.0, 0.1, 1.0},  {2, 4, 1.0, 1.0, 1.0, 0.0, 1.0},  {3, 4, 1.0, 1.1, 0.9, 0.05, 1.0},
-    {3, 5, 1.0, 1.0, 0.5, 0.1, 1.0},  {4, 4, 1.0, 1.0, 1.0, 0.0, 1.0},  {4, 6, 1.0, 1.1, 0.9, 0.05, 1.0},
-    {4, 5, 1.0, 0.8, 1.2, 0.1, 2.0},  {3, 6, 2.0, 1.0, 1.0, 0.3, 0.75},
+    {2, 3, 1.0, 0.5, 2.0, 0.1, 1.0, 0},  {2, 4, 1.0, 1.0, 1.0, 0.0, 1.0, 0},  {3, 4, 1.0, 1.1, 0.9, 0.05, 1.0, 0},
+    {3, 5, 1.0, 1.0, 0.5, 0.1, 1.0, 0},  {4, 4, 1.0, 1.0, 1.0, 0.0, 1.0, 0},  {4, 6, 1.0, 1.1, 0.9, 0.05, 1.0, 0},
+    {4, 5, 1.0, 0.8, 1.2, 0.1, 2.0, 0},  {3, 6, 2.0, 1.0, 1.0, 0.3, 0.75, 0},
+    {3, 4, 1.0, 0.8, 1.2, 0.1, 0.75, ILP_IMPROVING_LIMIT_S},
 };
 #define NTINY ((int)(sizeof TINY / sizeof TINY[0]))
 
@@ -84,7 +89,7 @@ START_TEST(ilp_never_worse_sometimes_better)
         pg_status st;
         ck_assert_msg(sched_generate("zb-auto", &p, &s, &st) == 0, "%s", st.msg);
         double before = span_of(&s, &p);
-        ck_assert_int_eq(zb_ilp_refine(&p, &s, ILP_TEST_LIMIT_S, &st), 0);
+        ck_assert_int_eq(zb_ilp_refine(&p, &s, c->ilp_limit_s > 0 ? c->ilp_limit_s : ILP_TEST_LIMIT_S, &st), 0);
         ck_assert_msg(sched_validate(&s, &st) == 0, "%s", st.msg);
         ck_assert_msg(sched_check_deadlock(&s, &st) == 0, "%s", st.msg);
         double after = span_of(&s, &p);
