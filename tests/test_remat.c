@@ -354,19 +354,26 @@ END_TEST
 #endif
 #define FINDING_TIME_LIMIT_S 2.0
 
-static void load_62b(const char *name, fixture *fx)
+/* The 6.2B profile on 8 ranks, m microbatches, capacity_bytes per GPU
+ * (static memory at 16 bytes per parameter, the experiment's default). */
+static void load_62b_at(const char *name, int m, double capacity_bytes, fixture *fx)
 {
     pg_status st;
     pg_status_clear(&st);
     char path[4096];
     ck_assert(datapath_find("profiles/zb-gpt-6.2b.yaml", path, sizeof path) == 0);
-    sched_params p = {.pp = 8, .m = 24, .chunks = 1};
+    sched_params p = {.pp = 8, .m = m, .chunks = 1};
     ck_assert_msg(sched_generate(name, &p, &fx->s, &st) == 0, "%s", st.msg);
     ck_assert_msg(workload_load_profile(path, 8, &fx->w, &st) == 0, "%s", st.msg);
     for (int r = 0; r < 8; r++) {
         int stage = r;
-        fx->budget[r] = TIGHT_CAPACITY - memory_static_bytes(&fx->w, &stage, 1, 16);
+        fx->budget[r] = capacity_bytes - memory_static_bytes(&fx->w, &stage, 1, 16);
     }
+}
+
+static void load_62b(const char *name, fixture *fx)
+{
+    load_62b_at(name, 24, TIGHT_CAPACITY, fx);
 }
 
 START_TEST(test_finding_best_schedule_depends_on_budget)
@@ -393,6 +400,39 @@ START_TEST(test_finding_best_schedule_depends_on_budget)
     remat_result_free(&rz);
     fixture_free(&a);
     fixture_free(&z);
+}
+END_TEST
+
+/* Issue 5's size, p 8 and m 32, at a middle budget the ILP closes (ZB-H1,
+ * 30 GiB: about 700 binaries' worth of schedule, 2 to 4 s in GLPK on a
+ * 2-core machine): optimality within the default gap must be proven, and
+ * the proven bound must sit under the plan's makespan. */
+#define CLOSED_CAPACITY (30.0 * GIB)
+#define CLOSED_M 32
+#define CLOSED_TIME_LIMIT_S 30.0
+#define DEFAULT_GAP 1e-3
+
+START_TEST(test_middle_budget_p8_m32_proven)
+{
+    fixture fx;
+    load_62b_at("zb-h1", CLOSED_M, CLOSED_CAPACITY, &fx);
+    memplan p;
+    remat_result res;
+    pg_status st;
+    pg_status_clear(&st);
+    remat_input in = input_of(&fx, CLOSED_TIME_LIMIT_S);
+    in.gap = DEFAULT_GAP;
+    ck_assert_msg(remat_plan(&in, &p, &res, &st) == 0, "%s", st.msg);
+    ck_assert_msg(res.method == REMAT_ILP_OPTIMAL, "method %s after %.1f s", remat_method_name(res.method),
+                  res.solve_s);
+    ck_assert(res.nbinaries > 0);
+    ck_assert(res.ilp_bound_s <= res.makespan_s * (1 + 1e-9));
+    ck_assert_msg(res.makespan_s <= res.ilp_bound_s * (1 + DEFAULT_GAP) + 1e-9, "makespan %.6f bound %.6f",
+                  res.makespan_s, res.ilp_bound_s);
+    ck_assert(res.makespan_s > res.keep_makespan_s);
+    plan_free(&p);
+    remat_result_free(&res);
+    fixture_free(&fx);
 }
 END_TEST
 
@@ -439,6 +479,7 @@ static Suite *remat_suite(void)
     tcase_add_test(tc, test_infeasible_and_ample);
     tcase_add_test(tc, test_greedy_fallback);
     tcase_add_test(tc, test_finding_best_schedule_depends_on_budget);
+    tcase_add_test(tc, test_middle_budget_p8_m32_proven);
     tcase_add_test(tc, test_cli_run_plan);
     suite_add_tcase(s, tc);
     return s;
