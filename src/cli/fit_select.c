@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/fit_select.h"
 
@@ -31,6 +32,10 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
     int *scored = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *scored);
     double *pred = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *pred);
     int rc = 0;
+    memset(out, 0, sizeof *out);
+    out->folds = folds;
+    for (int k = 0; k < folds; k++)
+        memcpy(out->fold_v[k], start->v, sizeof out->fold_v[k]);
     for (int k = 0; k < folds && rc == 0; k++) {
         int ntrain = 0, ntest = 0;
         for (int i = 0; i < n; i++) {
@@ -49,6 +54,7 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
         gpu_params g = *start;
         error_stats fe;
         rc = iter_fit(&g, set, train, h, &fe, st);
+        memcpy(out->fold_v[k], g.v, sizeof out->fold_v[k]);
         for (int i = 0; i < n && rc == 0; i++)
             if (test[i]) {
                 iter_breakdown b;

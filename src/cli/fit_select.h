@@ -27,6 +27,9 @@ typedef struct cv_result {
     fit_hyper h;
     int n;                          /* out-of-fold rows scored */
     double mape, max_err, score;
+    int folds;
+    double fold_v[CV_MAX_FOLDS][GP_COUNT]; /* each fold's fitted parameters: further starting
+                                            * points for the final fit (local optima) */
 } cv_result;
 
 /* Fold (0 .. folds-1) of data row i. */

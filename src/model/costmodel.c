@@ -106,11 +106,23 @@ static void k_mem(kctx k, double bytes)
     k.c->mem_bytes += bytes;
 }
 
-/* Tensor-parallel all-reduce inside an op (no-op when t = 1). */
+/* H_t - 1: how far, in units of the per-host delay scale, the slowest of t
+ * hosts with exponential delays trails their mean (costmodel.h). */
+static double slowest_host_lag(int t)
+{
+    double h = 0.0;
+    for (int i = 2; i <= t; i++)
+        h += 1.0 / i;
+    return h;
+}
+
+/* Tensor-parallel all-reduce inside an op (no-op when t = 1): launched once
+ * the slowest rank's host gets there. */
 static void k_allreduce(kctx k, double bytes, int tp)
 {
     if (tp <= 1)
         return;
+    k.c->host_s += k.g->v[GP_TP_SYNC_S] * slowest_host_lag(tp);
     issue(k, costmodel_allreduce_s(k.g, bytes, tp));
     k.c->comm_bytes += bytes;
 }

@@ -22,6 +22,15 @@
  *     saturating curve reaching half its ceiling at f = gemm_half_flops.
  *     Attention GEMMs use the same curve with attn_eff.  Memory-bound
  *     kernels move their bytes at hbm_bw * mem_eff.
+ *   - A tensor-parallel collective cannot start before the slowest of the t
+ *     ranks' hosts has launched it.  Host progress jitters (Python, the
+ *     allocator, interrupts); with independent, exponentially distributed
+ *     delays of scale tp_sync per rank, the slowest of t lags the typical
+ *     one by tp_sync * (H_t - 1) (H_t = 1 + 1/2 + ... + 1/t, the expected
+ *     maximum of t exponentials less their mean).  The lag is added to the
+ *     host's clock at each collective: it costs time only while the op is
+ *     host-bound (small micro-batches at large t), and is hidden when the
+ *     host runs ahead of long GEMMs.  Optional in a file (default 0).
  *   - Tensor-parallel all-reduce (ring, t ranks, n bytes): 2(t-1) steps,
  *     2(t-1) coll_latency + 2 (t-1)/t * n / (nvlink_bw * coll_bw_eff).  This is an
  *     analytic alpha-beta time over NVLink inside the op, used by the ideal
@@ -67,6 +76,7 @@ typedef enum {
     GP_COLL_BW_EFF,       /* achieved/peak NVLink bandwidth of a collective (beta) */
     GP_ITER_OVERHEAD_S,   /* per training iteration: framework work outside the ops */
     GP_OP_OVERHEAD_S,     /* per op of a stage (F, B, W): framework work around its kernels */
+    GP_TP_SYNC_S,         /* host lag of a tp collective: scale of the wait for the slowest host (below) */
     GP_COUNT
 } gpu_param_id;
 

@@ -23,6 +23,7 @@ typedef struct param_def {
     const char *key;
     param_kind kind;
     int fitted;        /* calibrate may change it */
+    int optional;      /* may be absent from a file: then 0, with a source saying so */
 } param_def;
 
 /* Order = gpu_param_id. */
@@ -40,6 +41,7 @@ static const param_def PARAMS[GP_COUNT] = {
     [GP_COLL_BW_EFF] = {"coll_bw_eff", PK_RATIO, 1},
     [GP_ITER_OVERHEAD_S] = {"iter_overhead", PK_DURATION, 1},
     [GP_OP_OVERHEAD_S] = {"op_overhead", PK_DURATION, 1},
+    [GP_TP_SYNC_S] = {"tp_sync", PK_DURATION, 1, 1},   /* added after the first files: optional */
 };
 
 #define GPU_DIR "profiles/gpus/"
@@ -141,7 +143,9 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         seen[id] = 1;
     }
     for (int k = 0; k < GP_COUNT; k++)
-        if (!seen[k])
+        if (!seen[k] && PARAMS[k].optional)
+            snprintf(g->source[k], sizeof g->source[k], "not in the file: 0 (the model without this term)");
+        else if (!seen[k])
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
     return 0;
