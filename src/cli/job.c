@@ -58,9 +58,25 @@ static void rank_share_times(const workload *w, sched_params *p)
     p->w_fraction = c0->act_b_bytes > 0 ? c0->act_w_bytes / c0->act_b_bytes : 0.0;
 }
 
-static int origin_fail(pg_status *st, pg_origin at, const char *key, const pg_status *inner)
+/* Report an error of a lower layer at the experiment's file and line.  A
+ * message that names the key at fault ("key 'microbatches': ...") is placed
+ * where that key was set; any other at `key`'s origin. */
+static int origin_fail(pg_status *st, const experiment *e, const char *key, const pg_status *inner)
 {
-    return pg_fail_at(st, inner->code, at, key, "%s", inner->msg);
+    static const char KEY_PREFIX[] = "key '";
+    const char *msg = inner->msg;
+    if (strncmp(msg, KEY_PREFIX, strlen(KEY_PREFIX)) == 0) {
+        const char *name = msg + strlen(KEY_PREFIX);
+        const char *end = strstr(name, "': ");
+        if (end != NULL && (size_t)(end - name) < PG_NAME_MAX) {
+            char named[PG_NAME_MAX];
+            snprintf(named, sizeof named, "%.*s", (int)(end - name), name);
+            pg_origin at = experiment_origin(e, named);
+            if (at.file != NULL)
+                return pg_fail_at(st, inner->code, at, named, "%s", end + strlen("': "));
+        }
+    }
+    return pg_fail_at(st, inner->code, experiment_origin(e, key), key, "%s", msg);
 }
 
 static int load_schedule_file(job *j, const char *path, pg_status *st)
@@ -70,7 +86,7 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
     pg_status_clear(&inner);
     int rc = sched_import_torch_csv(path, &j->sched, &inner);
     if (rc != 0)
-        return origin_fail(st, e->origin_schedule, "schedule", &inner);
+        return origin_fail(st, e, "schedule", &inner);
     j->have_sched = 1;
     /* The file fixes pp and m: they replace an experiment file's values, but
      * a different value asked for on the command line is a contradiction. */
@@ -83,7 +99,7 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
     j->exp.pp = j->sched.pp;
     j->exp.microbatches = j->sched.m;
     if ((rc = sched_validate(&j->sched, &inner)) != 0)
-        return origin_fail(st, e->origin_schedule, "schedule", &inner);
+        return origin_fail(st, e, "schedule", &inner);
     return sched_check_deadlock(&j->sched, st);
 }
 
@@ -117,12 +133,12 @@ int job_build_schedule(job *j, pg_status *st)
         pg_status inner;
         pg_status_clear(&inner);
         if ((rc = sched_generate(e->schedule, &p, &j->sched, &inner)) != 0)
-            return origin_fail(st, e->origin_schedule, "schedule", &inner);
+            return origin_fail(st, e, "schedule", &inner);
         j->have_sched = 1;
         /* zb-auto: the exact ILP (opt layer, GLPK) may improve small cases */
         if (strcmp(e->schedule, "zb-auto") == 0 &&
             (rc = zb_ilp_refine(&p, &j->sched, e->zb_auto_time_limit_s, &inner)) != 0)
-            return origin_fail(st, e->origin_schedule, "schedule", &inner);
+            return origin_fail(st, e, "schedule", &inner);
     }
     if ((rc = workload_build(e, j->sched.nstages, &j->wl, st)) != 0)
         return rc;
