@@ -82,6 +82,16 @@ expect_rc "platform with too few GPUs" 2 "$BIN" run --set pp=64 --set workload=u
     --set network=platforms/dgx-h100-1node.xml
 expect_err "too few GPUs is explained" "GPUs"
 
+# ---- output that cannot be written is an error, never a silent success ----
+"$BIN" run --set schedule=1f1b --set pp=2 --set microbatches=2 "${UNIFORM[@]}" --format json >/dev/full 2>"$TMP/err"
+rc=$?
+if [ "$rc" != 0 ] && grep -q "cannot write" "$TMP/err"; then ok "a JSON report to a full disk exits non-zero naming the failure"
+else not_ok "a JSON report to a full disk exits non-zero naming the failure" "exit $rc: $(head -c 200 "$TMP/err")"; fi
+"$BIN" run --set schedule=1f1b --set pp=2 --set microbatches=2 "${UNIFORM[@]}" --trace /dev/full >/dev/null 2>"$TMP/err"
+rc=$?
+if [ "$rc" != 0 ] && grep -q "/dev/full" "$TMP/err"; then ok "a trace to a full disk exits non-zero naming the file"
+else not_ok "a trace to a full disk exits non-zero naming the file" "exit $rc: $(head -c 200 "$TMP/err")"; fi
+
 # ---- out of memory: exit 3 with the result still printed ----
 expect_rc "OOM exits 3" 3 "$BIN" run --set schedule=gpipe --set pp=2 --set microbatches=64 "${UNIFORM[@]}" \
     --set memory.capacity=8GiB --format json

@@ -101,6 +101,17 @@ typedef struct job_bound {
 int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
 void job_bound_free(job_bound *jb);
 
+/* The start of every subcommand that reads an experiment: status cleared,
+ * argv[first..] parsed (formats: bitmask of 1 << output_format), the
+ * experiment loaded and, with want_schedule, the workload and schedule
+ * built.  Whatever it returns, job_finish(j, o) is then safe and needed. */
+int job_start(int argc, char **argv, int first, unsigned formats, int want_schedule, cli_options *o, job *j,
+              pg_status *st);
+void job_finish(job *j, cli_options *o);
+
+/* Write out to standard output: 0, or PG_EXIT_INTERNAL in st. */
+int cli_write_stdout(const strbuf *out, pg_status *st);
+
 /* Subcommands: return the process exit code. */
 int cmd_run(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);

@@ -95,17 +95,10 @@ int cmd_bound(int argc, char **argv)
 {
     cli_options o;
     pg_status st;
-    pg_status_clear(&st);
     job j;
-    memset(&j, 0, sizeof j);
-    config_init(&j.cfg);
     job_bound jb;
     memset(&jb, 0, sizeof jb);
-    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, &o, &st);
-    if (rc == 0)
-        rc = job_load_experiment(&j, &o, &st);
-    if (rc == 0)
-        rc = job_build_schedule(&j, &st);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 1, &o, &j, &st);
     /* Other networks: the GPUs' speeds scale the op times. */
     if (rc == 0 && j.exp.network != NET_IDEAL)
         rc = job_build_platform(&j, &st);
@@ -120,12 +113,11 @@ int cmd_bound(int argc, char **argv)
             write_json(&j, &jb.in, &jb.any, &jb.cls, sched_is_split(&j.sched), &out);
         else
             write_text(&j, &jb.in, &jb.any, &jb.cls, sched_is_split(&j.sched), &out);
-        if (sb_write(&out, stdout) != 0)
-            rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
+        if (cli_write_stdout(&out, &st) != 0)
+            rc = cli_report_error(&st);
         sb_free(&out);
     }
     job_bound_free(&jb);
-    job_free(&j);
-    cli_options_free(&o);
+    job_finish(&j, &o);
     return rc;
 }

@@ -353,18 +353,14 @@ int cmd_optimize(int argc, char **argv)
 {
     cli_options o;
     pg_status st;
-    pg_status_clear(&st);
     job j;
-    memset(&j, 0, sizeof j);
-    config_init(&j.cfg);
     search s;
     memset(&s, 0, sizeof s);
-    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV, &o, &st);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV, 0, &o, &j, &st);
     if (rc == 0 && !explicit_jobs(argc, argv)) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = cpus > 0 ? (int)cpus : 1;
     }
-    if (rc == 0) rc = job_load_experiment(&j, &o, &st);
     if (rc == 0) rc = run_search(&o, &j, &s, &st);
     if (rc != 0) {
         rc = cli_report_error(&st);
@@ -400,7 +396,6 @@ int cmd_optimize(int argc, char **argv)
 done:
     for (int i = 0; i < s.n; i++) free(s.c[i].sets);
     free(s.c);
-    job_free(&j);
-    cli_options_free(&o);
+    job_finish(&j, &o);
     return rc;
 }

@@ -129,19 +129,12 @@ int cmd_plan(int argc, char **argv)
     }
     cli_options o;
     pg_status st;
-    pg_status_clear(&st);
     job j;
-    memset(&j, 0, sizeof j);
-    config_init(&j.cfg);
     memplan p;
     memset(&p, 0, sizeof p);
     remat_result res;
     memset(&res, 0, sizeof res);
-    int rc = cli_parse_options(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, &o, &st);
-    if (rc == 0)
-        rc = job_load_experiment(&j, &o, &st);
-    if (rc == 0)
-        rc = job_build_schedule(&j, &st);
+    int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 1, &o, &j, &st);
     if (rc == 0)
         rc = job_build_platform(&j, &st);
     if (rc == 0)
@@ -155,13 +148,12 @@ int cmd_plan(int argc, char **argv)
             write_json(&j, &p, &res, &out);
         else
             write_text(&j, &p, &res, &out);
-        if (sb_write(&out, stdout) != 0)
-            rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
+        if (cli_write_stdout(&out, &st) != 0)
+            rc = cli_report_error(&st);
         sb_free(&out);
     }
     plan_free(&p);
     remat_result_free(&res);
-    job_free(&j);
-    cli_options_free(&o);
+    job_finish(&j, &o);
     return rc;
 }

@@ -75,10 +75,7 @@ int cmd_plan_offload(int argc, char **argv)
 {
     cli_options o;
     pg_status st;
-    pg_status_clear(&st);
     job j;
-    memset(&j, 0, sizeof j);
-    config_init(&j.cfg);
     memplan p;
     memset(&p, 0, sizeof p);
     timeline tl;
@@ -89,9 +86,7 @@ int cmd_plan_offload(int argc, char **argv)
     memset(&res, 0, sizeof res);
     sim_outcome out;
     memset(&out, 0, sizeof out);
-    int rc = cli_parse_options(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, &o, &st);
-    if (rc == 0) rc = job_load_experiment(&j, &o, &st);
-    if (rc == 0) rc = job_build_schedule(&j, &st);
+    int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 1, &o, &j, &st);
     if (rc == 0) rc = job_build_platform(&j, &st);
     if (rc == 0) {
         const experiment *e = &j.exp;
@@ -122,7 +117,6 @@ done:
     metrics_free(&m);
     timeline_free(&tl);
     plan_free(&p);
-    job_free(&j);
-    cli_options_free(&o);
+    job_finish(&j, &o);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include "sim/metrics.h"
 #include "sim/sim.h"
 
-static int write_report(const report_input *ri, output_format format)
+static int write_report(const report_input *ri, output_format format, pg_status *st)
 {
     strbuf out;
     sb_init(&out);
@@ -24,7 +24,7 @@ static int write_report(const report_input *ri, output_format format)
         report_text(ri, &out);
         break;
     }
-    int rc = sb_write(&out, stdout);
+    int rc = cli_write_stdout(&out, st);
     sb_free(&out);
     return rc;
 }
@@ -33,19 +33,12 @@ int cmd_run(int argc, char **argv)
 {
     cli_options o;
     pg_status st;
-    pg_status_clear(&st);
     job j;
-    memset(&j, 0, sizeof j);
-    config_init(&j.cfg);
     timeline tl;
     timeline_init(&tl);
     run_metrics m;
     memset(&m, 0, sizeof m);
-    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV, &o, &st);
-    if (rc == 0)
-        rc = job_load_experiment(&j, &o, &st);
-    if (rc == 0)
-        rc = job_build_schedule(&j, &st);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV, 1, &o, &j, &st);
     if (rc == 0)
         rc = job_build_platform(&j, &st);
     memplan mem_plan;
@@ -84,8 +77,8 @@ int cmd_run(int argc, char **argv)
     job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
                        .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan};
-    if (write_report(&ri, o.format) != 0) {
-        rc = cli_report_error(&(pg_status){.code = PG_EXIT_INTERNAL, .msg = "cannot write to standard output"});
+    if (write_report(&ri, o.format, &st) != 0) {
+        rc = cli_report_error(&st);
         goto done;
     }
     if (o.trace_path != NULL && report_trace(&ri, o.trace_path, &st) != 0) {
@@ -105,7 +98,6 @@ done:
     plan_free(&mem_plan);
     metrics_free(&m);
     timeline_free(&tl);
-    job_free(&j);
-    cli_options_free(&o);
+    job_finish(&j, &o);
     return rc;
 }

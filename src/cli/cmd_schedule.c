@@ -38,8 +38,8 @@ static int schedule_emit(job *j, const cli_options *o, int show, pg_status *st)
             sched_times_free(&j->sched, &times);
         }
     }
-    if (rc == 0 && sb_write(&out, stdout) != 0)
-        rc = pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
+    if (rc == 0)
+        rc = cli_write_stdout(&out, st);
     sb_free(&out);
     return rc;
 }
@@ -60,24 +60,16 @@ int cmd_schedule(int argc, char **argv)
     }
     cli_options o;
     pg_status st;
-    pg_status_clear(&st);
     job j;
-    memset(&j, 0, sizeof j);
-    config_init(&j.cfg);
     unsigned formats = show ? 1u << FORMAT_TEXT : 1u << FORMAT_TORCH_CSV;
-    int rc = cli_parse_options(argc, argv, 3, formats, &o, &st);
+    int rc = job_start(argc, argv, 3, formats, 1, &o, &j, &st);
     if (rc == 0 && !show && o.format != FORMAT_TORCH_CSV)
         rc = pg_fail(&st, PG_EXIT_INPUT, "schedule export: --format torch-csv is required");
-    if (rc == 0)
-        rc = job_load_experiment(&j, &o, &st);
-    if (rc == 0)
-        rc = job_build_schedule(&j, &st);
     if (rc == 0)
         rc = schedule_emit(&j, &o, show, &st);
     if (rc != 0)
         rc = cli_report_error(&st);
-    job_free(&j);
-    cli_options_free(&o);
+    job_finish(&j, &o);
     return rc;
 }
 

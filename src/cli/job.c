@@ -326,3 +326,30 @@ void job_parallel_free(job_parallel *jp)
     free(jp->optimizer_s);
     memset(jp, 0, sizeof *jp);
 }
+
+int job_start(int argc, char **argv, int first, unsigned formats, int want_schedule, cli_options *o, job *j,
+              pg_status *st)
+{
+    pg_status_clear(st);
+    memset(j, 0, sizeof *j);
+    config_init(&j->cfg);
+    int rc = cli_parse_options(argc, argv, first, formats, o, st);
+    if (rc == 0)
+        rc = job_load_experiment(j, o, st);
+    if (rc == 0 && want_schedule)
+        rc = job_build_schedule(j, st);
+    return rc;
+}
+
+void job_finish(job *j, cli_options *o)
+{
+    job_free(j);
+    cli_options_free(o);
+}
+
+int cli_write_stdout(const strbuf *out, pg_status *st)
+{
+    if (sb_write(out, stdout) != 0)
+        return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
+    return 0;
+}

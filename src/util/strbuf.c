@@ -158,9 +158,9 @@ void sb_append_json_number(strbuf *sb, double value)
 
 int sb_write(const strbuf *sb, FILE *out)
 {
-    if (sb->len == 0)
-        return ferror(out) ? -1 : 0;
-    if (fwrite(sb->data, 1, sb->len, out) != sb->len)
+    /* Flushed here: a full disk or a closed pipe must be an error now, not a
+     * silently lost report at exit. */
+    if (sb->len > 0 && fwrite(sb->data, 1, sb->len, out) != sb->len)
         return -1;
-    return 0;
+    return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }

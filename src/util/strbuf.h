@@ -21,6 +21,6 @@ void sb_appendf(strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 
 void sb_append_json_string(strbuf *sb, const char *text);   /* with quotes and escapes */
 /* A double as JSON: shortest round-trip text ("%.17g" trimmed); non-finite -> null. */
 void sb_append_json_number(strbuf *sb, double value);
-int sb_write(const strbuf *sb, FILE *out);      /* 0 or -1 */
+int sb_write(const strbuf *sb, FILE *out);      /* write and flush: 0, or -1 on any error */
 
 #endif
