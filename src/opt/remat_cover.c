@@ -50,6 +50,30 @@ static void cover_callback(glp_tree *tree, void *info)
     }
 }
 
+/* Among a rank's many covers of least cost (its microbatches are largely
+ * interchangeable for memory), prefer the one that recomputes the same
+ * microbatches as the stage before: a path through the pipeline then meets
+ * the recomputes of one microbatch on each rank at the same point, instead
+ * of collecting different rank's recomputes one after the other.  The
+ * bonus is a tie-break: it lowers the objective by at most this share, so
+ * the cover's optimum stays a valid (slightly lowered) bound. */
+#define ALIGN_BONUS_REL 1e-4
+
+/* 1 when col's option (or a more frugal one) is chosen in c for the same
+ * microbatch on the previous stage, which a rank earlier in the order
+ * (rm_cover_ranks goes by rank) has already decided. */
+static double aligned(const rm_ilp *z, const plan_choice *c, int col)
+{
+    const rm_model *md = z->md;
+    int p = z->col_pair[col];
+    int stage = p / md->m, mb = p % md->m;
+    if (stage == 0 || md->s->stage_rank[stage - 1] >= md->s->stage_rank[stage]) return 0.0;
+    plan_choice prev = c[rm_pair(md, stage - 1, mb)];
+    if (col == z->col_bwd[p]) return prev.bwd == PLAN_BWD_RECOMPUTE;
+    if (col == z->col_sel[p]) return prev.fwd != PLAN_FWD_KEEP;
+    return prev.fwd == PLAN_FWD_FULL;
+}
+
 /* Rank r's cover: its binaries (map: main column -> local, 0 if not r's),
  * every main row made of r's binaries only (memory, count and choice rows).
  * Returns 1 with *bound and the choices in c when solved to optimality;
@@ -64,7 +88,7 @@ static int cover_rank(const rm_ilp *z, int tm_ms, const int *map, int ncols, pla
         if (map[col] > 0) {
             back[map[col]] = col;
             glp_set_col_kind(lp, map[col], GLP_BV);
-            glp_set_obj_coef(lp, map[col], rm_col_cost(z, col));
+            glp_set_obj_coef(lp, map[col], rm_col_cost(z, col) * (1.0 - ALIGN_BONUS_REL * aligned(z, c, col)));
         }
     int *ind = pg_xmalloc(((size_t)z->ncols + 1) * sizeof *ind);
     double *val = pg_xmalloc(((size_t)z->ncols + 1) * sizeof *val);

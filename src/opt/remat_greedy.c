@@ -192,3 +192,128 @@ int rm_greedy(const rm_model *md, const double *lf, const double *lb, plan_choic
     free(slot);
     return rc;
 }
+
+/* ---- local search (rm_polish) ------------------------------------------- */
+
+/* A plan's score: the makespan first, then the sum of all op ends, which
+ * falls when a recompute leaves a path that is critical but not the only
+ * critical one (the makespan alone is flat there and the search would
+ * stop). */
+typedef struct polish_score {
+    double makespan_s, sum_end_s;
+} polish_score;
+
+/* Makespans this close are equal (rounding of the summed durations). */
+#define POLISH_TIE_REL 1e-12
+
+static polish_score score_of(const rm_model *md, const plan_choice *c, double *end)
+{
+    polish_score s;
+    s.makespan_s = rm_times(md, c, NULL, end, NULL);
+    s.sum_end_s = 0;
+    for (int k = 0; k < md->total; k++) s.sum_end_s += end[k];
+    return s;
+}
+
+static int score_better(polish_score a, polish_score b)
+{
+    double tie = POLISH_TIE_REL * (b.makespan_s > 0 ? b.makespan_s : 1.0);
+    if (a.makespan_s < b.makespan_s - tie) return 1;
+    if (a.makespan_s > b.makespan_s + tie) return 0;
+    return a.sum_end_s < b.sum_end_s * (1 - POLISH_TIE_REL);
+}
+
+/* Adds to mem (the memory at every op start) what pair p's choice going
+ * from a to b changes, the spans of rm_memory. */
+static void apply_change(const rm_model *md, int p, plan_choice a, plan_choice b, double *mem)
+{
+    const rm_stage *sc = &md->st[p / md->m];
+    add_bytes(mem, md->idF[p], md->idB[p], sc->f_alloc[b.fwd] - sc->f_alloc[a.fwd]);
+    if (md->idW[p] >= 0) add_bytes(mem, md->idB[p] + 1, md->idW[p], sc->after_b[b.bwd] - sc->after_b[a.bwd]);
+}
+
+static int rank_fits(const rm_model *md, const double *mem, int r)
+{
+    for (int k = md->base[r]; k < md->base[r + 1]; k++)
+        if (mem[k] > md->budget[r]) return 0;
+    return 1;
+}
+
+static int same_choice(plan_choice a, plan_choice b)
+{
+    return a.fwd == b.fwd && a.bwd == b.bwd;
+}
+
+/* The choices a stage allows: [n], at most 6. */
+static int stage_options(const rm_stage *sc, int split, plan_choice *opt)
+{
+    int n = 0;
+    for (int f = PLAN_FWD_KEEP; f <= PLAN_FWD_SELECTIVE; f++) {
+        if (!sc->fwd_ok[f]) continue;
+        opt[n++] = (plan_choice){.fwd = (uint8_t)f};
+        if (split && sc->bwd_ok) opt[n++] = (plan_choice){.fwd = (uint8_t)f, .bwd = PLAN_BWD_RECOMPUTE};
+    }
+    return n;
+}
+
+/* Try (p, q) at (a, b): keeps it and returns 1 when it fits and scores better. */
+static int try_move(const rm_model *md, plan_choice *c, int p, int q, plan_choice a, plan_choice b, int r,
+                    double *mem, double *end, polish_score *cur)
+{
+    plan_choice pa = c[p], qb = c[q];
+    if (p == q) b = a, qb = pa;   /* one pair moved */
+    apply_change(md, p, pa, a, mem);
+    if (q != p) apply_change(md, q, qb, b, mem);
+    c[p] = a;
+    c[q] = b;
+    if (rank_fits(md, mem, r)) {
+        polish_score s = score_of(md, c, end);
+        if (score_better(s, *cur)) {
+            *cur = s;
+            return 1;
+        }
+    }
+    if (q != p) apply_change(md, q, b, qb, mem);
+    apply_change(md, p, a, pa, mem);
+    c[q] = qb;
+    c[p] = pa;
+    return 0;
+}
+
+/* Microbatches farther apart than this are not moved together (their
+ * windows rarely overlap, so the pair move would not fit anyway). */
+#define POLISH_REACH 12
+
+int rm_polish(const rm_model *md, plan_choice *c, double deadline_s, double (*clock_s)(void))
+{
+    size_t n = (size_t)md->total + 1;
+    double *end = pg_xmalloc(n * sizeof *end), *mem = pg_xmalloc(n * sizeof *mem);
+    rm_memory(md, c, mem);
+    polish_score cur = score_of(md, c, end);
+    int split = sched_is_split(md->s);
+    plan_choice opt[6];
+    int moves = 0, improved = 1;
+    while (improved && clock_s() < deadline_s) {
+        improved = 0;
+        for (int stage = 0; stage < md->S && clock_s() < deadline_s; stage++) {
+            int r = md->s->stage_rank[stage];
+            int nopt = stage_options(&md->st[stage], split, opt);
+            for (int a = 0; a < md->m; a++) {
+                int p = rm_pair(md, stage, a);
+                for (int b = a; b < md->m && b <= a + POLISH_REACH; b++) {
+                    int q = rm_pair(md, stage, b);
+                    for (int i = 0; i < nopt; i++)
+                        for (int j = 0; j < nopt; j++) {
+                            if (b == a && j > 0) break;   /* one pair: only its own option */
+                            plan_choice oa = opt[i], ob = b == a ? opt[i] : opt[j];
+                            if (same_choice(oa, c[p]) && same_choice(ob, c[q])) continue;
+                            if (try_move(md, c, p, q, oa, ob, r, mem, end, &cur)) improved = 1, moves++;
+                        }
+                }
+            }
+        }
+    }
+    free(end);
+    free(mem);
+    return moves;
+}

@@ -243,11 +243,55 @@ static void build_memory_rows(rm_ilp *z, const double *over)
     free(slot);
 }
 
+/* The plan of GLPK's current integer solution (its incumbent during the
+ * search) into c. */
+static void plan_of_mip(const rm_ilp *z, plan_choice *c)
+{
+    const rm_model *md = z->md;
+    for (int p = 0; p < md->npairs; p++) {
+        if (z->col_full[p] && glp_mip_col_val(z->lp, z->col_full[p]) > BINARY_ON)
+            c[p].fwd = PLAN_FWD_FULL;
+        else if (z->col_sel[p] && glp_mip_col_val(z->lp, z->col_sel[p]) > BINARY_ON)
+            c[p].fwd = PLAN_FWD_SELECTIVE;
+        else
+            c[p].fwd = PLAN_FWD_KEEP;
+        c[p].bwd = z->col_bwd[p] && glp_mip_col_val(z->lp, z->col_bwd[p]) > BINARY_ON ? PLAN_BWD_RECOMPUTE
+                                                                                      : PLAN_BWD_KEEP;
+    }
+}
+
+static double *warm_start(const rm_ilp *z, const plan_choice *c, const double *end, double makespan0);
+static double wall_s(void);
+
 typedef struct cb_info {
+    const rm_ilp *z;
     const double *x0;         /* warm start, 1-based over columns */
     int given;
     double bound;             /* best bound seen */
+    double polished;          /* objective of the last incumbent polished */
+    double polish_s;          /* time one polish may take */
+    plan_choice *c;           /* scratch [npairs] */
+    double *end;              /* scratch [total] */
 } cb_info;
+
+/* GLPK's new incumbents are often a swap or two away from a better plan
+ * (rm_polish): polish each one and hand the result back as a heuristic
+ * solution, which GLPK keeps if it is better. */
+static void polish_incumbent(glp_tree *tree, cb_info *cb)
+{
+    const rm_ilp *z = cb->z;
+    if (glp_mip_status(z->lp) != GLP_FEAS && glp_mip_status(z->lp) != GLP_OPT) return;
+    double obj = glp_mip_obj_val(z->lp);
+    if (obj >= cb->polished) return;
+    cb->polished = obj;
+    plan_of_mip(z, cb->c);
+    if (rm_polish(z->md, cb->c, wall_s() + cb->polish_s, wall_s) == 0) return;
+    double mk = rm_times(z->md, cb->c, NULL, cb->end, NULL);
+    if (mk >= obj * (1.0 - REMAT_MIN_GAIN_REL)) return;
+    double *x = warm_start(z, cb->c, cb->end, mk);
+    glp_ios_heur_sol(tree, x);
+    free(x);
+}
 
 static void callback(glp_tree *tree, void *info)
 {
@@ -256,6 +300,8 @@ static void callback(glp_tree *tree, void *info)
     if (reason == GLP_IHEUR && !cb->given) {
         cb->given = 1;
         glp_ios_heur_sol(tree, cb->x0);
+    } else if (reason == GLP_IHEUR) {
+        polish_incumbent(tree, cb);
     }
     if (reason == GLP_ISELECT || reason == GLP_IBINGO || reason == GLP_IHEUR) {
         int best = glp_ios_best_node(tree);
@@ -302,6 +348,11 @@ static double wall_s(void)
 
 /* Share of the time limit the per-rank covers may use. */
 #define COVER_TIME_SHARE 0.25
+/* Share each local search (before and after GLPK) may use at most; it
+ * usually stops well before, when no move helps. */
+#define POLISH_TIME_SHARE 0.05
+/* Share one polish of a GLPK incumbent may use. */
+#define POLISH_CB_SHARE 0.02
 
 /* Solve; c holds the greedy plan on entry.  On success writes the ILP's
  * plan into c and returns 1 (2 if proven optimal within the gap). */
@@ -334,6 +385,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     double mk_cover = rm_times(md, cc, NULL, end, NULL);
     if (mk_cover < rm_times(md, c, NULL, end, NULL)) memcpy(c, cc, (size_t)md->npairs * sizeof *c);
     free(cc);
+    rm_polish(md, c, wall_s() + in->time_limit_s * POLISH_TIME_SHARE, wall_s);
     double warm_makespan = rm_times(md, c, NULL, end, NULL);
     res->nrows = glp_get_num_rows(z.lp);
     double *x0 = warm_start(&z, c, end, warm_makespan);
@@ -346,7 +398,9 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     sm.tm_lim = left > 0 ? (int)(left * MS_PER_S) : 1;
     int src = glp_simplex(z.lp, &sm);
     if (src == 0 && glp_get_status(z.lp) == GLP_OPT) {
-        cb_info cb = {x0, 0, glp_get_obj_val(z.lp)};
+        cb_info cb = {&z, x0, 0, glp_get_obj_val(z.lp), warm_makespan, in->time_limit_s * POLISH_CB_SHARE,
+                      pg_xmalloc(((size_t)md->npairs + 1) * sizeof *cb.c),
+                      pg_xmalloc(((size_t)md->total + 1) * sizeof *cb.end)};
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;
@@ -355,25 +409,22 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
         io.cb_info = &cb;
         io.mip_gap = in->gap;
         io.mir_cuts = GLP_ON;
-        left = in->time_limit_s - (wall_s() - t0);
+        left = in->time_limit_s * (1.0 - POLISH_TIME_SHARE) - (wall_s() - t0);
         io.tm_lim = left > 0 ? (int)(left * MS_PER_S) : 1;
         int rc = glp_intopt(z.lp, &io);
+        free(cb.c);
+        free(cb.end);
         int ms = glp_mip_status(z.lp);
         if (ms == GLP_OPT || ms == GLP_FEAS) {
-            for (int p = 0; p < md->npairs; p++) {
-                if (z.col_full[p] && glp_mip_col_val(z.lp, z.col_full[p]) > BINARY_ON)
-                    c[p].fwd = PLAN_FWD_FULL;
-                else if (z.col_sel[p] && glp_mip_col_val(z.lp, z.col_sel[p]) > BINARY_ON)
-                    c[p].fwd = PLAN_FWD_SELECTIVE;
-                else
-                    c[p].fwd = PLAN_FWD_KEEP;
-                c[p].bwd = z.col_bwd[p] && glp_mip_col_val(z.lp, z.col_bwd[p]) > BINARY_ON ? PLAN_BWD_RECOMPUTE
-                                                                                              : PLAN_BWD_KEEP;
-            }
+            plan_of_mip(&z, c);
             /* Closed: 0 with GLP_OPT, or GLP_EMIPGAP (within mip_gap, status
              * GLP_FEAS); a time limit returns GLP_ETMLIM. */
             found = ((rc == 0 && ms == GLP_OPT) || rc == GLP_EMIPGAP) ? 2 : 1;
             res->ilp_bound_s = (rc == 0 && ms == GLP_OPT) ? glp_mip_obj_val(z.lp) : cb.bound;
+            if (found == 1) {
+                double now = wall_s();
+                rm_polish(md, c, now + in->time_limit_s * POLISH_TIME_SHARE, wall_s);
+            }
         }
     }
     res->solve_s = wall_s() - t0;

@@ -45,12 +45,19 @@
  * then undo whatever is not needed, shortest lived first); per-rank covers
  * (each rank's memory rows alone, minimising its recompute seconds: a
  * second warm start, and a valid cut  rank's recompute seconds >= that
- * minimum, remat_cover.c); then the makespan ILP in GLPK: one binary per
+ * minimum, remat_cover.c; among a rank's least-cost covers it takes the
+ * one that recomputes the same microbatches as the stage before, so that a
+ * path through the pipeline does not collect recomputes of different
+ * microbatches rank after rank); a local search from the better of the two
+ * (change the choices of one or two microbatches of a stage while the rank
+ * still fits and the makespan, then the sum of op ends, falls: rm_polish);
+ * then the makespan ILP in GLPK: one binary per
  * useful option of each (stage, mb) (an option is useful only if its window
  * covers an op that is over budget without recomputation), end-time
  * variables per op with the fixed per-rank order (no ordering binaries), a
  * memory row and a cardinality cut per op over budget; the better warm
- * start is GLPK's first incumbent.  The best plan, re-timed by the
+ * start is GLPK's first incumbent, and every later incumbent is polished by
+ * the same local search and handed back.  The best plan, re-timed by the
  * evaluator, is returned, with GLPK's proven bound when it ran.  Beyond
  * REMAT_ILP_MAX_BINARIES binaries or REMAT_ILP_MAX_OPS ops, or with
  * time_limit_s = 0, the greedy plan is the answer.

@@ -68,6 +68,12 @@ double rm_times(const rm_model *md, const plan_choice *c, double *start, double 
  * cannot fit whatever is recomputed. */
 int rm_greedy(const rm_model *md, const double *lifespan_f, const double *lifespan_b, plan_choice *c, pg_status *st);
 
+/* Local search from a plan that fits: swap the choices of two microbatches
+ * of a stage, or step one toward keep, whenever the plan still fits and its
+ * makespan (then its sum of op ends) falls; until no move helps or clock_s()
+ * passes deadline_s.  Returns the number of moves made. */
+int rm_polish(const rm_model *md, plan_choice *c, double deadline_s, double (*clock_s)(void));
+
 /* ---- the ILP (remat_ilp.c), shared with the per-rank covers (remat_cover.c) */
 
 #include <glpk.h>
