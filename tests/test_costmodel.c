@@ -140,6 +140,42 @@ START_TEST(test_tp_divides_compute_adds_allreduce)
 }
 END_TEST
 
+/* Megatron's fused causal softmax needs b * a/t to fill its blocks (a
+ * multiple of 4; of 8 when s <= 128) and 16 < s <= 4096, s a multiple of 4;
+ * otherwise five fp32 PyTorch kernels each way, with their bytes. */
+START_TEST(test_softmax_fallback)
+{
+    struct { int heads, seq, mb, tp, fused; } c[] = {
+        {16, 1024, 1, 1, 1}, {16, 1024, 1, 4, 1}, {16, 1024, 1, 8, 0}, {16, 1024, 2, 8, 1},
+        {16, 1024, 3, 8, 0}, {16, 8192, 4, 1, 0}, {16, 16, 4, 1, 0},   {16, 1022, 4, 1, 0},
+        {4, 128, 1, 1, 0},   {4, 128, 2, 1, 1},   {4, 256, 1, 1, 1},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        gpt_shape m = shape(64 * c[k].heads, c[k].heads, c[k].seq, c[k].mb, c[k].tp);
+        ck_assert_msg(costmodel_fused_softmax(&m) == c[k].fused, "case %zu", k);
+    }
+    /* the same layer with 16 heads (b * a/t = 2: PyTorch) and 32 (4: fused)
+     * at tp=8: only the attention-score tensors depend on the heads, so the
+     * bytes differ by the softmax (fp32 path 37 / 41 bytes per score each
+     * way, fused 4 / 6) and the attention dropout (5 each way) */
+    gpu_params g = pure_rates();
+    gpt_shape unf = shape(2048, 16, 1024, 1, 8), fus = shape(2048, 32, 1024, 1, 8);
+    ck_assert(!costmodel_fused_softmax(&unf) && costmodel_fused_softmax(&fus));
+    op_cost cu[CM_OPS], cf[CM_OPS];
+    costmodel_layer(&g, &unf, cu);
+    costmodel_layer(&g, &fus, cf);
+    double e_u = 1.0 * (16 / 8) * 1024.0 * 1024.0, e_f = 2 * e_u;   /* attention scores per rank */
+    ck_assert_rel(cu[CM_F].mem_bytes - cf[CM_F].mem_bytes, (37 + 5) * e_u - (4 + 5) * e_f, 1e-12);
+    ck_assert_rel(cu[CM_B].mem_bytes - cf[CM_B].mem_bytes, (41 + 5) * e_u - (6 + 5) * e_f, 1e-12);
+    ck_assert_exact(cu[CM_W].mem_bytes, cf[CM_W].mem_bytes);
+    for (int op = 0; op < CM_OPS; op++)
+        ck_assert_exact(cu[op].gemm_flops + cu[op].attn_flops, cf[op].gemm_flops + cf[op].attn_flops);
+    ck_assert_int_eq(cu[CM_F].kernels, cf[CM_F].kernels + 4);
+    ck_assert_int_eq(cu[CM_B].kernels, cf[CM_B].kernels + 4);
+    ck_assert_int_eq(cu[CM_W].kernels, cf[CM_W].kernels);
+}
+END_TEST
+
 START_TEST(test_build_fills_workload)
 {
     gpu_params g = load("h100-sxm");
@@ -228,6 +264,11 @@ START_TEST(test_gpu_file_errors)
     path = write_temp("name: x\nparams:\n  gemm_eff: {value: 1.5, source: s}\n");
     ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, "must be in (0, 1]"));
+    unlink(path);
+    free(path);
+    path = write_temp("name: x\nparams:\n  tp_sync: {value: 1e-5, source: s}\n");
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":3: key 'params.tp_sync': no longer part of the cost model"));
     unlink(path);
     free(path);
     path = write_temp("name: x\nparams:\n  warp_speed: {value: 9, source: s}\n");
@@ -454,6 +495,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_memory_and_params_closed_forms);
     tcase_add_test(tc, test_times_monotone_in_size);
     tcase_add_test(tc, test_tp_divides_compute_adds_allreduce);
+    tcase_add_test(tc, test_softmax_fallback);
     tcase_add_test(tc, test_build_fills_workload);
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
     tcase_add_test(tc, test_gpu_file_errors);

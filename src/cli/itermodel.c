@@ -394,7 +394,6 @@ static double objective(const double *x, void *vctx)
 #define INIT_COLL_BW_EFF 0.7
 #define INIT_ITER_OVERHEAD_S 5e-3
 #define INIT_OP_OVERHEAD_S 100e-6
-#define INIT_TP_SYNC_S 10e-6
 
 void iter_fit_initial(gpu_params *g)
 {
@@ -407,7 +406,6 @@ void iter_fit_initial(gpu_params *g)
     g->v[GP_COLL_BW_EFF] = INIT_COLL_BW_EFF;
     g->v[GP_ITER_OVERHEAD_S] = INIT_ITER_OVERHEAD_S;
     g->v[GP_OP_OVERHEAD_S] = INIT_OP_OVERHEAD_S;
-    g->v[GP_TP_SYNC_S] = INIT_TP_SYNC_S;
 }
 
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,

@@ -29,6 +29,35 @@
 #define SOFTMAX_FWD_BYTES (2 * HALF_BYTES)                 /* fused scale-mask-softmax: read, write */
 #define SOFTMAX_BWD_BYTES (3 * HALF_BYTES)                 /* read dy and y, write dx */
 #define ATTN_DROPOUT_FWD_BYTES (2 * HALF_BYTES + MASK_BYTES)
+/* Megatron's fused causal softmax (scaled_upper_triang_masked_softmax) runs
+ * only when 16 < sk <= 4096, sq and sk are multiples of 4 and the attention
+ * batches b * a/t fill its thread blocks: a block is four warps of one
+ * attention row each (two rows per warp when sk <= 128), so b * a/t must be
+ * a multiple of that.  Otherwise Megatron falls back to plain PyTorch in
+ * fp32 (softmax_in_fp32): cast to fp32, scale, masked_fill (reads the byte
+ * mask), softmax, cast back -- five kernels for one, and five in the
+ * backward. */
+#define FUSED_SOFTMAX_MIN_SK 16      /* exclusive */
+#define FUSED_SOFTMAX_MAX_SK 4096
+#define FUSED_SOFTMAX_ALIGN 4        /* sq, sk and the attention batches */
+#define FUSED_SOFTMAX_WARPS_PER_BLOCK 4
+#define FUSED_SOFTMAX_SMALL_SK 128   /* up to this, two rows per warp */
+#define FUSED_SOFTMAX_SMALL_ROWS_PER_WARP 2
+#define UNFUSED_SOFTMAX_KERNELS 5
+static const double UNFUSED_SOFTMAX_FWD_BYTES[UNFUSED_SOFTMAX_KERNELS] = {
+    HALF_BYTES + FLOAT_BYTES,        /* .float() */
+    2 * FLOAT_BYTES,                 /* * scale */
+    2 * FLOAT_BYTES + MASK_BYTES,    /* masked_fill_ (in place, reads the mask) */
+    2 * FLOAT_BYTES,                 /* softmax */
+    FLOAT_BYTES + HALF_BYTES,        /* .half() */
+};
+static const double UNFUSED_SOFTMAX_BWD_BYTES[UNFUSED_SOFTMAX_KERNELS] = {
+    HALF_BYTES + FLOAT_BYTES,        /* gradient of .half(): to fp32 */
+    3 * FLOAT_BYTES,                 /* softmax backward: read y and dy, write dx */
+    2 * FLOAT_BYTES + MASK_BYTES,    /* masked_fill backward */
+    2 * FLOAT_BYTES,                 /* * scale */
+    FLOAT_BYTES + HALF_BYTES,        /* gradient of .float(): to fp16 */
+};
 #define GELU_FWD_BYTES (2 * HALF_BYTES)                    /* fused bias-GeLU: read, write */
 #define GELU_BWD_BYTES (3 * HALF_BYTES)
 #define COPY_BYTES (2 * HALF_BYTES)                        /* transpose / contiguous: read, write */
@@ -106,23 +135,11 @@ static void k_mem(kctx k, double bytes)
     k.c->mem_bytes += bytes;
 }
 
-/* H_t - 1: how far, in units of the per-host delay scale, the slowest of t
- * hosts with exponential delays trails their mean (costmodel.h). */
-static double slowest_host_lag(int t)
-{
-    double h = 0.0;
-    for (int i = 2; i <= t; i++)
-        h += 1.0 / i;
-    return h;
-}
-
-/* Tensor-parallel all-reduce inside an op (no-op when t = 1): launched once
- * the slowest rank's host gets there. */
+/* Tensor-parallel all-reduce inside an op (no-op when t = 1). */
 static void k_allreduce(kctx k, double bytes, int tp)
 {
     if (tp <= 1)
         return;
-    k.c->host_s += k.g->v[GP_TP_SYNC_S] * slowest_host_lag(tp);
     issue(k, costmodel_allreduce_s(k.g, bytes, tp));
     k.c->comm_bytes += bytes;
 }
@@ -165,6 +182,28 @@ typedef struct dims {
     double c;    /* s*b*V/t: logits on one TP rank */
 } dims;
 
+int costmodel_fused_softmax(const gpt_shape *m)
+{
+    int sk = m->seq, attn_batches = m->micro_batch * (m->heads / m->tp);
+    int rows_per_warp = sk <= FUSED_SOFTMAX_SMALL_SK ? FUSED_SOFTMAX_SMALL_ROWS_PER_WARP : 1;
+    int batch_per_block = FUSED_SOFTMAX_WARPS_PER_BLOCK * rows_per_warp;
+    return sk > FUSED_SOFTMAX_MIN_SK && sk <= FUSED_SOFTMAX_MAX_SK && sk % FUSED_SOFTMAX_ALIGN == 0 &&
+           attn_batches % FUSED_SOFTMAX_ALIGN == 0 && attn_batches % batch_per_block == 0;
+}
+
+/* Scale, causal mask and softmax over elems attention scores (or its
+ * backward): one fused kernel, or PyTorch's five fp32 kernels. */
+static void k_softmax(kctx k, const gpt_shape *m, double elems, int backward)
+{
+    if (costmodel_fused_softmax(m)) {
+        k_mem(k, (backward ? SOFTMAX_BWD_BYTES : SOFTMAX_FWD_BYTES) * elems);
+        return;
+    }
+    const double *bytes = backward ? UNFUSED_SOFTMAX_BWD_BYTES : UNFUSED_SOFTMAX_FWD_BYTES;
+    for (int i = 0; i < UNFUSED_SOFTMAX_KERNELS; i++)
+        k_mem(k, bytes[i] * elems);
+}
+
 static dims dims_of(const gpt_shape *m)
 {
     dims d = {.s = m->seq, .b = m->micro_batch, .h = m->hidden, .a = m->heads, .t = m->tp, .V = m->vocab};
@@ -187,7 +226,7 @@ void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS
     k_gemm(f, FLOPS_PER_MAC * 3 * nh_t);               /* QKV */
     k_mem(f, COPY_BYTES * 3 * d.n / d.t);              /* split heads */
     k_attn(f, attn_gemm);                              /* QK^T */
-    k_mem(f, SOFTMAX_FWD_BYTES * d.e);                 /* scale, mask, softmax */
+    k_softmax(f, m, d.e, 0);                           /* scale, mask, softmax */
     k_mem(f, ATTN_DROPOUT_FWD_BYTES * d.e);            /* attention dropout */
     k_attn(f, attn_gemm);                              /* AV */
     k_mem(f, COPY_BYTES * d.n / d.t);                  /* merge heads */
@@ -214,7 +253,7 @@ void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS
     k_attn(b, attn_gemm);                              /* dP = dO V^T */
     k_attn(b, attn_gemm);                              /* dV = P^T dO */
     k_mem(b, DROPOUT_BWD_BYTES * d.e);
-    k_mem(b, SOFTMAX_BWD_BYTES * d.e);
+    k_softmax(b, m, d.e, 1);
     k_attn(b, attn_gemm);                              /* dQ */
     k_attn(b, attn_gemm);                              /* dK */
     k_mem(b, COPY_BYTES * 3 * d.n / d.t);

@@ -22,15 +22,13 @@
  *     saturating curve reaching half its ceiling at f = gemm_half_flops.
  *     Attention GEMMs use the same curve with attn_eff.  Memory-bound
  *     kernels move their bytes at hbm_bw * mem_eff.
- *   - A tensor-parallel collective cannot start before the slowest of the t
- *     ranks' hosts has launched it.  Host progress jitters (Python, the
- *     allocator, interrupts); with independent, exponentially distributed
- *     delays of scale tp_sync per rank, the slowest of t lags the typical
- *     one by tp_sync * (H_t - 1) (H_t = 1 + 1/2 + ... + 1/t, the expected
- *     maximum of t exponentials less their mean).  The lag is added to the
- *     host's clock at each collective: it costs time only while the op is
- *     host-bound (small micro-batches at large t), and is hidden when the
- *     host runs ahead of long GEMMs.  Optional in a file (default 0).
+ *   - Scale, causal mask and softmax are Megatron's one fused kernel when
+ *     its launch constraints hold (costmodel_fused_softmax: the attention
+ *     batches b * a/t a multiple of 4, 16 < s <= 4096, s a multiple of 4);
+ *     otherwise Megatron runs them as five fp32 PyTorch kernels (cast,
+ *     scale, masked_fill, softmax, cast back), and five in the backward:
+ *     more launches and ~9x the bytes (e.g. tp=8 with 16 heads at micro
+ *     batch 1).
  *   - Tensor-parallel all-reduce (ring, t ranks, n bytes): 2(t-1) steps,
  *     2(t-1) coll_latency + 2 (t-1)/t * n / (nvlink_bw * coll_bw_eff).  This is an
  *     analytic alpha-beta time over NVLink inside the op, used by the ideal
@@ -76,7 +74,6 @@ typedef enum {
     GP_COLL_BW_EFF,       /* achieved/peak NVLink bandwidth of a collective (beta) */
     GP_ITER_OVERHEAD_S,   /* per training iteration: framework work outside the ops */
     GP_OP_OVERHEAD_S,     /* per op of a stage (F, B, W): framework work around its kernels */
-    GP_TP_SYNC_S,         /* host lag of a tp collective: scale of the wait for the slowest host (below) */
     GP_COUNT
 } gpu_param_id;
 
@@ -141,6 +138,10 @@ double costmodel_layer_act_w_bytes(const gpt_shape *m);
 double costmodel_layer_params(const gpt_shape *m);
 double costmodel_embedding_params(const gpt_shape *m);
 double costmodel_head_params(const gpt_shape *m);                 /* final LayerNorm (tied weights live in the embedding) */
+
+/* 1 if Megatron's fused causal softmax kernel runs for this shape (batch
+ * micro_batch * heads/tp, sequence seq), 0 if it falls back to PyTorch. */
+int costmodel_fused_softmax(const gpt_shape *m);
 
 /* Ring all-reduce of bytes over n GPUs on NVLink (alpha-beta); 0 if n <= 1. */
 double costmodel_allreduce_s(const gpu_params *g, double bytes, int n);

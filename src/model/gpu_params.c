@@ -41,8 +41,11 @@ static const param_def PARAMS[GP_COUNT] = {
     [GP_COLL_BW_EFF] = {"coll_bw_eff", PK_RATIO, 1},
     [GP_ITER_OVERHEAD_S] = {"iter_overhead", PK_DURATION, 1},
     [GP_OP_OVERHEAD_S] = {"op_overhead", PK_DURATION, 1},
-    [GP_TP_SYNC_S] = {"tp_sync", PK_DURATION, 1, 1},   /* added after the first files: optional */
 };
+
+/* A parameter of earlier models, named in the error so that an old file is
+ * not met with a bare "unknown". */
+#define RETIRED_TP_SYNC "tp_sync"
 
 #define GPU_DIR "profiles/gpus/"
 #define YAML_SUFFIX ".yaml"
@@ -120,6 +123,10 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         for (int k = 0; k < GP_COUNT && id < 0; k++)
             if (strcmp(PARAMS[k].key, key) == 0)
                 id = k;
+        if (id < 0 && strcmp(key, RETIRED_TP_SYNC) == 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, where, full,
+                              "no longer part of the cost model (docs/validation.md): delete the line, or "
+                              "re-run pipegrid calibrate");
         if (id < 0)
             return pg_fail_at(st, PG_EXIT_INPUT, where, full, "unknown GPU parameter");
         const yt_node *item = params->items[i];
