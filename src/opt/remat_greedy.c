@@ -270,6 +270,7 @@ static int try_move(const rm_model *md, plan_choice *c, int p, int q, plan_choic
         polish_score s = score_of(md, c, end);
         if (score_better(s, *cur)) {
             *cur = s;
+            rm_memory(md, c, mem);   /* afresh: no drift from the added deltas */
             return 1;
         }
     }
