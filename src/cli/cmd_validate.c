@@ -43,8 +43,15 @@ static void report_group(const iter_set *set, const double *pred, const int *bas
 static void report_text(const iter_set *set, const double *pred, const int *holdout, const validate_args *a)
 {
     error_stats all = iter_errors(set, pred, NULL), held = iter_errors(set, pred, holdout);
+    int *fit = pg_xcalloc((size_t)set->n, sizeof *fit);
+    for (int i = 0; i < set->n; i++)
+        fit[i] = !holdout[i];
+    error_stats fitted = iter_errors(set, pred, fit);
+    free(fit);
     printf("validate %s with %s\n", a->csv, a->gpu_path);
     printf("  all rows:      %5d  MAPE %6.2f %%  max error %6.2f %%\n", all.n, PCT * all.mape, PCT * all.max_err);
+    printf("  fit rows:      %5d  MAPE %6.2f %%  max error %6.2f %%  (the %.0f %% calibrate fits on)\n", fitted.n,
+           PCT * fitted.mape, PCT * fitted.max_err, PCT * a->fit_fraction);
     printf("  held-out rows: %5d  MAPE %6.2f %%  max error %6.2f %%  (not in the %.0f %% fit part)\n", held.n,
            PCT * held.mape, PCT * held.max_err, PCT * a->fit_fraction);
     printf("by parallelism (held-out rows):\n");
