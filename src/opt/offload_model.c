@@ -39,17 +39,6 @@ static const plan_choice OPTION_CHOICE[OPT_COUNT] = {
     [OPT_OFF_SEL] = {1, PLAN_FWD_SELECTIVE, PLAN_BWD_KEEP}, [OPT_OFF_FULL] = {1, PLAN_FWD_FULL, PLAN_BWD_KEEP},
 };
 
-static double op_ref_s(const stage_cost *c, int kind)
-{
-    switch (kind) {
-    case OP_F: return c->f_s;
-    case OP_B: return c->b_s;
-    case OP_W: return c->w_s;
-    case OP_BW: return c->b_s + c->w_s;
-    default: return 0.0;
-    }
-}
-
 static const gpu_system *gpu_of(const offload_plan_input *in, int rank)
 {
     const pg_gpu *g = &in->plat->gpu[in->rank_gpu[rank]];
@@ -231,7 +220,7 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
         for (int i = 0; i < n; i++) {
             sched_op op = s->ops[r][i];
             const stage_cost *c = &in->wl->stage[op.stage];
-            md->dur[r][i] = op_ref_s(c, op.kind) * scale;
+            md->dur[r][i] = actmem_op_ref_s(c, op.kind) * scale;
             before_s[i + 1] = before_s[i] + md->dur[r][i];
             md->room[r][i] = cap - stat - c->workspace_bytes;
             off_item *it = off_item_at(md, op.stage, op.mb);

@@ -42,3 +42,14 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
     if (ch.offload)
         out->offload_bytes = out->f_alloc;
 }
+
+double actmem_op_ref_s(const stage_cost *c, int kind)
+{
+    switch (kind) {
+    case OP_F: return c->f_s;
+    case OP_B: return c->b_s;
+    case OP_W: return c->w_s;
+    case OP_BW: return c->b_s + c->w_s;
+    default: return 0.0;
+    }
+}

@@ -38,4 +38,8 @@ typedef struct act_flow {
 /* p may be NULL (no plan: the zero-bubble accounting). */
 void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flow *out);
 
+/* Seconds of one op (F, B, W or fused BW = B + W) of a stage on the
+ * reference GPU, before any recomputation the plan adds. */
+double actmem_op_ref_s(const stage_cost *c, int kind);
+
 #endif

@@ -236,17 +236,6 @@ static int is_done(const replica *rep, sched_op op)
     return rep->done[done_index(op.kind, op.stage, op.mb)];
 }
 
-static double op_reference_s(const stage_cost *c, op_kind kind)
-{
-    switch (kind) {
-    case OP_F: return c->f_s;
-    case OP_B: return c->b_s;
-    case OP_W: return c->w_s;
-    case OP_BW: return c->b_s + c->w_s;
-    default: return 0.0;
-    }
-}
-
 /* The channel that carries pred's output, or NULL if it stays on its rank. */
 static channel *channel_of(replica *rep, sched_op pred)
 {
@@ -572,10 +561,10 @@ static void compute_actor(int argc, char **argv)
         const stage_cost *cost = &E.in->wl->stage[op.stage];
         double start_s = simgrid_get_clock();
         if (E.par == NULL) {
-            sg_actor_execute(op_reference_s(cost, op.kind) * rs->flops_per_ref_s);
+            sg_actor_execute(actmem_op_ref_s(cost, op.kind) * rs->flops_per_ref_s);
             E.events++;
         } else {
-            run_compute(rs, rs->next, op_reference_s(cost, op.kind));
+            run_compute(rs, rs->next, actmem_op_ref_s(cost, op.kind));
             if (rs->tp > 1 && E.par->tp_comm)
                 tp_collectives(rs, op);
             if (rs->next == 0)
@@ -733,7 +722,7 @@ static void simgrid_setup(void)
 /* Seconds op takes on rs's GPU (ideal: no waiting). */
 static double op_seconds(const rank_state *rs, sched_op op)
 {
-    return op_reference_s(&E.in->wl->stage[op.stage], (op_kind)op.kind) * rs->flops_per_ref_s /
+    return actmem_op_ref_s(&E.in->wl->stage[op.stage], (op_kind)op.kind) * rs->flops_per_ref_s /
            sg_host_get_speed(rs->host);
 }
 /* The prefetch rule of the header: trigger op of each reload of rank rs. */

@@ -65,27 +65,36 @@ static const unit_prefix DURATIONS[] = {
 };
 #define NDURATIONS (sizeof DURATIONS / sizeof DURATIONS[0])
 
-/* Scan [blanks] digits[.digits][e[+-]digits] from text.  On success *end is
- * the first byte after the number and *value its value. */
-static int scan_number(const char *text, double *value, const char **end, const char **why)
+/* What every quantity starts with: blanks, then an optional '+'.  Returns
+ * the first byte of the number, or NULL with *why for a missing, empty or
+ * negative value (no quantity here can be negative). */
+static const char *number_start(const char *text, const char **why)
 {
     if (!text) {
         *why = "no value";
-        return -1;
+        return NULL;
     }
     const char *p = text;
     while (*p == ' ' || *p == '\t')
         p++;
     if (*p == '\0') {
         *why = "empty value";
-        return -1;
+        return NULL;
     }
     if (*p == '-') {
         *why = "negative values are not allowed";
-        return -1;
+        return NULL;
     }
-    if (*p == '+')
-        p++;
+    return *p == '+' ? p + 1 : p;
+}
+
+/* Scan [blanks] digits[.digits][e[+-]digits] from text.  On success *end is
+ * the first byte after the number and *value its value. */
+static int scan_number(const char *text, double *value, const char **end, const char **why)
+{
+    const char *p = number_start(text, why);
+    if (p == NULL)
+        return -1;
     const char *start = p;
     size_t digits = 0;
     while (isdigit((unsigned char)*p)) {
@@ -235,23 +244,9 @@ int units_parse_double(const char *text, double *value, const char **why)
 
 int units_parse_long(const char *text, long *value, const char **why)
 {
-    if (!text) {
-        *why = "no value";
+    const char *p = number_start(text, why);
+    if (p == NULL)
         return -1;
-    }
-    const char *p = text;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p == '\0') {
-        *why = "empty value";
-        return -1;
-    }
-    if (*p == '-') {
-        *why = "negative values are not allowed";
-        return -1;
-    }
-    if (*p == '+')
-        p++;
     if (!isdigit((unsigned char)*p)) {
         *why = "not an integer";
         return -1;
