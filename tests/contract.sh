@@ -219,6 +219,21 @@ assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"],
 check_pcie "dgx-h100-1node: PCIe Gen5 to host memory" platforms/dgx-h100-1node.xml 64e9
 check_pcie "dgx-a100-4node-hdr: PCIe Gen4 to host memory" platforms/dgx-a100-4node-hdr.xml 32e9
 
+# ---- schedule show: ideal timing and simulated timing ----
+SHOW=(--set schedule=1f1b --set pp=4 --set microbatches=6 --set workload=uniform --set network=ideal
+      --set ideal.latency=0.2 --color=never)
+"$BIN" schedule show "${SHOW[@]}" >"$TMP/ideal.txt" 2>/dev/null
+expect_rc "schedule show --simulated runs" 0 "$BIN" schedule show "${SHOW[@]}" --simulated
+expect_py "on network=ideal the simulated drawing is the ideal one (the replay is exact)" '
+ideal = open("'"$TMP"'/ideal.txt").read()
+assert out == ideal and out.count("rank ") == 4, (out, ideal)'
+expect_rc "schedule show --simulated with offload stalls" 0 "$BIN" schedule show --set offload=full --simulated \
+    --color=never
+expect_py "the simulated drawing shows the stalls the ideal one cannot (time axis 5.57 s, not 2.45 s)" '
+import re
+t = float(re.search(r"time: 0 s to ([0-9.]+) s", out).group(1))
+assert t > 5.0, out[-300:]'
+
 # ---- traces ----
 expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
     --trace "$TMP/trace.json"

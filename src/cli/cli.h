@@ -109,6 +109,12 @@ int job_start(int argc, char **argv, int first, unsigned formats, int want_sched
               pg_status *st);
 void job_finish(job *j, cli_options *o);
 
+/* After job_start: the platform, the memory plan, the tp/dp set-up and the
+ * simulation, as `run` does them.  plan, jpar and tl must be zeroed (or
+ * initialised) by the caller, who frees them (plan_free, job_parallel_free,
+ * timeline_free) whatever this returns. */
+int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st);
+
 /* Write out to standard output: 0, or PG_EXIT_INTERNAL in st. */
 int cli_write_stdout(const strbuf *out, pg_status *st);
 

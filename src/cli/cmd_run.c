@@ -38,25 +38,15 @@ int cmd_run(int argc, char **argv)
     timeline_init(&tl);
     run_metrics m;
     memset(&m, 0, sizeof m);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV, 1, &o, &j, &st);
-    if (rc == 0)
-        rc = job_build_platform(&j, &st);
     memplan mem_plan;
     memset(&mem_plan, 0, sizeof mem_plan);
-    if (rc == 0)
-        rc = job_build_plan(&j, &mem_plan, &st);
-    sim_outcome outcome;
-    memset(&outcome, 0, sizeof outcome);
     job_parallel jpar;
     memset(&jpar, 0, sizeof jpar);
+    sim_outcome outcome;
+    memset(&outcome, 0, sizeof outcome);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV, 1, &o, &j, &st);
     if (rc == 0)
-        rc = job_build_parallel(&j, &jpar, &st);
-    if (rc == 0) {
-        sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                        .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &mem_plan,
-                        .par = job_sim_parallel(&jpar)};
-        rc = sim_run(&in, &tl, &outcome, &st);
-    }
+        rc = job_simulate(&j, &mem_plan, &jpar, &tl, &outcome, &st);
     if (rc != 0) {
         rc = cli_report_error(&st);
         goto done;

@@ -1,5 +1,6 @@
 /* cmd_schedule.c: `pipegrid schedule export|show|list` and `pipegrid keys`. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +19,64 @@ static int schedule_list(void)
     return PG_EXIT_OK;
 }
 
+/* The schedule's op times in the papers' ideal model: rank-share times,
+ * chunk ops t/v, the network=ideal latency on every cross-rank dependency. */
+static int ideal_times(const job *j, sched_times *times, pg_status *st)
+{
+    const stage_cost *c = &j->wl.stage[0];
+    int v = j->sched.v;
+    return sched_eval_ideal(&j->sched, c->f_s * v, c->b_s * v, c->w_s * v,
+                            j->exp.network == NET_IDEAL ? j->exp.ideal_latency_s : 0.0, times, st);
+}
+
+/* The schedule's op times as simulated (on the experiment's platform, with
+ * its memory plan and parallelism): each rank's ops run in list order, so
+ * its k-th recorded schedule op is its k-th op.  Recomputations inserted by
+ * a plan are not schedule ops: their time shows as idle before the B. */
+static int simulated_times(job *j, sched_times *times, pg_status *st)
+{
+    memplan plan;
+    memset(&plan, 0, sizeof plan);
+    job_parallel jpar;
+    memset(&jpar, 0, sizeof jpar);
+    timeline tl;
+    timeline_init(&tl);
+    sim_outcome outcome;
+    int rc = job_simulate(j, &plan, &jpar, &tl, &outcome, st);
+    if (rc == 0) {
+        const schedule *s = &j->sched;
+        memset(times, 0, sizeof *times);
+        times->start = pg_xcalloc((size_t)s->pp, sizeof *times->start);
+        times->end = pg_xcalloc((size_t)s->pp, sizeof *times->end);
+        int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
+        for (int r = 0; r < s->pp; r++) {
+            times->start[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof **times->start);
+            times->end[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof **times->end);
+        }
+        double first = 0, last = 0;
+        for (size_t i = 0; i < tl.nops; i++) {
+            const tl_op *op = &tl.ops[i];
+            if (op->kind >= OP_KIND_COUNT || op->rank < 0 || op->rank >= s->pp || next[op->rank] >= s->nops[op->rank])
+                continue;
+            times->start[op->rank][next[op->rank]] = op->start;
+            times->end[op->rank][next[op->rank]++] = op->end;
+            if (i == 0 || op->start < first) first = op->start;
+            if (i == 0 || op->end > last) last = op->end;
+        }
+        for (int r = 0; r < s->pp; r++) {
+            if (s->nops[r] == 0) continue;
+            double span = times->end[r][s->nops[r] - 1] - times->start[r][0];
+            if (span > times->span) times->span = span;
+        }
+        times->makespan = last - first;
+        free(next);
+    }
+    job_parallel_free(&jpar);
+    plan_free(&plan);
+    timeline_free(&tl);
+    return rc;
+}
+
 static int schedule_emit(job *j, const cli_options *o, int show, pg_status *st)
 {
     strbuf out;
@@ -27,11 +86,7 @@ static int schedule_emit(job *j, const cli_options *o, int show, pg_status *st)
         sched_export_torch_csv(&j->sched, &out);
     } else {
         sched_times times;
-        const stage_cost *c = &j->wl.stage[0];
-        int v = j->sched.v;
-        /* Ideal timing with the rank-share times (chunk ops cost t/v). */
-        rc = sched_eval_ideal(&j->sched, c->f_s * v, c->b_s * v, c->w_s * v,
-                              j->exp.network == NET_IDEAL ? j->exp.ideal_latency_s : 0.0, &times, st);
+        rc = o->simulated ? simulated_times(j, &times, st) : ideal_times(j, &times, st);
         if (rc == 0) {
             int color = o->color >= 0 ? o->color : isatty(STDOUT_FILENO);
             sched_draw(&j->sched, &times, color, DRAW_DEFAULT_COLUMNS, &out);

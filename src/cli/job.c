@@ -353,3 +353,20 @@ int cli_write_stdout(const strbuf *out, pg_status *st)
         return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
     return 0;
 }
+
+int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    int rc = job_build_platform(j, st);
+    if (rc == 0)
+        rc = job_build_plan(j, plan, st);
+    if (rc == 0)
+        rc = job_build_parallel(j, jpar, st);
+    if (rc == 0) {
+        sim_input in = {.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
+                        .zero_byte_messages = j->exp.network == NET_IDEAL, .plan = plan,
+                        .par = job_sim_parallel(jpar)};
+        rc = sim_run(&in, tl, out, st);
+    }
+    return rc;
+}
