@@ -92,6 +92,14 @@ rc=$?
 if [ "$rc" != 0 ] && grep -q "/dev/full" "$TMP/err"; then ok "a trace to a full disk exits non-zero naming the file"
 else not_ok "a trace to a full disk exits non-zero naming the file" "exit $rc: $(head -c 200 "$TMP/err")"; fi
 
+# ---- an option a command does not use is an error, never silently ignored ----
+for bad in "run --grid pp=2,4" "run -j 4" "run --simulated" "bound --trace $TMP/x.json" \
+           "schedule export --format torch-csv --svg $TMP/x.svg"; do
+    # shellcheck disable=SC2086
+    expect_rc "pipegrid $bad is bad input" 2 "$BIN" $bad --set workload=uniform --set network=ideal
+    expect_err "pipegrid $bad names the option" "does not apply"
+done
+
 # ---- out of memory: exit 3 with the result still printed ----
 expect_rc "OOM exits 3" 3 "$BIN" run --set schedule=gpipe --set pp=2 --set microbatches=64 "${UNIFORM[@]}" \
     --set memory.capacity=8GiB --format json

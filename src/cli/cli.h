@@ -41,8 +41,26 @@ typedef struct cli_options {
     const char *chunk;             /* sweep --chunk K/N */
 } cli_options;
 
-/* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format. */
-int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, cli_options *o, pg_status *st);
+/* Options beyond --set and --format, which every such command takes.  A
+ * command names the ones it uses; any other is an input error, never
+ * silently ignored. */
+enum {
+    CLI_OPT_TRACE = 1u << 0,
+    CLI_OPT_SVG = 1u << 1,
+    CLI_OPT_COLOR = 1u << 2,
+    CLI_OPT_SIMULATED = 1u << 3,
+    CLI_OPT_GRID = 1u << 4,
+    CLI_OPT_JOBS = 1u << 5,
+    CLI_OPT_OUTPUT = 1u << 6,
+    CLI_OPT_EMIT = 1u << 7,
+    CLI_OPT_CHUNKS = 1u << 8,
+    CLI_OPT_CHUNK = 1u << 9,
+};
+
+/* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format,
+ * accepted one of CLI_OPT_*. */
+int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, unsigned accepted, cli_options *o,
+                      pg_status *st);
 void cli_options_free(cli_options *o);
 
 typedef struct job {
@@ -102,11 +120,12 @@ int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
 void job_bound_free(job_bound *jb);
 
 /* The start of every subcommand that reads an experiment: status cleared,
- * argv[first..] parsed (formats: bitmask of 1 << output_format), the
+ * argv[first..] parsed (formats: bitmask of 1 << output_format; accepted:
+ * the CLI_OPT_* it uses), the
  * experiment loaded and, with want_schedule, the workload and schedule
  * built.  Whatever it returns, job_finish(j, o) is then safe and needed. */
-int job_start(int argc, char **argv, int first, unsigned formats, int want_schedule, cli_options *o, job *j,
-              pg_status *st);
+int job_start(int argc, char **argv, int first, unsigned formats, unsigned accepted, int want_schedule,
+              cli_options *o, job *j, pg_status *st);
 void job_finish(job *j, cli_options *o);
 
 /* After job_start: the platform, the memory plan, the tp/dp set-up and the

@@ -98,7 +98,7 @@ int cmd_bound(int argc, char **argv)
     job j;
     job_bound jb;
     memset(&jb, 0, sizeof jb);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 1, &o, &j, &st);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 0, 1, &o, &j, &st);
     /* Other networks: the GPUs' speeds scale the op times. */
     if (rc == 0 && j.exp.network != NET_IDEAL)
         rc = job_build_platform(&j, &st);

@@ -356,7 +356,8 @@ int cmd_optimize(int argc, char **argv)
     job j;
     search s;
     memset(&s, 0, sizeof s);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV, 0, &o, &j, &st);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV, CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT,
+                       0, &o, &j, &st);
     if (rc == 0 && !explicit_jobs(argc, argv)) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = cpus > 0 ? (int)cpus : 1;

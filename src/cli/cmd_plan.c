@@ -134,7 +134,7 @@ int cmd_plan(int argc, char **argv)
     memset(&p, 0, sizeof p);
     remat_result res;
     memset(&res, 0, sizeof res);
-    int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 1, &o, &j, &st);
+    int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 0, 1, &o, &j, &st);
     if (rc == 0)
         rc = job_build_platform(&j, &st);
     if (rc == 0)

@@ -86,7 +86,7 @@ int cmd_plan_offload(int argc, char **argv)
     memset(&res, 0, sizeof res);
     sim_outcome out;
     memset(&out, 0, sizeof out);
-    int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 1, &o, &j, &st);
+    int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 0, 1, &o, &j, &st);
     if (rc == 0) rc = job_build_platform(&j, &st);
     if (rc == 0) {
         const experiment *e = &j.exp;

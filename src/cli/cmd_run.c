@@ -44,7 +44,8 @@ int cmd_run(int argc, char **argv)
     memset(&jpar, 0, sizeof jpar);
     sim_outcome outcome;
     memset(&outcome, 0, sizeof outcome);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV, 1, &o, &j, &st);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV,
+                       CLI_OPT_TRACE | CLI_OPT_SVG, 1, &o, &j, &st);
     if (rc == 0)
         rc = job_simulate(&j, &mem_plan, &jpar, &tl, &outcome, &st);
     if (rc != 0) {

@@ -117,7 +117,8 @@ int cmd_schedule(int argc, char **argv)
     pg_status st;
     job j;
     unsigned formats = show ? 1u << FORMAT_TEXT : 1u << FORMAT_TORCH_CSV;
-    int rc = job_start(argc, argv, 3, formats, 1, &o, &j, &st);
+    unsigned accepted = show ? CLI_OPT_COLOR | CLI_OPT_SIMULATED : 0;
+    int rc = job_start(argc, argv, 3, formats, accepted, 1, &o, &j, &st);
     if (rc == 0 && !show && o.format != FORMAT_TORCH_CSV)
         rc = pg_fail(&st, PG_EXIT_INPUT, "schedule export: --format torch-csv is required");
     if (rc == 0)

@@ -265,7 +265,10 @@ int cmd_sweep(int argc, char **argv)
     pg_status_clear(&st);
     sweep_grid g;
     memset(&g, 0, sizeof g);
-    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_CSV, &o, &st);
+    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_CSV,
+                               CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_EMIT | CLI_OPT_CHUNKS |
+                                   CLI_OPT_CHUNK,
+                               &o, &st);
     if (rc == 0 && o.trace_path)
         rc = pg_fail(&st, PG_EXIT_INPUT, "sweep: --trace is for run (one trace per simulation)");
     if (rc == 0)

@@ -327,13 +327,13 @@ void job_parallel_free(job_parallel *jp)
     memset(jp, 0, sizeof *jp);
 }
 
-int job_start(int argc, char **argv, int first, unsigned formats, int want_schedule, cli_options *o, job *j,
-              pg_status *st)
+int job_start(int argc, char **argv, int first, unsigned formats, unsigned accepted, int want_schedule,
+              cli_options *o, job *j, pg_status *st)
 {
     pg_status_clear(st);
     memset(j, 0, sizeof *j);
     config_init(&j->cfg);
-    int rc = cli_parse_options(argc, argv, first, formats, o, st);
+    int rc = cli_parse_options(argc, argv, first, formats, accepted, o, st);
     if (rc == 0)
         rc = job_load_experiment(j, o, st);
     if (rc == 0 && want_schedule)

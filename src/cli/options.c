@@ -25,7 +25,33 @@ static int parse_format(const char *text, unsigned allowed, output_format *out, 
 
 enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK, OPT_SVG };
 
-int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, cli_options *o, pg_status *st)
+/* The CLI_OPT_* bit and the name of a getopt code (bit 0: --set, --format
+ * and operands, which every command takes). */
+static const struct {
+    int code;
+    unsigned bit;
+    const char *name;
+} OPTION_BITS[] = {
+    {OPT_TRACE, CLI_OPT_TRACE, "--trace"},  {OPT_SVG, CLI_OPT_SVG, "--svg"},
+    {OPT_COLOR, CLI_OPT_COLOR, "--color"},  {OPT_SIMULATED, CLI_OPT_SIMULATED, "--simulated"},
+    {'g', CLI_OPT_GRID, "--grid"},          {'j', CLI_OPT_JOBS, "-j/--jobs"},
+    {'o', CLI_OPT_OUTPUT, "-o/--output"},   {OPT_EMIT, CLI_OPT_EMIT, "--emit"},
+    {OPT_CHUNKS, CLI_OPT_CHUNKS, "--chunks"}, {OPT_CHUNK, CLI_OPT_CHUNK, "--chunk"},
+};
+
+static int option_bit(int c, unsigned *bit, const char **name)
+{
+    for (size_t i = 0; i < sizeof OPTION_BITS / sizeof OPTION_BITS[0]; i++)
+        if (OPTION_BITS[i].code == c) {
+            *bit = OPTION_BITS[i].bit;
+            *name = OPTION_BITS[i].name;
+            return 1;
+        }
+    return 0;
+}
+
+int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats, unsigned accepted, cli_options *o,
+                      pg_status *st)
 {
     static const struct option LONG_OPTIONS[] = {
         {"set", required_argument, NULL, 's'},    {"format", required_argument, NULL, 'f'},
@@ -51,6 +77,11 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
     while ((c = getopt_long(argc, argv, "-s:f:g:j:o:", LONG_OPTIONS, NULL)) != -1) {
         const char *why = NULL;
         long n;
+        unsigned bit;
+        const char *name;
+        if (option_bit(c, &bit, &name) && !(accepted & bit))
+            return pg_fail(st, PG_EXIT_INPUT, "option %s does not apply to `pipegrid %s` (see pipegrid --help)", name,
+                           argv[1]);
         switch (c) {
         case 1:
             if (o->experiment_path != NULL)
