@@ -15,6 +15,7 @@
  *   - the CLI: `run --set recompute=plan` exits 0 when it fits, 2 when
  *     nothing can fit.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +299,72 @@ START_TEST(test_optimal_by_enumeration)
 }
 END_TEST
 
+/* Each rank's least recompute seconds (the exact per-rank cover, swept
+ * over the rank's windows) against enumeration of every choice of the
+ * rank's pairs: split and fused backward, one and two stages per rank. */
+static double brute_least_recompute(const fixture *fx, int r)
+{
+    const schedule *s = &fx->s;
+    int pairs[64], n = 0;
+    for (int c = 0; c < s->nstages; c++)
+        if (s->stage_rank[c] == r)
+            for (int mb = 0; mb < s->m; mb++) pairs[n++] = c * s->m + mb;
+    long combos = 1;
+    for (int i = 0; i < n; i++) combos *= 6;
+    memplan q;
+    plan_init(&q, s);
+    double best = -1;
+    for (long code = 0; code < combos; code++) {
+        long x = code;
+        double cost = 0;
+        for (int i = 0; i < n; i++, x /= 6) {
+            plan_choice ch = {.fwd = (uint8_t)(x % 3), .bwd = (uint8_t)(x % 6 / 3)};
+            plan_set(&q, pairs[i] / s->m, pairs[i] % s->m, ch);
+            act_flow f;
+            act_flow_of(&fx->w, &q, pairs[i] / s->m, pairs[i] % s->m, &f);
+            cost += f.r_ref_s + (sched_is_split(s) ? f.rw_ref_s : 0);
+        }
+        if (best >= 0 && cost >= best) continue;
+        if (oracle_peak(fx, &q, r) <= fx->budget[r] * (1 - BUDGET_TOL_REL)) best = cost;
+    }
+    plan_free(&q);
+    return best;
+}
+
+START_TEST(test_least_recompute_by_enumeration)
+{
+    struct {
+        const char *name;
+        int m;
+        double budget;
+    } cases[] = {{"zb-h1", 4, 1.3}, {"zb-h1", 4, 1.7}, {"1f1b", 4, 1.2}, {"v-half", 3, 1.4}, {"zb-v", 3, 1.9}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fixture fx;
+        uniform_fixture(&fx, cases[i].name, 2, cases[i].m, cases[i].budget);
+        remat_input in = input_of(&fx, 5.0);
+        memplan p;
+        remat_result res;
+        pg_status st;
+        pg_status_clear(&st);
+        ck_assert_msg(remat_plan(&in, &p, &res, &st) == 0, "%s: %s", cases[i].name, st.msg);
+        ck_assert_msg(res.method != REMAT_NOTHING, "%s fits without recomputation", cases[i].name);
+        for (int r = 0; r < fx.s.pp; r++) {
+            double brute = brute_least_recompute(&fx, r);
+            ck_assert_msg(brute >= 0, "%s rank %d: nothing fits", cases[i].name, r);
+            ck_assert_msg(res.least_recompute_s[r] >= 0, "%s rank %d: not computed", cases[i].name, r);
+            ck_assert_msg(fabs(res.least_recompute_s[r] - brute) <= PG_REL_TOL * (1 + brute),
+                          "%s rank %d: least %.9g, enumeration %.9g", cases[i].name, r, res.least_recompute_s[r],
+                          brute);
+            /* and the plan, which fits, spends at least that */
+            ck_assert(res.recompute_s[r] >= brute * (1 - PG_REL_TOL));
+        }
+        plan_free(&p);
+        remat_result_free(&res);
+        fixture_free(&fx);
+    }
+}
+END_TEST
+
 /* Below what recomputing everything needs (one whole M_B at a B, plus the
  * inputs kept): an input error naming the rank; ample memory: no plan. */
 START_TEST(test_infeasible_and_ample)
@@ -525,6 +592,7 @@ static Suite *remat_suite(void)
     tcase_add_test(tc, test_zbh1_replays_within_budget);
     tcase_add_test(tc, test_gpipe_replays_within_budget);
     tcase_add_test(tc, test_optimal_by_enumeration);
+    tcase_add_test(tc, test_least_recompute_by_enumeration);
     tcase_add_test(tc, test_infeasible_and_ample);
     tcase_add_test(tc, test_greedy_fallback);
     tcase_add_test(tc, test_finding_best_schedule_depends_on_budget);

@@ -65,6 +65,8 @@ static void write_json(const job *j, const memplan *p, const remat_result *res, 
         json_num(o, "budget_bytes", capacity_of(j, r) - stat);
         json_num(o, "peak_memory_bytes", stat + res->peak_bytes[r]);
         json_num(o, "recompute_seconds", res->recompute_s[r]);
+        if (res->least_recompute_s[r] >= 0) json_num(o, "least_recompute_seconds", res->least_recompute_s[r]);
+        else sb_append(o, ", \"least_recompute_seconds\": null");
         sb_append(o, "}");
     }
     sb_append(o, "], \"plan\": [");
@@ -97,11 +99,13 @@ static void write_text(const job *j, const memplan *p, const remat_result *res, 
         sb_appendf(o, "; greedy warm start %.6g s", res->greedy_makespan_s);
     sb_appendf(o, "\n  recomputed: %d full, %d selective forwards, %d backwards\n", res->nfull, res->nselective,
                res->nbackward);
-    sb_append(o, "  rank  capacity GiB  static GiB  budget GiB  peak GiB  recompute s\n");
+    sb_append(o, "  rank  capacity GiB  static GiB  budget GiB  peak GiB  recompute s  least possible s\n");
     for (int r = 0; r < s->pp; r++) {
         double stat = job_rank_static_bytes(j, r), cap = capacity_of(j, r);
-        sb_appendf(o, "  %4d  %12.3f  %10.3f  %10.3f  %8.3f  %11.6g\n", r, cap / GIB, stat / GIB, (cap - stat) / GIB,
+        sb_appendf(o, "  %4d  %12.3f  %10.3f  %10.3f  %8.3f  %11.6g", r, cap / GIB, stat / GIB, (cap - stat) / GIB,
                    (stat + res->peak_bytes[r]) / GIB, res->recompute_s[r]);
+        if (res->least_recompute_s[r] >= 0) sb_appendf(o, "  %16.6g\n", res->least_recompute_s[r]);
+        else sb_append(o, "                 -\n");
     }
     sb_append(o, "  per microbatch, forward k(eep) s(elective) f(ull) + backward k(eep) r(ecompute):\n");
     for (int r = 0; r < s->pp; r++)
@@ -118,8 +122,6 @@ static void write_text(const job *j, const memplan *p, const remat_result *res, 
 
 int cmd_plan(int argc, char **argv)
 {
-    if (argc >= 3 && strcmp(argv[2], "offload") == 0)   /* cmd_plan_offload.c (owner: optpipe) */
-        return cmd_plan_offload(argc, argv);
     if (argc >= 3 && strcmp(argv[2], "offload") == 0)   /* offload=plan's planner: cmd_plan_offload.c */
         return cmd_plan_offload(argc, argv);
     if (argc < 3 || strcmp(argv[2], "remat") != 0) {

@@ -7,10 +7,12 @@
  * with no idle time every recompute second is a makespan second, so GLPK's
  * bound stays well below the optimum and branch and bound does not close
  * the gap (6.2B, ZB-H1, p 8, m 32: 4 % after 300 s).  Each rank's memory
- * rows alone form a small covering ILP (minimise the rank's recompute
- * seconds; windows are intervals of the rank's order), which GLPK solves in
- * a fraction of a second.  Its optimum R_r is a valid lower bound on that
- * rank's recompute seconds in ANY plan, so
+ * rows alone form a small covering problem (minimise the rank's recompute
+ * seconds; windows are intervals of the rank's order), solved exactly by
+ * the sweep of remat_cover_dp.c in milliseconds, or, when too many windows
+ * are open at once for it, as an ILP in GLPK here (which needed more than
+ * 9 s for some zero-bubble ranks at middle budgets).  Its optimum R_r is a
+ * valid lower bound on that rank's recompute seconds in ANY plan, so
  *     sum over the rank's binaries of (seconds x)  >=  R_r
  * is a valid cut for the makespan ILP, and the union of the rank optima is a
  * plan that fits (often better than the greedy one).
@@ -25,6 +27,8 @@
 /* The cut's right-hand side is lowered by this much so that GLPK's own
  * tolerances never make the optimum look infeasible. */
 #define CUT_SLACK_REL 1e-7
+/* A running cut is added where the running minimum rises by more than this. */
+#define RUNNING_RISE_REL 1e-9
 
 double rm_col_cost(const rm_ilp *z, int col)
 {
@@ -59,10 +63,8 @@ static void cover_callback(glp_tree *tree, void *info)
  * the cover's optimum stays a valid (slightly lowered) bound. */
 #define ALIGN_BONUS_REL 1e-4
 
-/* 1 when col's option (or a more frugal one) is chosen in c for the same
- * microbatch on the previous stage, which a rank earlier in the order
- * (rm_cover_ranks goes by rank) has already decided. */
-static double aligned(const rm_ilp *z, const plan_choice *c, int col)
+/* rm_cover_ranks goes by rank, so the stage before is decided already. */
+int rm_col_aligned(const rm_ilp *z, const plan_choice *c, int col)
 {
     const rm_model *md = z->md;
     int p = z->col_pair[col];
@@ -88,7 +90,7 @@ static int cover_rank(const rm_ilp *z, int tm_ms, const int *map, int ncols, pla
         if (map[col] > 0) {
             back[map[col]] = col;
             glp_set_col_kind(lp, map[col], GLP_BV);
-            glp_set_obj_coef(lp, map[col], rm_col_cost(z, col) * (1.0 - ALIGN_BONUS_REL * aligned(z, c, col)));
+            glp_set_obj_coef(lp, map[col], rm_col_cost(z, col) * (1.0 - ALIGN_BONUS_REL * rm_col_aligned(z, c, col)));
         }
     int *ind = pg_xmalloc(((size_t)z->ncols + 1) * sizeof *ind);
     double *val = pg_xmalloc(((size_t)z->ncols + 1) * sizeof *val);
@@ -143,7 +145,60 @@ static int cover_rank(const rm_ilp *z, int tm_ms, const int *map, int ncols, pla
     return solved;
 }
 
-int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c)
+/* The cut  sum of the recompute seconds of columns ind[1..n] >= need
+ * (lowered by CUT_SLACK_REL); val is scratch of the same size. */
+static void add_seconds_cut(rm_ilp *z, int n, const int *ind, double *val, double need)
+{
+    for (int i = 1; i <= n; i++) val[i] = rm_col_cost(z, ind[i]);
+    int row = glp_add_rows(z->lp, 1);
+    glp_set_mat_row(z->lp, row, n, ind, val);
+    glp_set_row_bnds(z->lp, row, GLP_LO, need * (1.0 - CUT_SLACK_REL), 0.0);
+}
+
+/* First (dir 1) or last (dir -1) op over budget in col's window. */
+static int window_edge(const rm_ilp *z, int col, int dir)
+{
+    const rm_model *md = z->md;
+    int p = z->col_pair[col];
+    int from = col == z->col_bwd[p] ? md->idB[p] + 1 : md->idF[p];
+    int to = col == z->col_bwd[p] ? md->idW[p] : md->idB[p];
+    int edge = -1;
+    for (int k = from; k < to; k++)
+        if (z->over[k] > 0) {
+            edge = k;
+            if (dir > 0) break;
+        }
+    return edge;
+}
+
+/* Running cuts of rank r: wherever the least recompute spent on the
+ * windows met so far in the sweep's direction rises (rm_cover_dp's
+ * running), that much must be spent on those windows' options.  Forward,
+ * they keep the relaxation from spending its recompute late in a rank,
+ * where a bubble may hide it; backward, early. */
+static void add_running_cuts(rm_ilp *z, int r, int dir, const double *running, int *ind, double *val)
+{
+    const rm_model *md = z->md;
+    int *edge = pg_xcalloc((size_t)z->ncols + 1, sizeof *edge);
+    for (int col = 1; col <= z->ncols; col++) {
+        int p = z->col_pair[col];
+        edge[col] = p >= 0 && md->s->stage_rank[p / md->m] == r ? window_edge(z, col, dir) : -1;
+    }
+    double last = 0;
+    int k0 = dir > 0 ? md->base[r] : md->base[r + 1] - 1, k1 = dir > 0 ? md->base[r + 1] : md->base[r] - 1;
+    for (int k = k0; k != k1; k += dir) {
+        double need = running[k - md->base[r]];
+        if (!(need > last * (1.0 + RUNNING_RISE_REL))) continue;
+        last = need;
+        int n = 0;
+        for (int col = 1; col <= z->ncols; col++)
+            if (edge[col] >= 0 && (dir > 0 ? edge[col] <= k : edge[col] >= k)) ind[++n] = col;
+        add_seconds_cut(z, n, ind, val, need);
+    }
+    free(edge);
+}
+
+int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c, double *least_s)
 {
     const rm_model *md = z->md;
     int *map = pg_xcalloc((size_t)z->ncols + 1, sizeof *map);
@@ -158,24 +213,37 @@ int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c)
     if (tm_ms < 1) tm_ms = 1;
     int solved = 0;
     for (int r = 0; r < md->pp; r++) {
+        least_s[r] = 0;
         if (count[r] == 0) continue;
         int n = 0;
         for (int col = 1; col <= z->ncols; col++) {
             int p = z->col_pair[col];
             map[col] = (p >= 0 && md->s->stage_rank[p / md->m] == r) ? ++n : 0;
         }
-        double bound;
-        solved += cover_rank(z, tm_ms, map, n, c, &bound);
+        double bound = 0;
+        size_t nops = (size_t)(md->base[r + 1] - md->base[r]) + 1;
+        double *running = pg_xmalloc(nops * sizeof *running);
+        int sv = rm_cover_dp(z, z->over, r, 1, NULL, c, &bound, running);
+        /* exact; the ILP cover's optimum below carries the tie-break */
+        least_s[r] = sv > 0 ? bound : -1;
+        if (sv > 0) {
+            add_running_cuts(z, r, 1, running, ind, val);
+            /* the backward sweep's choices are a second least-cost cover: not used */
+            plan_choice *scratch = pg_xmalloc(((size_t)md->npairs + 1) * sizeof *scratch);
+            memcpy(scratch, c, (size_t)md->npairs * sizeof *scratch);
+            double again;
+            if (rm_cover_dp(z, z->over, r, -1, NULL, scratch, &again, running) > 0)
+                add_running_cuts(z, r, -1, running, ind, val);
+            free(scratch);
+        }
+        free(running);
+        if (sv == 0) sv = cover_rank(z, tm_ms, map, n, c, &bound);
+        solved += sv > 0;
         if (bound <= 0) continue;
         int k = 0;
         for (int col = 1; col <= z->ncols; col++)
-            if (map[col] > 0) {
-                ind[++k] = col;
-                val[k] = rm_col_cost(z, col);
-            }
-        int row = glp_add_rows(z->lp, 1);
-        glp_set_mat_row(z->lp, row, k, ind, val);
-        glp_set_row_bnds(z->lp, row, GLP_LO, bound * (1.0 - CUT_SLACK_REL), 0.0);
+            if (map[col] > 0) ind[++k] = col;
+        add_seconds_cut(z, k, ind, val, bound);
     }
     free(map);
     free(count);

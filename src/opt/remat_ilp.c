@@ -13,6 +13,11 @@
  *   memory         for every op k over budget without recomputation:
  *                  sum over pairs alive at k of (bytes an option frees at k) x
  *                  >= memory at k without recomputation - budget
+ *   counts         per such op: at least q of its alive activations
+ *                  recomputed, and at least q' fully (add_count_row,
+ *                  add_full_count_row)
+ *   covers         per rank: its recompute seconds >= its exact cover's,
+ *                  and the running minima of remat_cover.c
  * where an op's overhead is the recompute cost its options add to it (B or
  * BW: the forward's; W: the backward's).  Ops start at 0 at the earliest,
  * so C is the makespan of the as-soon-as-possible timing of the chosen
@@ -22,6 +27,7 @@
  * costs time, so it is not a column at all.
  */
 #include <glpk.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +40,8 @@
 /* A binary is taken as set above this value (GLPK returns 0/1 up to its
  * integrality tolerance). */
 #define BINARY_ON 0.5
+/* Rounding slack of a count that is integral up to floating error. */
+#define FULL_COUNT_TOL 1e-9
 
 
 static void row_reserve(rm_ilp *z, int n)
@@ -185,6 +193,53 @@ static void add_count_row(rm_ilp *z, int n, double deficit)
     free(best);
 }
 
+/* The memory row just built (z->ind/val[1..n]) may need more than the
+ * cheaper options can free: with every selective and backward option on,
+ * the row frees at most `cheap` units, and each full recompute adds at most
+ * `step` more (its saving minus its pair's selective saving; the two
+ * exclude each other).  So at least ceil((deficit - cheap) / step) full
+ * recomputes are needed:  sum of the row's x_full >= that count.  This is
+ * a rounding the LP relaxation cannot make: it meets the deficit with a
+ * fraction of a full recompute per window, smeared over the microbatches,
+ * where every real plan pays for whole ones (1F1B rank 0 at middle
+ * budgets: "fk" in some windows, "sk" in others).  The full binaries of
+ * consecutive windows form intervals, so these rows keep the relaxation
+ * integral in the number of full recomputes per window. */
+static void add_full_count_row(rm_ilp *z, int n, double deficit)
+{
+    double cheap = 0, step = 0;
+    int nfull = 0;
+    for (int i = 1; i <= n; i++) {
+        int c = z->ind[i], p = z->col_pair[c];
+        if (c == z->col_full[p]) {
+            double sel = 0;
+            if (i < n && z->ind[i + 1] == z->col_sel[p]) sel = z->val[i + 1];
+            if (z->val[i] - sel > step) step = z->val[i] - sel;
+            nfull++;
+        } else {
+            cheap += z->val[i];
+        }
+    }
+    if (nfull == 0 || step <= 0 || deficit <= cheap) return;
+    double need = ceil((deficit - cheap) / step - FULL_COUNT_TOL);
+    if (need < 1) return;
+    int *ind = pg_xmalloc(((size_t)nfull + 1) * sizeof *ind);
+    double *val = pg_xmalloc(((size_t)nfull + 1) * sizeof *val);
+    int m = 0;
+    for (int i = 1; i <= n; i++) {
+        int c = z->ind[i];
+        if (c == z->col_full[z->col_pair[c]]) {
+            ind[++m] = c;
+            val[m] = 1.0;
+        }
+    }
+    int r = glp_add_rows(z->lp, 1);
+    glp_set_mat_row(z->lp, r, m, ind, val);
+    glp_set_row_bnds(z->lp, r, GLP_LO, need, 0.0);
+    free(ind);
+    free(val);
+}
+
 /* One memory row per op over budget; pairs alive there are found by a sweep
  * over each rank's ops, as the greedy does. */
 static void build_memory_rows(rm_ilp *z, const double *over)
@@ -230,6 +285,7 @@ static void build_memory_rows(rm_ilp *z, const double *over)
                     }
                 }
                 add_row(z, n, GLP_LO, over[k] / unit, 0.0);
+                add_full_count_row(z, n, over[k] / unit);
                 add_count_row(z, n, over[k] / unit);
             }
             if (o.kind == OP_W || o.kind == OP_BW) {
@@ -351,6 +407,10 @@ static double wall_s(void)
 /* Share each local search (before and after GLPK) may use at most; it
  * usually stops well before, when no move helps. */
 #define POLISH_TIME_SHARE 0.05
+/* Rounds of covers weighted by criticality, and the share of the time
+ * limit they may use at most. */
+#define CRITICAL_ROUNDS 300
+#define CRITICAL_TIME_SHARE 0.1
 /* Share one polish of a GLPK incumbent may use. */
 #define POLISH_CB_SHARE 0.02
 
@@ -364,6 +424,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     rm_ilp z;
     memset(&z, 0, sizeof z);
     z.md = md;
+    z.over = over;
     z.lp = glp_create_prob();
     glp_set_obj_dir(z.lp, GLP_MIN);
     build_columns(&z, over);
@@ -381,7 +442,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     double *end = pg_xmalloc(n * sizeof *end);
     plan_choice *cc = pg_xmalloc(((size_t)md->npairs + 1) * sizeof *cc);
     memcpy(cc, c, (size_t)md->npairs * sizeof *cc);
-    rm_cover_ranks(&z, in->time_limit_s * COVER_TIME_SHARE, cc);
+    rm_cover_ranks(&z, in->time_limit_s * COVER_TIME_SHARE, cc, res->least_recompute_s);
     /* Both are polished: the local search from the aligned covers usually
      * ends lower, but not always (1F1B, 20 GiB: the greedy's). */
     rm_polish(md, cc, wall_s() + in->time_limit_s * POLISH_TIME_SHARE, wall_s);
@@ -389,6 +450,8 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     double mk_cover = rm_times(md, cc, NULL, end, NULL);
     if (mk_cover < rm_times(md, c, NULL, end, NULL)) memcpy(c, cc, (size_t)md->npairs * sizeof *c);
     free(cc);
+    if (rm_weighted_covers(&z, CRITICAL_ROUNDS, wall_s() + in->time_limit_s * CRITICAL_TIME_SHARE, wall_s, c))
+        rm_polish(md, c, wall_s() + in->time_limit_s * POLISH_TIME_SHARE, wall_s);
     double warm_makespan = rm_times(md, c, NULL, end, NULL);
     res->nrows = glp_get_num_rows(z.lp);
     double *x0 = warm_start(&z, c, end, warm_makespan);
@@ -506,9 +569,13 @@ int remat_plan(const remat_input *in, memplan *out, remat_result *res, pg_status
         return pg_fail(st, PG_EXIT_INPUT, "remat planner: negative time limit or gap");
     rm_model md;
     int rc = rm_model_build(in, &md, st);
+    int pp = in->sched != NULL ? in->sched->pp : 0;
+    res->least_recompute_s = pg_xmalloc(((size_t)pp + 1) * sizeof *res->least_recompute_s);
+    for (int r = 0; r < pp; r++) res->least_recompute_s[r] = -1;
     if (rc == 0) rc = check_possible(&md, st);
     if (rc != 0) {
         rm_model_free(&md);
+        remat_result_free(res);
         return rc;
     }
     size_t n = (size_t)md.total + 1;
@@ -518,6 +585,8 @@ int remat_plan(const remat_input *in, memplan *out, remat_result *res, pg_status
     res->keep_makespan_s = rm_times(&md, c, start, end, NULL);
     rm_memory(&md, c, mem);
     res->method = fits(&md, c) ? REMAT_NOTHING : REMAT_GREEDY;
+    if (res->method == REMAT_NOTHING)
+        for (int r = 0; r < pp; r++) res->least_recompute_s[r] = 0;
     if (res->method == REMAT_GREEDY) {
         /* Lifespans in the no-recomputation timing. */
         double *lf = pg_xcalloc((size_t)md.npairs + 1, sizeof *lf);
@@ -562,6 +631,7 @@ int remat_plan(const remat_input *in, memplan *out, remat_result *res, pg_status
 
 void remat_result_free(remat_result *res)
 {
+    free(res->least_recompute_s);
     free(res->peak_bytes);
     free(res->recompute_s);
     memset(res, 0, sizeof *res);

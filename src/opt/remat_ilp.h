@@ -42,22 +42,29 @@
  * Method.  A greedy warm start (at the first op where a rank is over its
  * budget, step down the activation alive there with the fewest recompute
  * seconds per byte freed, the longest-lived among equals, until it fits;
- * then undo whatever is not needed, shortest lived first); per-rank covers
- * (each rank's memory rows alone, minimising its recompute seconds: a
- * second warm start, and a valid cut  rank's recompute seconds >= that
- * minimum, remat_cover.c; among a rank's least-cost covers it takes the
- * one that recomputes the same microbatches as the stage before, so that a
- * path through the pipeline does not collect recomputes of different
- * microbatches rank after rank); a local search from the better of the two
- * (change the choices of one or two microbatches of a stage while the rank
- * still fits and the makespan, then the sum of op ends, falls: rm_polish);
- * then the makespan ILP in GLPK: one binary per
- * useful option of each (stage, mb) (an option is useful only if its window
- * covers an op that is over budget without recomputation), end-time
- * variables per op with the fixed per-rank order (no ordering binaries), a
- * memory row and a cardinality cut per op over budget; the better warm
- * start is GLPK's first incumbent, and every later incumbent is polished by
- * the same local search and handed back.  The best plan, re-timed by the
+ * then undo whatever is not needed, shortest lived first).  Then each
+ * rank's exact cover: the fewest recompute seconds that fit its memory
+ * rows alone, by a sweep over the rank's ops whose state is the choices of
+ * the windows open there (remat_cover_dp.c; an ILP when too many windows
+ * are open at once, remat_cover.c).  A cover's optimum is a lower bound on
+ * that rank's recompute seconds in any plan, reported per rank
+ * (least_recompute_s) and added to the ILP as a cut, with the running
+ * minima of the forward and backward sweeps (recompute spent on the
+ * windows met so far) as further cuts; among a rank's least-cost covers it
+ * takes the one that recomputes the same microbatches as the stage before
+ * (a path through the pipeline then meets them at one point).  Then covers
+ * weighted by how often each op was on the critical path
+ * (remat_critical.c), a local search (change the choices of one or two
+ * microbatches of a stage while the rank still fits and the makespan,
+ * then the sum of op ends, falls: rm_polish), and the makespan ILP in
+ * GLPK: one binary per useful option of each (stage, mb) (an option is
+ * useful only if its window covers an op that is over budget without
+ * recomputation), end-time variables per op with the fixed per-rank order
+ * (no ordering binaries), per op over budget a memory row and two count
+ * rows (at least q activations recomputed; at least q' of them fully,
+ * when the cheaper options cannot free enough); the best warm start is
+ * GLPK's first incumbent, and every later incumbent is polished by the
+ * same local search and handed back.  The best plan, re-timed by the
  * evaluator, is returned, with GLPK's proven bound when it ran.  Beyond
  * REMAT_ILP_MAX_BINARIES binaries or REMAT_ILP_MAX_OPS ops, or with
  * time_limit_s = 0, the greedy plan is the answer.
@@ -112,6 +119,9 @@ typedef struct remat_result {
     int pp;
     double *peak_bytes;            /* [pp] predicted activation + workspace peak (static excluded) */
     double *recompute_s;           /* [pp] seconds of R / RW ops */
+    double *least_recompute_s;     /* [pp] proven least recompute seconds of any plan that fits the rank's
+                                      budget (its exact cover); -1 where not computed (no ILP, or too many
+                                      windows open at once for the exact cover) */
 } remat_result;
 
 /* Fills *out (plan_init'ed here; free with plan_free) and *res (free with

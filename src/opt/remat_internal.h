@@ -85,6 +85,7 @@ typedef struct rm_ilp {
     int *col_full, *col_sel, *col_bwd;   /* [npairs] column or 0 */
     int *col_pair;            /* [ncols + 1] pair of a binary column, -1 otherwise */
     int ncols, nbin;
+    const double *over;       /* [total] bytes over budget without recomputation */
     /* scratch row */
     int *ind;
     double *val;
@@ -99,11 +100,40 @@ static inline int rm_e_col(int k)
 /* Recompute seconds a binary column adds (0 for other columns). */
 double rm_col_cost(const rm_ilp *z, int col);
 
+/* 1 when col's option (or a more frugal one) is chosen in c for the same
+ * microbatch on the stage before, held by an earlier rank (the covers'
+ * tie-break: remat_cover.c). */
+int rm_col_aligned(const rm_ilp *z, const plan_choice *c, int col);
+
+/* Rank r's least-cost cover by a sweep over its ops over budget
+ * (remat_cover_dp.c), forward (dir = 1) or backward (dir = -1): over[total]
+ * are the bytes each op is over budget without recomputation.  Returns 1
+ * with the rank's choices written into c (pairs with columns only) and the
+ * least recompute seconds in *cost_out; 0 when the state space is too
+ * large (nothing written); -1 when nothing fits.  running, if not NULL,
+ * receives for each op i of the rank (base[r] + i) over budget the least
+ * recompute seconds any plan that fits spends on the windows (F to B, B to
+ * W) whose first op over budget in the sweep's direction is at or before
+ * that op (0 at other ops).  weight, if not NULL, scales each option's
+ * seconds by weight[its consumer op] (B or BW for the forward options, W
+ * for the backward one): the cover then minimises weighted seconds
+ * (rm_weighted_covers). */
+int rm_cover_dp(const rm_ilp *z, const double *over, int r, int dir, const double *weight, plan_choice *c,
+                double *cost_out, double *running);
+
 /* Per-rank covers: for each rank with binaries, the fewest recompute seconds
  * that fit its memory (an ILP over its memory rows alone), within
  * time_limit_s in all.  Writes each solved rank's choices into c, adds to
  * z the cut  rank's recompute seconds >= that minimum (its proven bound),
- * and returns how many ranks were solved. */
-int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c);
+ * and returns how many ranks were solved; least_s[pp] receives each rank's
+ * minimum when proven (exactly), -1 otherwise, and 0 for ranks without
+ * binaries. */
+int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c, double *least_s);
+
+/* Covers away from the critical path (remat_critical.c): up to rounds
+ * rounds of per-rank covers weighted by how often each consumer op was
+ * critical so far; c (a plan that fits) is replaced by the best plan found
+ * if its makespan is lower.  Returns 1 if c changed. */
+int rm_weighted_covers(const rm_ilp *z, int rounds, double deadline_s, double (*clock_s)(void), plan_choice *c);
 
 #endif
