@@ -90,4 +90,25 @@ expect_rc "plan offload json" 0 "$BIN" plan offload "${JOB[@]}" --set microbatch
     --format json
 if grep -q '"makespan":' "$TMP/out"; then ok "plan offload json has makespan"; else not_ok "plan offload json has makespan"; fi
 
+# offload.order=search: the order is chosen with the plan, and run replays it
+expect_rc "plan offload with the order search" 0 "$BIN" plan offload "${JOB[@]}" --set microbatches=8 \
+    --set recompute=full --set offload.order=search --format json
+python3 - "$TMP/out" <<'PY' && ok "the search tried 6 orders and beat 1f1b's plan" || not_ok "the search tried 6 orders and beat 1f1b's plan" "$(cat "$TMP/out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["orders_searched"] == 6 and j["order"].startswith("zb-auto"), j
+assert j["oom_ranks"] == 0 and j["makespan"] < 33.0, j   # 1F1B alone: (m + p - 1)(f + b + w) = 33 s
+PY
+searched=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["makespan"])' "$TMP/out")
+expect_rc "run replays the chosen order" 0 "$BIN" run "${JOB[@]}" --set microbatches=8 --set recompute=full \
+    --set offload=plan --set offload.order=search --format json
+python3 - "$TMP/out" "$searched" <<'PY' && ok "run: same order, same makespan" || not_ok "run: same order, same makespan" "$(head -c 600 "$TMP/out")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["order"] == "zb-auto" and abs(j["makespan"] - float(sys.argv[2])) <= 1e-9 * j["makespan"], (j["order"], j["makespan"], sys.argv[2])
+PY
+expect_rc "offload.order with a bad value is bad input" 2 "$BIN" run "${JOB[@]}" --set offload=plan \
+    --set offload.order=sometimes
+expect_err "offload.order is named" "offload.order"
+
 test_summary

@@ -16,6 +16,7 @@
 #include "model/platform.h"
 #include "model/workload.h"
 #include "opt/offload_milp.h"
+#include "opt/offload_order.h"
 #include "opt/optimize.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
@@ -184,6 +185,60 @@ START_TEST(milp_never_worse_than_greedy)
 }
 END_TEST
 
+/* The order search (opt/offload_order.h) at 2.5 GiB, where 1F1B itself
+ * needs its plan: it must try the given order and zb-auto's orders for 4
+ * to 8 microbatches in flight, keep one that fits, choose the least model
+ * makespan among those that fit, beat the given order (offloads are free
+ * here, so a zero-bubble order with more in flight pays), and the chosen
+ * order with its plan must replay in the simulator without running out of
+ * memory, faster than the given order with its own plan. */
+START_TEST(order_search_beats_the_given_order)
+{
+    fixture fx;
+    double cap = 2.5 * GIB;
+    setup_job(&fx, cap);
+    offload_plan_input in = {.exp = &fx.e, .sched = &fx.s, .wl = &fx.wl, .plat = &fx.plat,
+                             .rank_gpu = fx.rank_gpu, .allow_offload = 1, .allow_recompute = 2, .use_milp = 1};
+    sched_params params = {.pp = PP, .m = M, .chunks = 1, .t_f = T_F, .t_b = 1, .t_w = 1, .w_fraction = 0.4324};
+    schedule best;
+    memplan p;
+    offload_plan_result res;
+    offload_order_result *ores = malloc(sizeof *ores);
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(offload_order_search(&in, &params, &best, &p, &res, ores, &st), 0);
+    ck_assert(ores->searched);
+    ck_assert_int_eq(ores->n, 1 + PP + 1);
+    ck_assert_int_ge(ores->chosen, 1);
+    const offload_order_candidate *c = &ores->cand[ores->chosen];
+    ck_assert(c->fits && ores->cand[0].fits);
+    for (int i = 0; i < ores->n; i++)
+        if (ores->cand[i].fits) ck_assert(c->model_makespan_s <= ores->cand[i].model_makespan_s);
+    ck_assert(c->model_makespan_s < ores->cand[0].model_makespan_s);
+    ck_assert_str_eq(best.name, "zb-auto");
+    ck_assert_rel(res.model_makespan_s, c->model_makespan_s, PG_REL_TOL);
+
+    /* One simulation per process (SimGrid): the chosen order's.  On this
+     * network the MILP's model is the simulator's timing, so the replay
+     * lands on the model makespan, below the given order's. */
+    double chosen_makespan, peak;
+    int noom;
+    schedule given = fx.s;
+    fx.s = best;
+    simulate(&fx, &p, &chosen_makespan, &peak, &noom);
+    fx.s = given;
+    ck_assert_int_eq(noom, 0);
+    ck_assert(peak <= cap);
+    ck_assert_rel(chosen_makespan, c->model_makespan_s, 1e-6);
+    ck_assert_msg(chosen_makespan < ores->cand[0].model_makespan_s, "chosen %g s, given %g s", chosen_makespan,
+                  ores->cand[0].model_makespan_s);
+    plan_free(&p);
+    sched_free(&best);
+    free(ores);
+    free_job(&fx);
+}
+END_TEST
+
 /* Same input, same plan (run replays what optimize chose). */
 START_TEST(plan_is_deterministic)
 {
@@ -269,6 +324,7 @@ static Suite *suite(void)
     tcase_add_test(tp, plan_reports_infeasible);
     tcase_add_test(tp, milp_never_worse_than_greedy);
     tcase_add_test(tp, plan_is_deterministic);
+    tcase_add_test(tp, order_search_beats_the_given_order);
     suite_add_tcase(s, tp);
     TCase *to = tcase_create("optimize");
     tcase_add_test(to, divisors_and_microbatches);

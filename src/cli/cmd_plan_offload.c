@@ -10,6 +10,7 @@
  * selective: + selective recompute; full or plan: all six options).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -33,11 +34,30 @@ static void rank_counts(const job *j, const memplan *p, int r, int *off, int *re
     }
 }
 
-static void write_text(const job *j, const memplan *p, const offload_plan_result *res, const run_metrics *m,
-                       const sim_outcome *out)
+/* offload.order=search: every order tried, the chosen one marked. */
+static void write_orders(const offload_order_result *ores)
+{
+    if (ores->n == 0) return;
+    if (!ores->searched) {
+        printf("  order        the schedule's (several stages per rank: no order search)\n");
+        return;
+    }
+    printf("  order        searched %d orders (model makespan of each one's plan):\n", ores->n);
+    for (int i = 0; i < ores->n; i++) {
+        const offload_order_candidate *c = &ores->cand[i];
+        if (c->fits)
+            printf("    %c %-26s %.6g s\n", i == ores->chosen ? '*' : ' ', c->name, c->model_makespan_s);
+        else
+            printf("      %-26s does not fit\n", c->name);
+    }
+}
+
+static void write_text(const job *j, const memplan *p, const offload_plan_result *res,
+                       const offload_order_result *ores, const run_metrics *m, const sim_outcome *out)
 {
     printf("offload plan for %s: pp %d, %d microbatches, %d stage%s per rank\n", j->sched.name, j->sched.pp,
            j->sched.m, j->sched.v, j->sched.v > 1 ? "s" : "");
+    write_orders(ores);
     printf("  solver       %s (%d binaries, %d rows, %ld nodes)\n", offload_solve_status_name(res->status),
            res->nbinaries, res->nrows, res->nodes);
     printf("  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
@@ -58,17 +78,19 @@ static void write_text(const job *j, const memplan *p, const offload_plan_result
         printf("\nout of memory on %d rank%s: nothing the planner may choose fits\n", m->noom, m->noom > 1 ? "s" : "");
 }
 
-static void write_json(const job *j, const offload_plan_result *res, const run_metrics *m)
+static void write_json(const job *j, const offload_plan_result *res, const offload_order_result *ores,
+                       const run_metrics *m)
 {
     double peak = 0;
     for (int r = 0; r < m->pp; r++)
         if (m->rank[r].peak_memory_bytes > peak) peak = m->rank[r].peak_memory_bytes;
     printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
            "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
-           "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d}\n",
+           "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"orders_searched\":%d,\"order\":\"%s\"}\n",
            j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
            res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
-           m->noom);
+           m->noom, ores->searched ? ores->n : 0,
+           ores->searched && ores->chosen >= 0 ? ores->cand[ores->chosen].name : "given");
 }
 
 int cmd_plan_offload(int argc, char **argv)
@@ -88,15 +110,8 @@ int cmd_plan_offload(int argc, char **argv)
     memset(&out, 0, sizeof out);
     int rc = job_start(argc, argv, 3, 1u << FORMAT_TEXT | 1u << FORMAT_JSON, 0, 1, &o, &j, &st);
     if (rc == 0) rc = job_build_platform(&j, &st);
-    if (rc == 0) {
-        const experiment *e = &j.exp;
-        offload_plan_input in = {.exp = e, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                                 .allow_offload = 1, .use_milp = 1,
-                                 .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
-                                                    : e->recompute == RECOMPUTE_SELECTIVE ? 1
-                                                                                          : 2};
-        rc = offload_plan_build(&in, &p, &res, &st);
-    }
+    offload_order_result *ores = pg_xcalloc(1, sizeof *ores);
+    if (rc == 0) rc = job_plan_offload(&j, &p, &res, ores, &st);
     if (rc == 0) {
         sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
                         .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &p};
@@ -110,10 +125,11 @@ int cmd_plan_offload(int argc, char **argv)
                         .bytes_per_param = j.exp.bytes_per_param, .capacity_override_bytes = j.exp.memory_capacity_bytes,
                         .plan = plan_is_empty(&p) ? NULL : &p, .zero1 = j.exp.memory_zero1, .dp = j.exp.dp};
     metrics_compute(&mi, &m);
-    if (o.format == FORMAT_JSON) write_json(&j, &res, &m);
-    else write_text(&j, &p, &res, &m, &out);
+    if (o.format == FORMAT_JSON) write_json(&j, &res, ores, &m);
+    else write_text(&j, &p, &res, ores, &m, &out);
     if (m.noom > 0) rc = PG_EXIT_OOM;
 done:
+    free(ores);
     metrics_free(&m);
     timeline_free(&tl);
     plan_free(&p);

@@ -58,6 +58,20 @@ static void rank_share_times(const workload *w, sched_params *p)
     p->w_fraction = c0->act_b_bytes > 0 ? c0->act_w_bytes / c0->act_b_bytes : 0.0;
 }
 
+int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
+{
+    /* Generators take per-rank-share times: a workload of pp stages. */
+    workload share;
+    int rc = workload_build(e, e->pp, &share, st);
+    if (rc != 0)
+        return rc;
+    *p = (sched_params){.pp = e->pp, .m = e->microbatches, .chunks = e->chunks,
+                        .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0, .mem_limit = e->memory_limit};
+    rank_share_times(&share, p);
+    workload_free(&share);
+    return 0;
+}
+
 /* Report an error of a lower layer at the experiment's file and line.  A
  * message that names the key at fault ("key 'microbatches': ...") is placed
  * where that key was set; any other at `key`'s origin. */
@@ -121,15 +135,9 @@ int job_build_schedule(job *j, pg_status *st)
             sb_free(&known);
             return rc;
         }
-        /* Generators take per-rank-share times: a workload of pp stages. */
-        workload share;
-        if ((rc = workload_build(e, e->pp, &share, st)) != 0)
+        sched_params p;
+        if ((rc = job_sched_params(e, &p, st)) != 0)
             return rc;
-        sched_params p = {.pp = e->pp, .m = e->microbatches, .chunks = e->chunks,
-                          .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
-                          .mem_limit = e->memory_limit};
-        rank_share_times(&share, &p);
-        workload_free(&share);
         pg_status inner;
         pg_status_clear(&inner);
         if ((rc = sched_generate(e->schedule, &p, &j->sched, &inner)) != 0)
@@ -198,18 +206,40 @@ static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
     return bytes;
 }
 
-int job_build_plan(const job *j, memplan *out, pg_status *st)
+int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    /* recompute is the planner's ceiling (opt/offload_milp.h) */
+    offload_plan_input pin = {.exp = e, .sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
+                              .allow_offload = 1, .use_milp = 1,
+                              .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
+                                                 : e->recompute == RECOMPUTE_SELECTIVE ? 1
+                                                                                       : 2};
+    memset(ores, 0, sizeof *ores);
+    if (!e->offload_order_search)
+        return offload_plan_build(&pin, out, res, st);
+    sched_params params;
+    int rc = job_sched_params(e, &params, st);
+    schedule best;
+    if (rc == 0)
+        rc = offload_order_search(&pin, &params, &best, out, res, ores, st);
+    if (rc == 0) {   /* the chosen order replaces the schedule: every report shows what ran */
+        sched_free(&j->sched);
+        j->sched = best;
+    }
+    return rc;
+}
+
+int job_build_plan(job *j, memplan *out, pg_status *st)
 {
     const experiment *e = &j->exp;
     memset(out, 0, sizeof *out);
-    if (e->offload == OFFLOAD_PLAN) {   /* opt/offload_milp.h: recompute is the planner's ceiling */
-        offload_plan_input pin = {.exp = e, .sched = &j->sched, .wl = &j->wl, .plat = &j->plat,
-                                  .rank_gpu = j->rank_gpu, .allow_offload = 1, .use_milp = 1,
-                                  .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
-                                                     : e->recompute == RECOMPUTE_SELECTIVE ? 1
-                                                                                           : 2};
+    if (e->offload == OFFLOAD_PLAN) {
         offload_plan_result pres;
-        return offload_plan_build(&pin, out, &pres, st);
+        offload_order_result *ores = pg_xmalloc(sizeof *ores);
+        int rc = job_plan_offload(j, out, &pres, ores, st);
+        free(ores);
+        return rc;
     }
     if (e->recompute == RECOMPUTE_PLAN) {   /* seed 004's ILP under memory.capacity (job_remat.c) */
         remat_result res;

@@ -70,6 +70,7 @@ static const choice OFFLOADS[] = {
 static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
+static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN}, {NULL, 0}};
@@ -166,6 +167,9 @@ static const key_spec SCHEMA[] = {
                "OptPipe-style MILP choosing offload / recompute / keep per activation under memory.capacity)"),
     NUM_KEY("offload.ratio", offload_ratio, T_NUMBER, "fraction", "0.5", 0, 1, 0,
             "offload=selective: fraction of activation bytes offloaded"),
+    CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
+               "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
+               "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
     CHOICE_KEY("recompute", "none|full|selective|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
                "activation recomputation (plan: the rematerialization ILP under memory.capacity)"),
     CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,

@@ -64,6 +64,7 @@ typedef struct experiment {
     double bytes_per_param;         /* weights + grads + optimizer; default 16 (mixed-precision Adam) */
     offload_policy offload;
     double offload_ratio;
+    int offload_order_search;       /* offload=plan: 1 = also plan other op orders (opt/offload_order.h) */
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */

@@ -18,6 +18,12 @@ const char *rpt_schedule_name(const report_input *in)
     return "?";
 }
 
+const char *rpt_order_chosen(const report_input *in)
+{
+    if (!in->exp || !in->sched || !in->exp->offload_order_search || in->exp->offload != OFFLOAD_PLAN) return NULL;
+    return strcmp(in->sched->name, in->exp->schedule) != 0 ? in->sched->name : NULL;
+}
+
 int rpt_microbatches(const report_input *in)
 {
     if (in->sched) return in->sched->m;

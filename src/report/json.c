@@ -233,6 +233,7 @@ void report_json(const report_input *in, strbuf *sb)
     jw w = { sb, 1 };
     sb_append(sb, "{");
     str(&w, "schedule", rpt_schedule_name(in));
+    if (rpt_order_chosen(in)) str(&w, "order", rpt_order_chosen(in));
     integer(&w, "pp", in->sched ? in->sched->pp : in->exp ? in->exp->pp : in->m ? in->m->pp : 0);
     integer(&w, "microbatches", rpt_microbatches(in));
     integer(&w, "stages_per_rank", rpt_stages_per_rank(in));

@@ -11,6 +11,9 @@
 /* Buffer size for the labels below. */
 #define RPT_LABEL_MAX 600
 
+/* The order offload.order=search ran instead of the experiment's schedule
+ * (opt/offload_order.h), or NULL when it ran the schedule's own. */
+const char *rpt_order_chosen(const report_input *in);
 const char *rpt_schedule_name(const report_input *in);
 int rpt_microbatches(const report_input *in);
 int rpt_stages_per_rank(const report_input *in);

@@ -93,6 +93,9 @@ static void header(const report_input *in, strbuf *sb)
     int v = rpt_stages_per_rank(in);
     sb_appendf(sb, "schedule   %s: pp %d, %d microbatches, %d stage%s per rank\n", rpt_schedule_name(in), pp,
                rpt_microbatches(in), v, v == 1 ? "" : "s");
+    if (rpt_order_chosen(in))
+        sb_appendf(sb, "order      %s's, chosen by offload.order=search (pipegrid plan offload lists the orders)\n",
+                   rpt_order_chosen(in));
     sb_appendf(sb, "workload   %s\n", rpt_workload_label(in, label, sizeof label));
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
