@@ -107,6 +107,10 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["order"] == "zb-auto" and abs(j["makespan"] - float(sys.argv[2])) <= 1e-9 * j["makespan"], (j["order"], j["makespan"], sys.argv[2])
 PY
+expect_rc "order search on a V schedule" 0 "$BIN" plan offload "${JOB[@]}" --set microbatches=8 --set recompute=full \
+    --set schedule=zb-v --set offload.order=search
+if grep -q "no order search" "$TMP/out"; then ok "two stages per rank keep their order, and say so"
+else not_ok "two stages per rank keep their order, and say so" "$(head -c 600 "$TMP/out")"; fi
 expect_rc "offload.order with a bad value is bad input" 2 "$BIN" run "${JOB[@]}" --set offload=plan \
     --set offload.order=sometimes
 expect_err "offload.order is named" "offload.order"
