@@ -81,11 +81,11 @@ int job_build_platform(job *j, pg_status *st);
  * job_build_schedule (and job_build_platform for recompute=plan, the
  * planner of job_remat.c).  The caller frees out with plan_free. */
 int job_build_plan(job *j, memplan *out, pg_status *st);
-/* offload=plan: the offload plan of the job's schedule (opt/offload_milp.h)
- * or, with offload.order=search, of the best order found
- * (opt/offload_order.h), which then replaces j->sched.  After
- * job_build_schedule and job_build_platform; ores->n is 0 without a search.
- * The caller frees out (plan_free). */
+/* offload=plan (job_offload.c): the plan the planner chooses among its
+ * candidates (opt/offload_order.h: copy models and, with
+ * offload.order=search, orders), each simulated in a forked child; the
+ * chosen order replaces j->sched.  After job_build_schedule and
+ * job_build_platform.  The caller frees out (plan_free). */
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st);
 /* The generators' parameters for the experiment (per-rank-share times). */
 int job_sched_params(const experiment *e, sched_params *p, pg_status *st);

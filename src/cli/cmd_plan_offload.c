@@ -34,21 +34,31 @@ static void rank_counts(const job *j, const memplan *p, int r, int *off, int *re
     }
 }
 
-/* offload.order=search: every order tried, the chosen one marked. */
-static void write_orders(const offload_order_result *ores)
+static const char *copy_model_name(int model)
+{
+    return model == OFFLOAD_COPIES_WHOLE  ? "whole"
+           : model == OFFLOAD_COPIES_ONLY ? "only"
+           : model == OFFLOAD_COPIES_NONE ? "none"
+                                          : "shared";
+}
+
+/* Every plan the planner weighed (order x copy model), the chosen one
+ * marked: the MILP's estimate and the simulation's makespan. */
+static void write_orders(const offload_order_result *ores, int search_asked)
 {
     if (ores->n == 0) return;
-    if (!ores->searched) {
-        printf("  order        the schedule's (several stages per rank: no order search)\n");
-        return;
-    }
-    printf("  order        searched %d orders (model makespan of each one's plan):\n", ores->n);
+    if (!ores->searched)
+        printf("  order        the schedule's (%s)\n", search_asked ? "several stages per rank: no order search"
+                                                                   : "offload.order=search tries others");
+    printf("  plans        %d weighed (copies: uplink shared by its GPUs, whole to each copy, offload only\n"
+           "               with the uplink shared, or none: recompute only):\n", ores->n);
+    printf("    %-26s %-6s %12s %12s\n", "order", "copies", "model s", "simulated s");
     for (int i = 0; i < ores->n; i++) {
         const offload_order_candidate *c = &ores->cand[i];
-        if (c->fits)
-            printf("    %c %-26s %.6g s\n", i == ores->chosen ? '*' : ' ', c->name, c->model_makespan_s);
-        else
-            printf("      %-26s does not fit\n", c->name);
+        printf("  %c %-26s %-6s ", i == ores->chosen ? '*' : ' ', c->name, copy_model_name(c->copy_model));
+        if (c->status == OFFLOAD_SOLVED_INFEASIBLE) printf("%12s %12s\n", "no fit", "-");
+        else if (!c->fits) printf("%12.6g %12s\n", c->model_makespan_s, "out of mem");
+        else printf("%12.6g %12.6g\n", c->model_makespan_s, c->judged_makespan_s);
     }
 }
 
@@ -57,7 +67,7 @@ static void write_text(const job *j, const memplan *p, const offload_plan_result
 {
     printf("offload plan for %s: pp %d, %d microbatches, %d stage%s per rank\n", j->sched.name, j->sched.pp,
            j->sched.m, j->sched.v, j->sched.v > 1 ? "s" : "");
-    write_orders(ores);
+    write_orders(ores, j->exp.offload_order_search);
     printf("  solver       %s (%d binaries, %d rows, %ld nodes)\n", offload_solve_status_name(res->status),
            res->nbinaries, res->nrows, res->nodes);
     printf("  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
@@ -86,11 +96,12 @@ static void write_json(const job *j, const offload_plan_result *res, const offlo
         if (m->rank[r].peak_memory_bytes > peak) peak = m->rank[r].peak_memory_bytes;
     printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
            "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
-           "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"orders_searched\":%d,\"order\":\"%s\"}\n",
+           "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"plans_weighed\":%d,\"orders_searched\":%d,\"chosen\":\"%s\","
+           "\"copy_model\":\"%s\"}\n",
            j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
            res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
-           m->noom, ores->searched ? ores->n : 0,
-           ores->searched && ores->chosen >= 0 ? ores->cand[ores->chosen].name : "given");
+           m->noom, ores->n, ores->searched, ores->chosen >= 0 ? ores->cand[ores->chosen].name : "none fits",
+           copy_model_name(ores->chosen >= 0 ? ores->cand[ores->chosen].copy_model : OFFLOAD_COPIES_SHARED));
 }
 
 int cmd_plan_offload(int argc, char **argv)

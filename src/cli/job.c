@@ -206,30 +206,6 @@ static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
     return bytes;
 }
 
-int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st)
-{
-    const experiment *e = &j->exp;
-    /* recompute is the planner's ceiling (opt/offload_milp.h) */
-    offload_plan_input pin = {.exp = e, .sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
-                              .allow_offload = 1, .use_milp = 1,
-                              .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
-                                                 : e->recompute == RECOMPUTE_SELECTIVE ? 1
-                                                                                       : 2};
-    memset(ores, 0, sizeof *ores);
-    if (!e->offload_order_search)
-        return offload_plan_build(&pin, out, res, st);
-    sched_params params;
-    int rc = job_sched_params(e, &params, st);
-    schedule best;
-    if (rc == 0)
-        rc = offload_order_search(&pin, &params, &best, out, res, ores, st);
-    if (rc == 0) {   /* the chosen order replaces the schedule: every report shows what ran */
-        sched_free(&j->sched);
-        j->sched = best;
-    }
-    return rc;
-}
-
 int job_build_plan(job *j, memplan *out, pg_status *st)
 {
     const experiment *e = &j->exp;

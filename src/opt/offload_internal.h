@@ -39,7 +39,8 @@ typedef struct off_model {
     double **room;                   /* [pp][nops] capacity - static - workspace, bytes */
     double **keep_mem;               /* [pp][nops] activation bytes if everything is kept */
     double *comm_s;                  /* [nstages]: transfer from stage s to s+1 (and back) */
-    double *copy_bw;                 /* [pp] bytes/s of a copy (route / sharers) */
+    double *copy_bw;                 /* [pp] bytes/s of a copy in the timing (route, or route / sharers) */
+    double *shared_bw;               /* [pp] route / sharers: when memory is freed (always conservative) */
     double *copy_lat_s;              /* [pp] */
     double horizon_s;                /* an upper bound on any end time (big-M) */
 } off_model;

@@ -21,7 +21,11 @@
  *   - precedences of schedule.h, plus a transfer time on cross-rank edges;
  *   - copy engines: one D2H and one H2D chain per rank, served in F order and
  *     consumer order; PCIe bandwidth as a resource: a copy lasts bytes /
- *     (route bandwidth / pipeline ranks sharing the PCIe-switch uplink);
+ *     (route bandwidth / pipeline ranks sharing the PCIe-switch uplink), or
+ *     bytes / route bandwidth with copy_uncontended (the simulator shares an
+ *     uplink only while copies overlap, so neither is exact: offload=plan
+ *     plans both and keeps the one the simulation finds faster,
+ *     offload_order.h);
  *   - memory, in op-index space (linear): an offloaded activation is off the
  *     GPU from the first op that starts after its D2H can have ended (back-
  *     to-back compute after F) to the engine's trigger op of its reload;
@@ -31,8 +35,8 @@
  * What may be chosen: offload (allow_offload) and recompute up to
  * allow_recompute; `offload=plan` passes the recompute key as that ceiling
  * (none: offload or keep; selective: + selective; full: all six).
- * The order (microbatch order) is the schedule's: the choice among
- * generated schedules is the caller's (pipegrid plan offload, optimize).
+ * The order (microbatch order) is the schedule's: the choice among orders
+ * is offload_order.h's.
  *
  * Scale.  A greedy heuristic (longest-window offloads first, then
  * selective, then full recompute, at the first op over budget) gives the
@@ -77,6 +81,8 @@ typedef struct offload_plan_input {
     int allow_offload;          /* 0: recompute only */
     int allow_recompute;        /* 0: offload only; 1: also selective recompute; 2: also full */
     int use_milp;               /* 0: greedy only */
+    int copy_uncontended;       /* 1: a copy gets its whole PCIe route; 0: the route divided among the pipeline
+                                   ranks behind the same uplink (conservative: as if they always copied at once) */
 } offload_plan_input;
 
 typedef struct offload_plan_result {

@@ -121,10 +121,12 @@ static void item_options(const offload_plan_input *in, off_model *md, off_item *
                 continue;
             }
             it->copy_s[o] = md->copy_lat_s[r] + fl.offload_bytes / md->copy_bw[r];
-            /* off the GPU from the first op that starts after the D2H (contended) can have ended */
+            /* off the GPU from the first op that starts after the D2H can have ended with the uplink shared,
+             * whatever the copy model of the timing: memory stays safe if the neighbours do copy at once */
+            double shared_s = md->copy_lat_s[r] + fl.offload_bytes / md->shared_bw[r];
             int i = it->f_idx + 1;
             double acc = 0;
-            while (i < it->c_idx && acc < it->copy_s[o])
+            while (i < it->c_idx && acc < shared_s)
                 acc += md->dur[r][i++];
             it->out_from[o] = i;
             /* back from the engine's trigger op (uncontended need, at least one op ahead) */
@@ -193,6 +195,7 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
     md->keep_mem = pg_xcalloc((size_t)s->pp, sizeof *md->keep_mem);
     md->comm_s = pg_xcalloc((size_t)s->nstages + 1, sizeof *md->comm_s);
     md->copy_bw = pg_xcalloc((size_t)s->pp, sizeof *md->copy_bw);
+    md->shared_bw = pg_xcalloc((size_t)s->pp, sizeof *md->shared_bw);
     md->copy_lat_s = pg_xcalloc((size_t)s->pp, sizeof *md->copy_lat_s);
     for (int stage = 0; stage < s->nstages; stage++)
         md->comm_s[stage] = edge_comm_s(in, stage);
@@ -209,7 +212,8 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
         }
         double scale = in->wl->ref_speed_flops > 0 && g->speed_flops > 0 ? in->wl->ref_speed_flops / g->speed_flops
                                                                           : 1.0;
-        md->copy_bw[r] = route_bw(in, r) / uplink_sharers(in, r);
+        md->shared_bw[r] = route_bw(in, r) / uplink_sharers(in, r);
+        md->copy_bw[r] = in->copy_uncontended ? route_bw(in, r) : md->shared_bw[r];
         md->copy_lat_s[r] = PCIE_LATENCY_S;
         int n = s->nops[r];
         md->dur[r] = pg_xcalloc((size_t)n + 1, sizeof **md->dur);
@@ -275,6 +279,7 @@ void off_model_free(off_model *md)
     free(md->items);
     free(md->comm_s);
     free(md->copy_bw);
+    free(md->shared_bw);
     free(md->copy_lat_s);
     memset(md, 0, sizeof *md);
 }
