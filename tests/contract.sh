@@ -173,6 +173,23 @@ b = json.load(open("'"$TMP"'/bound.json"))
 assert abs(j["lower_bound"] - b["lower_bound"]) < 1e-9 * b["lower_bound"], (j["lower_bound"], b["lower_bound"])
 assert j["makespan"] >= j["lower_bound"]'
 
+# Tensor parallelism splits a uniform or profiled stage's time over its tp GPUs: the bound and the remat
+# planner must split it too (they once used the whole group's time: a bound above the makespan, a plan
+# predicting twice what ran).
+for net in ideal cluster; do
+    expect_rc "run with tp=2 on network=$net" 0 "$BIN" run --set schedule=zb-h1 --set pp=4 --set tp=2 \
+        --set microbatches=8 "${UNIFORM[@]}" --set network=$net --format json
+    expect_py "tp=2 on $net: the makespan respects the lower bound" 'assert 0 < j["lower_bound"] <= j["makespan"], (j["lower_bound"], j["makespan"])'
+done
+TPR=(--set schedule=1f1b --set pp=4 --set tp=2 --set microbatches=8 --set workload=uniform --set uniform.activation=1GiB
+     --set network=ideal --set memory.capacity=2.5GiB --set recompute=plan)
+expect_rc "plan remat with tp=2" 0 "$BIN" plan remat "${TPR[@]}" --format json
+cp "$TMP/out" "$TMP/tpplan.json"
+expect_rc "run recompute=plan with tp=2" 0 "$BIN" run "${TPR[@]}" --format json
+expect_py "tp=2: the remat plan predicts the simulated makespan" '
+p = json.load(open("'"$TMP"'/tpplan.json"))
+assert abs(p["makespan"] - j["makespan"]) <= 1e-9 * j["makespan"], (p["makespan"], j["makespan"])'
+
 # ---- calibrated cost model, 3D parallelism, generated clusters ----
 GPT=(--set workload=gpt --set gpt.layers=32 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=2048
      --set schedule=1f1b --set network=cluster --set cluster.gpu=h100-sxm)

@@ -284,7 +284,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         jp->gpu[g] = (int)g;            /* Megatron: tp fastest, then dp, then pp */
     /* Each rank's optimizer step on its GPU type (cached by type). */
     jp->optimizer_s = pg_xcalloc((size_t)pp, sizeof *jp->optimizer_s);
-    int split = e->workload != WL_GPT, any_opt = 0;
+    int split = experiment_times_are_tp_groups(e), any_opt = 0;
     gpu_params g;
     char loaded[sizeof g.name + 1] = "";
     int have = 0;

@@ -7,7 +7,9 @@
 
 /* Per-stage times as the simulator runs them: profiled times scaled by the
  * reference speed over the speed of the GPU of the stage's rank (absolute
- * times when the workload has no reference speed, or no platform yet). */
+ * times when the workload has no reference speed, or no platform yet), and
+ * by the share of a tp group's work one GPU runs (its tp collectives only
+ * add time, so leaving them out keeps the bound valid). */
 static void stage_times(const job *j, job_bound *jb)
 {
     const schedule *s = &j->sched;
@@ -16,11 +18,11 @@ static void stage_times(const job *j, job_bound *jb)
     double *f = jb->times, *b = f + S, *w = f + 2 * S, *wf = f + 3 * S;
     for (int i = 0; i < S; i++) {
         const stage_cost *c = &j->wl.stage[i];
-        double scale = 1.0;
+        double scale = experiment_tp_share(&j->exp);
         if (j->have_plat && j->wl.ref_speed_flops > 0) {
             double speed = j->plat.gpu[j->rank_gpu[s->stage_rank[i]]].speed_flops;
             if (speed > 0)
-                scale = j->wl.ref_speed_flops / speed;
+                scale *= j->wl.ref_speed_flops / speed;
         }
         f[i] = c->f_s * scale;
         b[i] = c->b_s * scale;

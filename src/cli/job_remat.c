@@ -50,7 +50,8 @@ int job_plan_remat(const job *j, memplan *out, remat_result *res, pg_status *st)
     double *budget = pg_xcalloc((size_t)pp, sizeof *budget);
     for (int r = 0; r < pp; r++) {
         double speed = j->plat.gpu[j->rank_gpu[r]].speed_flops;
-        scale[r] = (j->wl.ref_speed_flops > 0 && speed > 0) ? j->wl.ref_speed_flops / speed : 1.0;
+        scale[r] = experiment_tp_share(e) * ((j->wl.ref_speed_flops > 0 && speed > 0) ? j->wl.ref_speed_flops / speed
+                                                                                        : 1.0);
         budget[r] = rank_capacity(j, r) - job_rank_static_bytes(j, r);
     }
     remat_input in = {.sched = &j->sched, .wl = &j->wl, .time_scale = scale, .budget_bytes = budget,

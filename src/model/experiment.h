@@ -82,6 +82,22 @@ typedef struct experiment {
     pg_origin key_origins[EXP_MAX_KEYS];   /* all keys, in schema order: use experiment_origin() */
 } experiment;
 
+/* Tensor parallelism and stage times.  Uniform and profile workloads give
+ * a stage's times for its whole tp group, which the simulator splits over
+ * the group's GPUs (sim.h's split_compute); the gpt cost model already
+ * times one GPU's share.  experiment_tp_share is the part of a stage's
+ * time one GPU of the group runs: what every model of op durations (the
+ * bounds, the planners) must apply to agree with the simulator. */
+static inline int experiment_times_are_tp_groups(const experiment *e)
+{
+    return e->workload != WL_GPT;
+}
+
+static inline double experiment_tp_share(const experiment *e)
+{
+    return experiment_times_are_tp_groups(e) && e->tp > 1 ? 1.0 / e->tp : 1.0;
+}
+
 /* Defaults for every key (the bundled default experiment overrides some). */
 void experiment_defaults(experiment *e);
 

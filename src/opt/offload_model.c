@@ -210,8 +210,9 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
             return pg_fail(st, PG_EXIT_INPUT, "offload=plan: rank %d (GPU %s) has no memory capacity; set "
                            "memory.capacity", r, g->host);
         }
-        double scale = in->wl->ref_speed_flops > 0 && g->speed_flops > 0 ? in->wl->ref_speed_flops / g->speed_flops
-                                                                          : 1.0;
+        double scale = experiment_tp_share(in->exp) *
+                       (in->wl->ref_speed_flops > 0 && g->speed_flops > 0 ? in->wl->ref_speed_flops / g->speed_flops
+                                                                          : 1.0);
         md->shared_bw[r] = route_bw(in, r) / uplink_sharers(in, r);
         md->copy_bw[r] = in->copy_uncontended ? route_bw(in, r) : md->shared_bw[r];
         md->copy_lat_s[r] = PCIE_LATENCY_S;
