@@ -19,13 +19,14 @@ static int schedule_list(void)
     return PG_EXIT_OK;
 }
 
-/* The schedule's op times in the papers' ideal model: rank-share times,
- * chunk ops t/v, the network=ideal latency on every cross-rank dependency. */
+/* The schedule's op times in the papers' ideal model: rank-share times
+ * (one GPU's share with tp, experiment.h), chunk ops t/v, the
+ * network=ideal latency on every cross-rank dependency. */
 static int ideal_times(const job *j, sched_times *times, pg_status *st)
 {
     const stage_cost *c = &j->wl.stage[0];
-    int v = j->sched.v;
-    return sched_eval_ideal(&j->sched, c->f_s * v, c->b_s * v, c->w_s * v,
+    double scale = j->sched.v * experiment_tp_share(&j->exp);
+    return sched_eval_ideal(&j->sched, c->f_s * scale, c->b_s * scale, c->w_s * scale,
                             j->exp.network == NET_IDEAL ? j->exp.ideal_latency_s : 0.0, times, st);
 }
 

@@ -69,6 +69,10 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
                         .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0, .mem_limit = e->memory_limit};
     rank_share_times(&share, p);
     workload_free(&share);
+    double tp_share = experiment_tp_share(e);   /* one GPU's share, as the simulator runs it */
+    p->t_f *= tp_share;
+    p->t_b *= tp_share;
+    p->t_w *= tp_share;
     return 0;
 }
 
