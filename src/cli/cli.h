@@ -18,6 +18,7 @@
 #include "opt/remat_ilp.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
+#include "sim/metrics.h"
 #include "sim/sim.h"
 #include "util/error.h"
 
@@ -142,6 +143,12 @@ void job_finish(job *j, cli_options *o);
  * initialised) by the caller, who frees them (plan_free, job_parallel_free,
  * timeline_free) whatever this returns. */
 int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st);
+/* The simulation of an already planned job: its parallelism (job_build_parallel, jpar freed by the caller),
+ * then one sim_run; what job_simulate does after the plan. */
+int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out,
+                      pg_status *st);
+/* The metrics of a simulated job (sim/metrics.h): its memory keys and plan (an empty plan as none). */
+metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan *plan);
 
 /* Write out to standard output: 0, or PG_EXIT_INTERNAL in st. */
 int cli_write_stdout(const strbuf *out, pg_status *st);

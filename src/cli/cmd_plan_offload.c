@@ -123,23 +123,20 @@ int cmd_plan_offload(int argc, char **argv)
     if (rc == 0) rc = job_build_platform(&j, &st);
     offload_order_result *ores = pg_xcalloc(1, sizeof *ores);
     if (rc == 0) rc = job_plan_offload(&j, &p, &res, ores, &st);
-    if (rc == 0) {
-        sim_input in = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                        .zero_byte_messages = j.exp.network == NET_IDEAL, .plan = &p};
-        rc = sim_run(&in, &tl, &out, &st);
-    }
+    job_parallel jpar;
+    memset(&jpar, 0, sizeof jpar);
+    if (rc == 0) rc = job_simulate_plan(&j, &p, &jpar, &tl, &out, &st);
     if (rc != 0) {
         rc = cli_report_error(&st);
         goto done;
     }
-    metrics_input mi = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu, .tl = &tl,
-                        .bytes_per_param = j.exp.bytes_per_param, .capacity_override_bytes = j.exp.memory_capacity_bytes,
-                        .plan = plan_is_empty(&p) ? NULL : &p, .zero1 = j.exp.memory_zero1, .dp = j.exp.dp};
+    metrics_input mi = job_metrics_input(&j, &tl, &p);
     metrics_compute(&mi, &m);
     if (o.format == FORMAT_JSON) write_json(&j, &res, ores, &m);
     else write_text(&j, &p, &res, ores, &m, &out);
     if (m.noom > 0) rc = PG_EXIT_OOM;
 done:
+    job_parallel_free(&jpar);
     free(ores);
     metrics_free(&m);
     timeline_free(&tl);

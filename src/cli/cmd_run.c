@@ -53,11 +53,7 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
 
-    metrics_input mi = {.sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu, .tl = &tl,
-                        .bytes_per_param = j.exp.bytes_per_param,
-                        .capacity_override_bytes = j.exp.memory_capacity_bytes,
-                        .plan = plan_is_empty(&mem_plan) ? NULL : &mem_plan, .zero1 = j.exp.memory_zero1,
-                        .dp = j.exp.dp};
+    metrics_input mi = job_metrics_input(&j, &tl, &mem_plan);
     metrics_compute(&mi, &m);
     job_bound jb;
     memset(&jb, 0, sizeof jb);

@@ -364,14 +364,11 @@ int cli_write_stdout(const strbuf *out, pg_status *st)
     return 0;
 }
 
-int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st)
+int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out,
+                      pg_status *st)
 {
     memset(out, 0, sizeof *out);
-    int rc = job_build_platform(j, st);
-    if (rc == 0)
-        rc = job_build_plan(j, plan, st);
-    if (rc == 0)
-        rc = job_build_parallel(j, jpar, st);
+    int rc = job_build_parallel(j, jpar, st);
     if (rc == 0) {
         sim_input in = {.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
                         .zero_byte_messages = j->exp.network == NET_IDEAL, .plan = plan,
@@ -379,4 +376,24 @@ int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_ou
         rc = sim_run(&in, tl, out, st);
     }
     return rc;
+}
+
+int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    int rc = job_build_platform(j, st);
+    if (rc == 0)
+        rc = job_build_plan(j, plan, st);
+    if (rc == 0)
+        rc = job_simulate_plan(j, plan, jpar, tl, out, st);
+    return rc;
+}
+
+metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan *plan)
+{
+    return (metrics_input){.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu, .tl = tl,
+                           .bytes_per_param = j->exp.bytes_per_param,
+                           .capacity_override_bytes = j->exp.memory_capacity_bytes,
+                           .plan = plan_is_empty(plan) ? NULL : plan, .zero1 = j->exp.memory_zero1,
+                           .dp = j->exp.dp};
 }

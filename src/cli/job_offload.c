@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "sim/metrics.h"
 
 /* The simulated makespan of schedule s with plan p, or INFINITY. */
 static double simulate_makespan(const job *j, const schedule *s, const memplan *p)
@@ -28,21 +27,14 @@ static double simulate_makespan(const job *j, const schedule *s, const memplan *
     jj.sched = *s;
     job_parallel jpar;
     memset(&jpar, 0, sizeof jpar);
-    pg_status st;
-    pg_status_clear(&st);
-    double makespan = INFINITY;
-    if (job_build_parallel(&jj, &jpar, &st) != 0) return makespan;
     timeline tl;
     timeline_init(&tl);
     sim_outcome out;
-    memset(&out, 0, sizeof out);
-    sim_input in = {.sched = s, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
-                    .zero_byte_messages = j->exp.network == NET_IDEAL, .plan = p, .par = job_sim_parallel(&jpar)};
-    if (sim_run(&in, &tl, &out, &st) == 0 && out.completed) {
-        metrics_input mi = {.sched = s, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu, .tl = &tl,
-                            .bytes_per_param = j->exp.bytes_per_param,
-                            .capacity_override_bytes = j->exp.memory_capacity_bytes,
-                            .plan = plan_is_empty(p) ? NULL : p, .zero1 = j->exp.memory_zero1, .dp = j->exp.dp};
+    pg_status st;
+    pg_status_clear(&st);
+    double makespan = INFINITY;
+    if (job_simulate_plan(&jj, p, &jpar, &tl, &out, &st) == 0 && out.completed) {
+        metrics_input mi = job_metrics_input(&jj, &tl, p);
         run_metrics m;
         metrics_compute(&mi, &m);
         if (m.noom == 0) makespan = m.makespan;
