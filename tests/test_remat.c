@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/experiment.h"
@@ -28,6 +29,7 @@
 #include "model/workload.h"
 #include "opt/bound.h"
 #include "opt/remat_ilp.h"
+#include "opt/remat_internal.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "sim/actmem.h"
@@ -423,6 +425,89 @@ START_TEST(test_greedy_fallback)
 }
 END_TEST
 
+/* ---- the large-neighbourhood search on its own (remat_lns.c) --------------- */
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void memplan_of(const fixture *fx, const plan_choice *c, memplan *q)
+{
+    plan_init(q, &fx->s);
+    for (int p = 0; p < fx->s.nstages * fx->s.m; p++) plan_set(q, p / fx->s.m, p % fx->s.m, c[p]);
+}
+
+/* From the most frugal plan (everything recomputed), every step keeps the
+ * plan within the budget (by this file's oracle) and never makes it
+ * slower; m = 12 is wider than the first windows (8), so the windows must
+ * widen, and once a window as wide as the pipeline has stalled the plan is
+ * the ILP's optimum, the one remat_plan proves. */
+#define LNS_M 12
+#define LNS_STEP_S 30.0
+#define LNS_MAX_STEPS 200
+#define LNS_GAP 1e-7
+
+START_TEST(test_lns_reaches_the_optimum)
+{
+    fixture fx;
+    uniform_fixture(&fx, "zb-h1", 4, LNS_M, 1.6);
+    remat_input in = input_of(&fx, LNS_STEP_S);
+    in.gap = LNS_GAP;
+    memplan best;
+    remat_result res;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_msg(remat_plan(&in, &best, &res, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(res.method, REMAT_ILP_OPTIMAL);
+
+    rm_model md;
+    ck_assert_msg(rm_model_build(&in, &md, &st) == 0, "%s", st.msg);
+    size_t n = (size_t)md.total + 1;
+    double *over = malloc(n * sizeof *over), *end = malloc(n * sizeof *end);
+    plan_choice *c = calloc((size_t)md.npairs + 1, sizeof *c);
+    rm_memory(&md, c, over);
+    for (int k = 0; k < md.total; k++) over[k] -= md.budget[md.rank[k]];
+    for (int p = 0; p < md.npairs; p++) {
+        const rm_stage *sc = &md.st[p / md.m];
+        c[p].fwd = sc->fwd_ok[PLAN_FWD_FULL] ? PLAN_FWD_FULL : PLAN_FWD_KEEP;
+        c[p].bwd = sc->bwd_ok ? PLAN_BWD_RECOMPUTE : PLAN_BWD_KEEP;
+    }
+    rm_ilp z;
+    ck_assert(rm_ilp_build(&z, &md, over));
+    rm_lns *l = rm_lns_new(&z, LNS_GAP);
+    double prev = rm_times(&md, c, NULL, end, NULL);
+    int steps = 0, better = 0;
+    while (!rm_lns_exhausted(l) && steps < LNS_MAX_STEPS) {
+        better += rm_lns_step(l, c, monotonic_s() + LNS_STEP_S, monotonic_s);
+        steps++;
+        double mk = rm_times(&md, c, NULL, end, NULL);
+        ck_assert(mk <= prev * (1 + PG_REL_TOL));
+        memplan q;
+        memplan_of(&fx, c, &q);
+        for (int r = 0; r < fx.s.pp; r++) ck_assert(oracle_peak(&fx, &q, r) <= fx.budget[r]);
+        ck_assert_rel(oracle_makespan(&fx, &q), mk, PG_REL_TOL);
+        plan_free(&q);
+        prev = mk;
+    }
+    ck_assert_msg(rm_lns_exhausted(l), "still searching after %d steps", steps);
+    ck_assert(better > 0);
+    ck_assert_msg(fabs(prev - res.makespan_s) <= 2 * LNS_GAP * res.makespan_s, "search %.9f, optimum %.9f", prev,
+                  res.makespan_s);
+    rm_lns_free(l);
+    rm_ilp_free(&z);
+    rm_model_free(&md);
+    free(over);
+    free(end);
+    free(c);
+    plan_free(&best);
+    remat_result_free(&res);
+    fixture_free(&fx);
+}
+END_TEST
+
 /* ---- seed 004's finding on the 6.2B profile -------------------------------- */
 
 /* The capacity (bytes, static memory included) under which 1F1B with its
@@ -595,6 +680,7 @@ static Suite *remat_suite(void)
     tcase_add_test(tc, test_least_recompute_by_enumeration);
     tcase_add_test(tc, test_infeasible_and_ample);
     tcase_add_test(tc, test_greedy_fallback);
+    tcase_add_test(tc, test_lns_reaches_the_optimum);
     tcase_add_test(tc, test_finding_best_schedule_depends_on_budget);
     tcase_add_test(tc, test_middle_budget_p8_m32_proven);
     tcase_add_test(tc, test_middle_budget_p8_m32_near_bound);

@@ -42,6 +42,12 @@
 #define BINARY_ON 0.5
 /* Rounding slack of a count that is integral up to floating error. */
 #define FULL_COUNT_TOL 1e-9
+/* Share of the search's time the large-neighbourhood search may take, the
+ * time limit's share one of its steps may take, and how many times the
+ * requested gap GLPK's gap must be for it to run (improve_incumbent). */
+#define LNS_SHARE 0.5
+#define LNS_STEP_SHARE 0.05
+#define LNS_GAP_FACTOR 3.0
 
 
 static void row_reserve(rm_ilp *z, int n)
@@ -299,9 +305,7 @@ static void build_memory_rows(rm_ilp *z, const double *over)
     free(slot);
 }
 
-/* The plan of GLPK's current integer solution (its incumbent during the
- * search) into c. */
-static void plan_of_mip(const rm_ilp *z, plan_choice *c)
+void rm_ilp_plan(const rm_ilp *z, plan_choice *c)
 {
     const rm_model *md = z->md;
     for (int p = 0; p < md->npairs; p++) {
@@ -316,7 +320,6 @@ static void plan_of_mip(const rm_ilp *z, plan_choice *c)
     }
 }
 
-static double *warm_start(const rm_ilp *z, const plan_choice *c, const double *end, double makespan0);
 static double wall_s(void);
 
 typedef struct cb_info {
@@ -328,6 +331,11 @@ typedef struct cb_info {
     double polish_s;          /* time one polish may take */
     plan_choice *c;           /* scratch [npairs] */
     double *end;              /* scratch [total] */
+    rm_lns *lns;              /* the large-neighbourhood search */
+    double t0_s, deadline_s;  /* the search's start and end (wall clock) */
+    double lns_s;             /* seconds spent in it so far */
+    double lns_step_s;        /* time one of its steps may take */
+    double lns_gap;           /* it runs while GLPK's gap is above this */
 } cb_info;
 
 /* GLPK's new incumbents are often a swap or two away from a better plan
@@ -340,11 +348,33 @@ static void polish_incumbent(glp_tree *tree, cb_info *cb)
     double obj = glp_mip_obj_val(z->lp);
     if (obj >= cb->polished) return;
     cb->polished = obj;
-    plan_of_mip(z, cb->c);
+    rm_ilp_plan(z, cb->c);
     if (rm_polish(z->md, cb->c, wall_s() + cb->polish_s, wall_s) == 0) return;
     double mk = rm_times(z->md, cb->c, NULL, cb->end, NULL);
     if (mk >= obj * (1.0 - REMAT_MIN_GAIN_REL)) return;
-    double *x = warm_start(z, cb->c, cb->end, mk);
+    double *x = rm_ilp_point(z, cb->c, cb->end, mk);
+    glp_ios_heur_sol(tree, x);
+    free(x);
+}
+
+/* While GLPK's gap is wide, which on these ILPs means its incumbent is
+ * poor rather than its bound weak (remat_lns.c), spend up to LNS_SHARE of
+ * the search's time on sub-MIPs around the incumbent, one window per call,
+ * and hand any better plan back. */
+static void improve_incumbent(glp_tree *tree, cb_info *cb)
+{
+    const rm_ilp *z = cb->z;
+    if (rm_lns_exhausted(cb->lns) || glp_mip_status(z->lp) != GLP_FEAS) return;
+    if (glp_ios_mip_gap(tree) <= cb->lns_gap) return;
+    double now = wall_s();
+    if (cb->lns_s > LNS_SHARE * (now - cb->t0_s)) return;
+    double deadline = now + cb->lns_step_s < cb->deadline_s ? now + cb->lns_step_s : cb->deadline_s;
+    rm_ilp_plan(z, cb->c);
+    int better = rm_lns_step(cb->lns, cb->c, deadline, wall_s);
+    cb->lns_s += wall_s() - now;
+    if (!better) return;
+    double mk = rm_times(z->md, cb->c, NULL, cb->end, NULL);
+    double *x = rm_ilp_point(z, cb->c, cb->end, mk);
     glp_ios_heur_sol(tree, x);
     free(x);
 }
@@ -358,6 +388,7 @@ static void callback(glp_tree *tree, void *info)
         glp_ios_heur_sol(tree, cb->x0);
     } else if (reason == GLP_IHEUR) {
         polish_incumbent(tree, cb);
+        improve_incumbent(tree, cb);
     }
     if (reason == GLP_ISELECT || reason == GLP_IBINGO || reason == GLP_IHEUR) {
         int best = glp_ios_best_node(tree);
@@ -365,8 +396,7 @@ static void callback(glp_tree *tree, void *info)
     }
 }
 
-/* The warm start as a column vector: the greedy plan and its ASAP ends. */
-static double *warm_start(const rm_ilp *z, const plan_choice *c, const double *end, double makespan0)
+double *rm_ilp_point(const rm_ilp *z, const plan_choice *c, const double *end, double makespan_s)
 {
     const rm_model *md = z->md;
     double *x = pg_xcalloc((size_t)z->ncols + 1, sizeof *x);
@@ -374,7 +404,7 @@ static double *warm_start(const rm_ilp *z, const plan_choice *c, const double *e
     double last = 0;
     for (int k = 0; k < md->total; k++)
         if (end[k] > last) last = end[k];
-    x[z->col_c] = last > makespan0 ? last : makespan0;
+    x[z->col_c] = last > makespan_s ? last : makespan_s;
     for (int p = 0; p < md->npairs; p++) {
         if (z->col_full[p]) x[z->col_full[p]] = c[p].fwd == PLAN_FWD_FULL;
         if (z->col_sel[p]) x[z->col_sel[p]] = c[p].fwd == PLAN_FWD_SELECTIVE;
@@ -383,7 +413,21 @@ static double *warm_start(const rm_ilp *z, const plan_choice *c, const double *e
     return x;
 }
 
-static void ilp_free(rm_ilp *z)
+int rm_ilp_build(rm_ilp *z, const rm_model *md, const double *over)
+{
+    memset(z, 0, sizeof *z);
+    z->md = md;
+    z->over = over;
+    z->lp = glp_create_prob();
+    glp_set_obj_dir(z->lp, GLP_MIN);
+    build_columns(z, over);
+    if (z->nbin > REMAT_ILP_MAX_BINARIES) return 0;
+    build_time_rows(z);
+    build_memory_rows(z, over);
+    return 1;
+}
+
+void rm_ilp_free(rm_ilp *z)
 {
     if (z->lp) glp_delete_prob(z->lp);
     free(z->col_full);
@@ -422,20 +466,13 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     double *over = pg_xmalloc(((size_t)md->total + 1) * sizeof *over);
     for (int k = 0; k < md->total; k++) over[k] = keep_mem[k] - md->budget[md->rank[k]];
     rm_ilp z;
-    memset(&z, 0, sizeof z);
-    z.md = md;
-    z.over = over;
-    z.lp = glp_create_prob();
-    glp_set_obj_dir(z.lp, GLP_MIN);
-    build_columns(&z, over);
+    int built = rm_ilp_build(&z, md, over);
     res->nbinaries = z.nbin;
-    if (z.nbin > REMAT_ILP_MAX_BINARIES) {   /* the greedy plan stands */
+    if (!built) {   /* the greedy plan stands */
         free(over);
-        ilp_free(&z);
+        rm_ilp_free(&z);
         return 0;
     }
-    build_time_rows(&z);
-    build_memory_rows(&z, over);
     double t0 = wall_s();
     /* The covers' plan replaces the greedy one as warm start if it is better. */
     size_t n = (size_t)md->total + 1;
@@ -454,7 +491,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
         rm_polish(md, c, wall_s() + in->time_limit_s * POLISH_TIME_SHARE, wall_s);
     double warm_makespan = rm_times(md, c, NULL, end, NULL);
     res->nrows = glp_get_num_rows(z.lp);
-    double *x0 = warm_start(&z, c, end, warm_makespan);
+    double *x0 = rm_ilp_point(&z, c, end, warm_makespan);
     free(end);
     int found = 0;
     glp_smcp sm;
@@ -466,7 +503,9 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     if (src == 0 && glp_get_status(z.lp) == GLP_OPT) {
         cb_info cb = {&z, x0, 0, glp_get_obj_val(z.lp), warm_makespan, in->time_limit_s * POLISH_CB_SHARE,
                       pg_xmalloc(((size_t)md->npairs + 1) * sizeof *cb.c),
-                      pg_xmalloc(((size_t)md->total + 1) * sizeof *cb.end)};
+                      pg_xmalloc(((size_t)md->total + 1) * sizeof *cb.end),
+                      rm_lns_new(&z, in->gap), wall_s(), 0, 0, in->time_limit_s * LNS_STEP_SHARE,
+                      in->gap * LNS_GAP_FACTOR};
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;
@@ -477,12 +516,14 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
         io.mir_cuts = GLP_ON;
         left = in->time_limit_s * (1.0 - POLISH_TIME_SHARE) - (wall_s() - t0);
         io.tm_lim = left > 0 ? (int)(left * MS_PER_S) : 1;
+        cb.deadline_s = cb.t0_s + (left > 0 ? left : 0);
         int rc = glp_intopt(z.lp, &io);
+        rm_lns_free(cb.lns);
         free(cb.c);
         free(cb.end);
         int ms = glp_mip_status(z.lp);
         if (ms == GLP_OPT || ms == GLP_FEAS) {
-            plan_of_mip(&z, c);
+            rm_ilp_plan(&z, c);
             /* Closed: 0 with GLP_OPT, or GLP_EMIPGAP (within mip_gap, status
              * GLP_FEAS); a time limit returns GLP_ETMLIM. */
             found = ((rc == 0 && ms == GLP_OPT) || rc == GLP_EMIPGAP) ? 2 : 1;
@@ -496,7 +537,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     res->solve_s = wall_s() - t0;
     free(x0);
     free(over);
-    ilp_free(&z);
+    rm_ilp_free(&z);
     return found;
 }
 

@@ -64,7 +64,12 @@
  * rows (at least q activations recomputed; at least q' of them fully,
  * when the cheaper options cannot free enough); the best warm start is
  * GLPK's first incumbent, and every later incumbent is polished by the
- * same local search and handed back.  The best plan, re-timed by the
+ * same local search and handed back.  While GLPK's gap is above three
+ * times the one asked for, up to half of its time goes to a
+ * large-neighbourhood search (remat_lns.c): sub-MIPs that re-optimise a
+ * window of consecutive microbatches on every stage with all other
+ * choices fixed at the incumbent's, whose better plans are handed back
+ * too.  The best plan, re-timed by the
  * evaluator, is returned, with GLPK's proven bound when it ran.  Beyond
  * REMAT_ILP_MAX_BINARIES binaries or REMAT_ILP_MAX_OPS ops, or with
  * time_limit_s = 0, the greedy plan is the answer.

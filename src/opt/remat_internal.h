@@ -136,4 +136,34 @@ int rm_cover_ranks(rm_ilp *z, double time_limit_s, plan_choice *c, double *least
  * if its makespan is lower.  Returns 1 if c changed. */
 int rm_weighted_covers(const rm_ilp *z, int rounds, double deadline_s, double (*clock_s)(void), plan_choice *c);
 
+/* The makespan ILP of md into z (remat_ilp.c: columns, time and memory
+ * rows; the covers' cuts are added by rm_cover_ranks): over[total], the
+ * bytes each op is over budget without recomputation, is kept by
+ * reference.  Returns 0, with only the columns built, when there are more
+ * than REMAT_ILP_MAX_BINARIES binaries.  Free with rm_ilp_free either way. */
+int rm_ilp_build(rm_ilp *z, const rm_model *md, const double *over);
+void rm_ilp_free(rm_ilp *z);
+
+/* The ILP's binaries as a plan: GLPK's current integer solution of z->lp
+ * (its incumbent, during the search) into c [npairs]. */
+void rm_ilp_plan(const rm_ilp *z, plan_choice *c);
+/* Plan c as a point of z's columns (1-based, [ncols + 1], caller frees):
+ * the binaries, the op ends end[total] and the makespan (at least
+ * makespan_s). */
+double *rm_ilp_point(const rm_ilp *z, const plan_choice *c, const double *end, double makespan_s);
+
+/* Large-neighbourhood search (remat_lns.c): sub-MIPs over windows of
+ * consecutive microbatches, every other binary fixed at the incumbent's
+ * value, on a copy of z->lp taken by rm_lns_new (so that steps can run
+ * while GLPK searches z->lp itself).  rm_lns_step solves the next window
+ * until deadline_s at the latest; when the plan it finds (polished by
+ * rm_polish) beats c, it replaces c and the step returns 1.  The windows
+ * widen after a pass without improvement; rm_lns_exhausted says when a
+ * window as wide as the whole pipeline has stalled. */
+typedef struct rm_lns rm_lns;
+rm_lns *rm_lns_new(const rm_ilp *z, double gap);
+int rm_lns_step(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(void));
+int rm_lns_exhausted(const rm_lns *l);
+void rm_lns_free(rm_lns *l);
+
 #endif
