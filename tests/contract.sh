@@ -190,6 +190,16 @@ expect_py "tp=2: the remat plan predicts the simulated makespan" '
 p = json.load(open("'"$TMP"'/tpplan.json"))
 assert abs(p["makespan"] - j["makespan"]) <= 1e-9 * j["makespan"], (p["makespan"], j["makespan"])'
 
+# recompute.lp_file: the ILP, for another solver, in CPLEX LP format (objective, rows, binaries); an
+# unwritable path is an input error naming the key.
+expect_rc "plan remat writes its ILP to recompute.lp_file" 0 "$BIN" plan remat "${TPR[@]}" \
+    --set recompute.lp_file="$TMP/remat.lp"
+if grep -q '^Minimize' "$TMP/remat.lp" && grep -q '^Subject To' "$TMP/remat.lp" && grep -q '^Generals' "$TMP/remat.lp"
+then ok "the LP file has an objective, rows and integer columns"; else not_ok "the LP file has an objective, rows and integer columns" "$(head -5 "$TMP/remat.lp" 2>&1)"; fi
+expect_rc "an unwritable recompute.lp_file is an input error" 2 "$BIN" plan remat "${TPR[@]}" \
+    --set recompute.lp_file=/nonexistent/dir/remat.lp
+expect_err "the error names recompute.lp_file" 'recompute\.lp_file.*cannot write /nonexistent/dir/remat\.lp'
+
 # ---- calibrated cost model, 3D parallelism, generated clusters ----
 GPT=(--set workload=gpt --set gpt.layers=32 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=2048
      --set schedule=1f1b --set network=cluster --set cluster.gpu=h100-sxm)

@@ -57,6 +57,19 @@ int job_plan_remat(const job *j, memplan *out, remat_result *res, pg_status *st)
     remat_input in = {.sched = &j->sched, .wl = &j->wl, .time_scale = scale, .budget_bytes = budget,
                       .comm_s = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
                       .time_limit_s = e->recompute_time_limit_s, .gap = e->recompute_gap};
+    if (e->recompute_lp_file[0] != '\0') {
+        /* Checked here, where the key's file and line are known; the planner
+         * writes it only once the ILP is built. */
+        FILE *f = fopen(e->recompute_lp_file, "w");
+        if (f == NULL) {
+            free(scale);
+            free(budget);
+            return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "recompute.lp_file"), "recompute.lp_file",
+                              "cannot write %s", e->recompute_lp_file);
+        }
+        fclose(f);
+        in.lp_path = e->recompute_lp_file;
+    }
     pg_status inner;
     pg_status_clear(&inner);
     int rc = remat_plan(&in, out, res, &inner);

@@ -480,6 +480,11 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     plan_choice *cc = pg_xmalloc(((size_t)md->npairs + 1) * sizeof *cc);
     memcpy(cc, c, (size_t)md->npairs * sizeof *cc);
     rm_cover_ranks(&z, in->time_limit_s * COVER_TIME_SHARE, cc, res->least_recompute_s);
+    if (in->lp_path != NULL) {   /* the model as solved, cover cuts included; GLPK reports on stdout */
+        int term = glp_term_out(GLP_OFF);
+        glp_write_lp(z.lp, NULL, in->lp_path);
+        glp_term_out(term);
+    }
     /* Both are polished: the local search from the aligned covers usually
      * ends lower, but not always (1F1B, 20 GiB: the greedy's). */
     rm_polish(md, cc, wall_s() + in->time_limit_s * POLISH_TIME_SHARE, wall_s);

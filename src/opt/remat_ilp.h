@@ -102,6 +102,7 @@ typedef struct remat_input {
     int no_selective;              /* 1: never choose selective forward recomputation */
     double time_limit_s;           /* GLPK's time; 0 = greedy only */
     double gap;                    /* relative MIP gap at which GLPK stops */
+    const char *lp_path;           /* write the ILP (CPLEX LP format) here when built; NULL = nowhere */
 } remat_input;
 
 typedef enum {
