@@ -57,7 +57,7 @@ int job_plan_remat(const job *j, memplan *out, remat_result *res, pg_status *st)
     remat_input in = {.sched = &j->sched, .wl = &j->wl, .time_scale = scale, .budget_bytes = budget,
                       .comm_s = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
                       .time_limit_s = e->recompute_time_limit_s, .gap = e->recompute_gap};
-    if (e->recompute_lp_file[0] != '\0') {
+    if (strcmp(e->recompute_lp_file, "none") != 0) {
         /* Checked here, where the key's file and line are known; the planner
          * writes it only once the ILP is built. */
         FILE *f = fopen(e->recompute_lp_file, "w");

@@ -180,10 +180,10 @@ static const key_spec SCHEMA[] = {
             "start; 0 = greedy only"),
     NUM_KEY("recompute.gap", recompute_gap, T_NUMBER, "fraction", "0.001", 0, 1, 0,
             "recompute=plan: relative optimality gap at which the ILP stops"),
-    TEXT_KEY("recompute.lp_file", T_TEXT, "PATH", recompute_lp_file, NULL,
+    TEXT_KEY("recompute.lp_file", T_TEXT, "PATH|none", recompute_lp_file, "none",
              "recompute=plan: also write the rematerialization ILP (with its cover cuts) to PATH in CPLEX LP "
              "format, for another solver (e.g. cbc PATH sec 600 solve solu OUT); written only when the ILP is "
-             "built"),
+             "built (a file named none: ./none)"),
     CHOICE_KEY("memory.zero1", "true|false", memory_zero1, "false", BOOLS, NO_PATH, 0,
                "ZeRO-1: shard the optimizer state (bytes_per_param beyond the 4 of BF16 weight and gradient) "
                "over the dp replicas"),

@@ -70,7 +70,7 @@ typedef struct experiment {
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */
     double recompute_time_limit_s;  /* recompute=plan: GLPK time for the remat ILP; 0 = greedy only */
     double recompute_gap;           /* recompute=plan: relative MIP gap */
-    char recompute_lp_file[PG_NAME_MAX]; /* recompute=plan: write the ILP here ("" = nowhere) */
+    char recompute_lp_file[PG_NAME_MAX]; /* recompute=plan: write the ILP here ("none" = nowhere) */
 
     /* free text, for reports */
     char name[PG_NAME_MAX];
