@@ -576,23 +576,31 @@ END_TEST
 #define CLOSED_TIME_LIMIT_S 30.0
 #define DEFAULT_GAP 1e-3
 
+/* Plans ZB-H1 on the 6.2B profile, p 8, m 32, at capacity_bytes, and
+ * asserts that the ILP proved its plan within gap of its bound. */
+static void plan_proven_p8_m32(double capacity_bytes, double time_limit_s, double gap, fixture *fx, memplan *p,
+                               remat_result *res)
+{
+    load_62b_at("zb-h1", CLOSED_M, capacity_bytes, fx);
+    pg_status st;
+    pg_status_clear(&st);
+    remat_input in = input_of(fx, time_limit_s);
+    in.gap = gap;
+    ck_assert_msg(remat_plan(&in, p, res, &st) == 0, "%s", st.msg);
+    ck_assert_msg(res->method == REMAT_ILP_OPTIMAL, "method %s after %.1f s", remat_method_name(res->method),
+                  res->solve_s);
+    ck_assert(res->nbinaries > 0);
+    ck_assert(res->ilp_bound_s <= res->makespan_s * (1 + 1e-9));
+    ck_assert_msg(res->makespan_s <= res->ilp_bound_s * (1 + gap) + 1e-9, "makespan %.6f bound %.6f",
+                  res->makespan_s, res->ilp_bound_s);
+}
+
 START_TEST(test_middle_budget_p8_m32_proven)
 {
     fixture fx;
-    load_62b_at("zb-h1", CLOSED_M, CLOSED_CAPACITY, &fx);
     memplan p;
     remat_result res;
-    pg_status st;
-    pg_status_clear(&st);
-    remat_input in = input_of(&fx, CLOSED_TIME_LIMIT_S);
-    in.gap = DEFAULT_GAP;
-    ck_assert_msg(remat_plan(&in, &p, &res, &st) == 0, "%s", st.msg);
-    ck_assert_msg(res.method == REMAT_ILP_OPTIMAL, "method %s after %.1f s", remat_method_name(res.method),
-                  res.solve_s);
-    ck_assert(res.nbinaries > 0);
-    ck_assert(res.ilp_bound_s <= res.makespan_s * (1 + 1e-9));
-    ck_assert_msg(res.makespan_s <= res.ilp_bound_s * (1 + DEFAULT_GAP) + 1e-9, "makespan %.6f bound %.6f",
-                  res.makespan_s, res.ilp_bound_s);
+    plan_proven_p8_m32(CLOSED_CAPACITY, CLOSED_TIME_LIMIT_S, DEFAULT_GAP, &fx, &p, &res);
     ck_assert(res.makespan_s > res.keep_makespan_s);
     plan_free(&p);
     remat_result_free(&res);
@@ -649,19 +657,9 @@ END_TEST
 START_TEST(test_hardest_budget_within_seed_gap)
 {
     fixture fx;
-    load_62b_at("zb-h1", CLOSED_M, HARD_CAPACITY, &fx);
     memplan p;
     remat_result res;
-    pg_status st;
-    pg_status_clear(&st);
-    remat_input in = input_of(&fx, SEED_TIME_LIMIT_S);
-    in.gap = SEED_GAP;
-    ck_assert_msg(remat_plan(&in, &p, &res, &st) == 0, "%s", st.msg);
-    ck_assert_msg(res.method == REMAT_ILP_OPTIMAL, "method %s after %.1f s", remat_method_name(res.method),
-                  res.solve_s);
-    ck_assert(res.ilp_bound_s <= res.makespan_s * (1 + 1e-9));
-    ck_assert_msg(res.makespan_s <= res.ilp_bound_s * (1 + SEED_GAP), "makespan %.6f bound %.6f", res.makespan_s,
-                  res.ilp_bound_s);
+    plan_proven_p8_m32(HARD_CAPACITY, SEED_TIME_LIMIT_S, SEED_GAP, &fx, &p, &res);
     for (int r = 0; r < 8; r++) ck_assert(oracle_peak(&fx, &p, r) <= fx.budget[r]);
     ck_assert_rel(simulate_at(&fx, &p, HARD_CAPACITY, NULL), res.makespan_s, PG_REL_TOL);
     plan_free(&p);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt/glpk_start.h"
 #include "opt/offload_internal.h"
 
 /* Objective weight of the seconds an option spends (tie-break only). */
@@ -266,8 +267,7 @@ static void build(milp *z)
 }
 
 typedef struct cb_info {
-    double *x0;     /* [ncols + 1] or NULL */
-    int given;
+    glpk_start start;   /* the greedy plan, if it fits */
     long node_limit;
     long nodes;
 } cb_info;
@@ -276,10 +276,7 @@ static void callback(glp_tree *tree, void *info)
 {
     cb_info *cb = info;
     int reason = glp_ios_reason(tree);
-    if (reason == GLP_IHEUR && cb->x0 != NULL && !cb->given) {
-        cb->given = 1;
-        glp_ios_heur_sol(tree, cb->x0);
-    }
+    glpk_start_offer(tree, &cb->start);
     if (reason == GLP_ISELECT) {
         int a, n, t;
         glp_ios_tree_size(tree, &a, &n, &t);
@@ -326,7 +323,8 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
     res->nbinaries = glp_get_num_int(z.lp);
     res->nrows = glp_get_num_rows(z.lp);
     int ok = 0;
-    cb_info cb = {greedy_fits ? warm_start(&z, greedy) : NULL, 0, OFFLOAD_MILP_MAX_NODES, 0};
+    double *x0 = greedy_fits ? warm_start(&z, greedy) : NULL;
+    cb_info cb = {{x0, 0}, OFFLOAD_MILP_MAX_NODES, 0};
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
@@ -357,7 +355,7 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
         }
     }
     res->nodes = cb.nodes;
-    free(cb.x0);
+    free(x0);
     for (int r = 0; r < md->pp && z.ecol; r++)
         free(z.ecol[r]);
     free(z.ecol);

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "opt/glpk_start.h"
 #include "opt/remat_internal.h"
 
 #define MS_PER_S 1000.0
@@ -324,8 +325,7 @@ static double wall_s(void);
 
 typedef struct cb_info {
     const rm_ilp *z;
-    const double *x0;         /* warm start, 1-based over columns */
-    int given;
+    glpk_start start;         /* the warm start */
     double bound;             /* best bound seen */
     double polished;          /* objective of the last incumbent polished */
     double polish_s;          /* time one polish may take */
@@ -383,10 +383,7 @@ static void callback(glp_tree *tree, void *info)
 {
     cb_info *cb = info;
     int reason = glp_ios_reason(tree);
-    if (reason == GLP_IHEUR && !cb->given) {
-        cb->given = 1;
-        glp_ios_heur_sol(tree, cb->x0);
-    } else if (reason == GLP_IHEUR) {
+    if (!glpk_start_offer(tree, &cb->start) && reason == GLP_IHEUR) {
         polish_incumbent(tree, cb);
         improve_incumbent(tree, cb);
     }
@@ -506,7 +503,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     sm.tm_lim = left > 0 ? (int)(left * MS_PER_S) : 1;
     int src = glp_simplex(z.lp, &sm);
     if (src == 0 && glp_get_status(z.lp) == GLP_OPT) {
-        cb_info cb = {&z, x0, 0, glp_get_obj_val(z.lp), warm_makespan, in->time_limit_s * POLISH_CB_SHARE,
+        cb_info cb = {&z, {x0, 0}, glp_get_obj_val(z.lp), warm_makespan, in->time_limit_s * POLISH_CB_SHARE,
                       pg_xmalloc(((size_t)md->npairs + 1) * sizeof *cb.c),
                       pg_xmalloc(((size_t)md->total + 1) * sizeof *cb.end),
                       rm_lns_new(&z, in->gap), wall_s(), 0, 0, in->time_limit_s * LNS_STEP_SHARE,

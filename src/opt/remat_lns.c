@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt/glpk_start.h"
 #include "opt/remat_internal.h"
 
 #define MS_PER_S 1000.0
@@ -98,20 +99,6 @@ static void advance(rm_lns *l)
     l->improved_in_pass = 0;
 }
 
-typedef struct sub_cb {
-    const double *x;          /* the incumbent, GLPK's first solution */
-    int given;
-} sub_cb;
-
-static void sub_callback(glp_tree *tree, void *info)
-{
-    sub_cb *cb = info;
-    if (glp_ios_reason(tree) == GLP_IHEUR && !cb->given) {
-        cb->given = 1;
-        glp_ios_heur_sol(tree, cb->x);
-    }
-}
-
 int rm_lns_step(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(void))
 {
     rm_ilp *z = &l->sub;
@@ -131,14 +118,14 @@ int rm_lns_step(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(
     sm.tm_lim = (int)((deadline_s - clock_s()) * MS_PER_S) + 1;
     if (glp_simplex(z->lp, &sm) != 0 || glp_get_status(z->lp) != GLP_OPT) return 0;
     double *x = rm_ilp_point(z, c, l->end, best);
-    sub_cb cb = {x, 0};
+    glpk_start cb = {x, 0};
     glp_iocp io;
     glp_init_iocp(&io);
     io.msg_lev = GLP_MSG_OFF;
     io.presolve = GLP_OFF;   /* the incumbent is given in the original columns */
     io.mir_cuts = GLP_ON;
     io.mip_gap = l->gap;
-    io.cb_func = sub_callback;
+    io.cb_func = glpk_start_callback;
     io.cb_info = &cb;
     double left = deadline_s - clock_s();
     io.tm_lim = left > 0 ? (int)(left * MS_PER_S) + 1 : 1;

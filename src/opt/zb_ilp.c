@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt/glpk_start.h"
+
 /* Tolerance for spans and memory counts. */
 #define ZB_EPS 1e-9
 /* GLPK takes its time limit in milliseconds. */
@@ -157,20 +159,6 @@ static void build(zb_model *z, const schedule *s, const sched_times *t, const in
     }
 }
 
-typedef struct zb_cb {
-    const double *x;
-    int given;
-} zb_cb;
-
-static void callback(glp_tree *tree, void *info)
-{
-    zb_cb *cb = info;
-    if (glp_ios_reason(tree) == GLP_IHEUR && !cb->given) {
-        cb->given = 1;
-        glp_ios_heur_sol(tree, cb->x);
-    }
-}
-
 typedef struct zb_slot {
     double t;
     int pos;
@@ -270,12 +258,12 @@ int zb_ilp_refine(const sched_params *p, schedule *inout, double time_limit_s, p
     int lp_rc = glp_simplex(z.lp, &sm);
     int improved = 0;
     if (lp_rc == 0 && glp_get_status(z.lp) == GLP_OPT) {
-        zb_cb cb = {z.x0, 0};
+        glpk_start cb = {z.x0, 0};
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;
         io.presolve = GLP_OFF;   /* the warm start is given in the original columns */
-        io.cb_func = callback;
+        io.cb_func = glpk_start_callback;
         io.cb_info = &cb;
         io.tm_lim = (int)(time_limit_s * MS_PER_S);
         glp_intopt(z.lp, &io);
