@@ -36,8 +36,6 @@
 #include "opt/remat_internal.h"
 
 #define MS_PER_S 1000.0
-/* A plan must beat the warm start by more than rounding to replace it. */
-#define REMAT_MIN_GAIN_REL 1e-9
 /* A binary is taken as set above this value (GLPK returns 0/1 up to its
  * integrality tolerance). */
 #define BINARY_ON 0.5

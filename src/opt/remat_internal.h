@@ -17,6 +17,8 @@
  * simulator's own summation order can never tip a plan that fits here over
  * the capacity there (1e-9 of 80 GB is 80 bytes). */
 #define REMAT_BUDGET_SLACK_REL 1e-9
+/* A plan must beat another by more than rounding to replace it. */
+#define REMAT_MIN_GAIN_REL 1e-9
 
 typedef struct rm_stage {
     double act_b, act_w;             /* bytes: F stores for B; still held after B for W */

@@ -32,8 +32,6 @@
 #define MS_PER_S 1000.0
 /* Microbatches in the first windows. */
 #define LNS_FIRST_WINDOW 8
-/* A plan must beat the incumbent by more than rounding to replace it. */
-#define LNS_MIN_GAIN_REL 1e-9
 
 struct rm_lns {
     rm_ilp sub;               /* z with lp = its own copy */
@@ -82,8 +80,8 @@ static void bind(glp_prob *lp, int col, int free_it, int v)
         glp_set_col_bnds(lp, col, GLP_FX, (double)v, (double)v);
 }
 
-/* The window after the current one: slide by half a width; at the end of
- * a pass, widen if the pass found nothing. */
+/* The window after the one just solved: slide by half a width; at the end
+ * of a pass, widen if the pass found nothing. */
 static void advance(rm_lns *l)
 {
     int m = l->sub.md->m, stride = l->width / 2 > 0 ? l->width / 2 : 1;
@@ -99,18 +97,17 @@ static void advance(rm_lns *l)
     l->improved_in_pass = 0;
 }
 
-int rm_lns_step(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(void))
+/* Solves the current window from c: 1 if it found a better plan (into c). */
+static int solve_window(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(void))
 {
     rm_ilp *z = &l->sub;
     const rm_model *md = z->md;
-    if (l->exhausted || clock_s() >= deadline_s) return 0;
     for (int p = 0; p < md->npairs; p++) {
         int mb = p % md->m, in = mb >= l->start && mb < l->start + l->width;
         bind(z->lp, z->col_full[p], in, c[p].fwd == PLAN_FWD_FULL);
         bind(z->lp, z->col_sel[p], in, c[p].fwd == PLAN_FWD_SELECTIVE);
         bind(z->lp, z->col_bwd[p], in, c[p].bwd == PLAN_BWD_RECOMPUTE);
     }
-    advance(l);
     double best = rm_times(md, c, NULL, l->end, NULL);
     glp_smcp sm;
     glp_init_smcp(&sm);
@@ -135,9 +132,17 @@ int rm_lns_step(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(
     if (ms != GLP_OPT && ms != GLP_FEAS) return 0;
     rm_ilp_plan(z, l->cand);
     rm_polish(md, l->cand, deadline_s, clock_s);
-    if (rm_times(md, l->cand, NULL, l->end, NULL) >= best * (1.0 - LNS_MIN_GAIN_REL)) return 0;
+    if (rm_times(md, l->cand, NULL, l->end, NULL) >= best * (1.0 - REMAT_MIN_GAIN_REL)) return 0;
     memcpy(c, l->cand, (size_t)md->npairs * sizeof *c);
-    l->improved_in_pass = 1;
     return 1;
+}
+
+int rm_lns_step(rm_lns *l, plan_choice *c, double deadline_s, double (*clock_s)(void))
+{
+    if (l->exhausted || clock_s() >= deadline_s) return 0;
+    int better = solve_window(l, c, deadline_s, clock_s);
+    l->improved_in_pass |= better;
+    advance(l);
+    return better;
 }
 
