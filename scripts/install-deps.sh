@@ -5,7 +5,7 @@
 #   scripts/install-deps.sh --check   print what is missing, exit 1 if anything is
 set -eu
 
-PACKAGES="build-essential autoconf automake pkg-config libsimgrid-dev libyaml-dev libxml2-dev check libglpk-dev python3 parallel librsvg2-bin"
+PACKAGES="build-essential autoconf automake pkg-config libsimgrid-dev libyaml-dev libxml2-dev check libglpk-dev libjansson-dev python3 parallel librsvg2-bin"
 
 missing=""
 for pkg in $PACKAGES; do

@@ -44,10 +44,10 @@ START_TEST(test_zero1_static)
     workload w = {.nstages = 2, .stage = c};
     int both[] = {0, 1};
     ck_assert_exact(memory_static_bytes(&w, both, 2, 16), 16e9);
-    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 8), 5.5e9);
-    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 1), 16e9);
+    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 4, 8), 5.5e9);
+    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 4, 1), 16e9);
     int bad[] = {2};
-    ck_assert(memory_static_bytes_zero1(&w, bad, 1, 16, 8) < 0);
+    ck_assert(memory_static_bytes_zero1(&w, bad, 1, 16, 4, 8) < 0);
 }
 END_TEST
 

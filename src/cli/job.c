@@ -272,10 +272,6 @@ void job_free(job *j)
 
 /* ---- tensor / data parallelism (cli.h) ------------------------------------- */
 
-/* Bytes of one gradient element in the data-parallel all-reduce: bf16, as
- * Megatron reduces by default (no fp32 accumulation for the all-reduce). */
-#define DP_GRAD_BYTES_PER_PARAM 2.0
-
 int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
 {
     (void)st;
@@ -316,7 +312,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
     jp->par = (sim_parallel){
         .tp = tp, .dp = dp, .gpu = jp->gpu, .split_compute = split,
         .tp_comm = e->network != NET_IDEAL, .sequence_parallel = e->tp_sequence_parallel,
-        .grad_bytes_per_param = e->network != NET_IDEAL ? DP_GRAD_BYTES_PER_PARAM : 0.0,
+        .grad_bytes_per_param = e->network != NET_IDEAL ? experiment_grad_bytes(e) : 0.0,
         .bucket_bytes = e->dp_bucket_bytes, .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
@@ -393,6 +389,7 @@ metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan 
 {
     return (metrics_input){.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu, .tl = tl,
                            .bytes_per_param = j->exp.bytes_per_param,
+                           .weight_grad_bytes_per_param = j->exp.weight_grad_bytes_per_param,
                            .capacity_override_bytes = j->exp.memory_capacity_bytes,
                            .plan = plan_is_empty(plan) ? NULL : plan, .zero1 = j->exp.memory_zero1,
                            .dp = j->exp.dp};

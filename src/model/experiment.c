@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/memory.h"
 #include "util/datapath.h"
 #include "util/units.h"
 
@@ -30,6 +31,7 @@
 #define KEY_CMP_MAX 128
 #define PATH_MAX_BYTES 4096
 #define SCHEDULE_FILE_PREFIX "file:"
+#define HF_PREFIX "hf:"
 
 typedef enum {
     T_INT,        /* integer in [min, max], stored as int */
@@ -63,6 +65,9 @@ typedef struct key_spec {
 } key_spec;
 
 static const choice WORKLOADS[] = {{"uniform", WL_UNIFORM}, {"gpt", WL_GPT}, {NULL, 0}};
+static const choice PRECISIONS[] = {{"bf16", PRECISION_BF16}, {"fp8", PRECISION_FP8}, {NULL, 0}};
+static const choice ATTENTIONS[] = {{"flash", ATTENTION_FLASH}, {"legacy", ATTENTION_LEGACY}, {NULL, 0}};
+static const choice GRAD_PRECISIONS[] = {{"fp32", GRAD_FP32}, {"bf16", GRAD_BF16}, {NULL, 0}};
 static const choice NETWORKS[] = {{"ideal", NET_IDEAL}, {"cluster", NET_CLUSTER}, {NULL, 0}};
 static const choice OFFLOADS[] = {
     {"none", OFFLOAD_NONE}, {"full", OFFLOAD_FULL}, {"selective", OFFLOAD_SELECTIVE},
@@ -73,7 +78,8 @@ static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
-                                    {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN}, {NULL, 0}};
+                                    {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
+                                    {"lgd", RECOMPUTE_LGD}, {NULL, 0}};
 
 #define F(field) offsetof(experiment, field)
 #define SZ(field) sizeof(((experiment *)0)->field)
@@ -100,6 +106,15 @@ static const key_spec SCHEMA[] = {
             "stages per rank for interleaved / hanayo (V-shape schedules always have 2)"),
     INT_KEY("tp", tp, "1", 1, MAX_RANKS, "tensor-parallel degree"),
     INT_KEY("dp", dp, "1", 1, MAX_RANKS, "data-parallel degree"),
+    INT_KEY("ep", ep, "1", 1, MAX_RANKS,
+            "expert-parallel degree (MoE models): the experts are spread over ep GPUs taken from the data-parallel "
+            "(x cp) ranks, which exchange tokens by all-to-alls; divides dp x cp"),
+    INT_KEY("cp", cp, "1", 1, MAX_RANKS,
+            "context-parallel degree: each sequence split over cp GPUs, attention's keys and values passed round "
+            "a ring; the job uses tp x cp x dp x pp GPUs"),
+    CHOICE_KEY("dp.grad_precision", "fp32|bf16", grad_precision, "fp32", GRAD_PRECISIONS, NO_PATH, 0,
+               "gradients accumulated and reduced in fp32 (Megatron's default for bf16 training) or bf16: sets "
+               "the gradient's bytes in memory and in the data-parallel all-reduce"),
     CHOICE_KEY("tp.sequence_parallel", "true|false", tp_sequence_parallel, "false", BOOLS, NO_PATH, 0,
                "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
                "parallelism) instead of all-reduces"),
@@ -117,8 +132,10 @@ static const key_spec SCHEMA[] = {
     INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH, "samples per microbatch"),
     INT_KEY("global_batch_size", global_batch_size, "0", 0, MAX_BATCH,
             "samples per iteration over all data-parallel replicas; 0 = not given"),
-    CHOICE_KEY("workload", "uniform|gpt|PATH", workload, "uniform", WORKLOADS, WL_PROFILE, F(profile_path),
-               "uniform (uniform.* keys), gpt (gpt.* keys and the GPU's cost model), or a profile YAML path"),
+    CHOICE_KEY("workload", "uniform|gpt|hf:PATH|PATH", workload, "uniform", WORKLOADS, WL_PROFILE, F(profile_path),
+               "uniform (uniform.* keys), gpt (gpt.* keys and the GPU's cost model), hf:PATH (a Hugging Face "
+               "config.json, e.g. hf:profiles/models/llama3-8b.json, and the GPU's cost model), or a profile "
+               "YAML path"),
     NUM_KEY("uniform.f", uniform_f_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
             "workload=uniform: F time of one rank's share of the model for one microbatch"),
     NUM_KEY("uniform.b", uniform_b_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
@@ -137,8 +154,17 @@ static const key_spec SCHEMA[] = {
     INT_KEY("gpt.hidden", gpt_hidden, NULL, 1, MAX_MODEL_DIM, "workload=gpt: hidden size (required)"),
     INT_KEY("gpt.heads", gpt_heads, NULL, 1, MAX_MODEL_DIM,
             "workload=gpt: attention heads, dividing gpt.hidden (required)"),
-    INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM, "workload=gpt: sequence length in tokens (required)"),
+    INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM,
+            "workload=gpt and workload=hf:PATH: sequence length in tokens (required)"),
     INT_KEY("gpt.vocab", gpt_vocab, "51200", 1, MAX_MODEL_DIM, "workload=gpt: vocabulary size"),
+    CHOICE_KEY("precision", "bf16|fp8", precision, "bf16", PRECISIONS, NO_PATH, 0,
+               "workload=gpt / hf: GEMM precision; fp8 runs the linear layers' GEMMs at the GPU's FP8 rate "
+               "(Transformer Engine: activations stay bf16)"),
+    CHOICE_KEY("attention", "flash|legacy", attention, "flash", ATTENTIONS, NO_PATH, 0,
+               "workload=gpt / hf: flash (fused attention, no s x s scores stored, recomputed in its backward) or "
+               "legacy (Megatron's 2021-22 fused-softmax path, scores stored)"),
+    NUM_KEY("moe.capacity_factor", moe_capacity_factor, T_NUMBER, "factor", "0", 0, HUGE_NUM, 0,
+            "MoE models: tokens an expert takes, as a multiple of its even share (capacity factor); 0 = dropless"),
     CHOICE_KEY("network", "ideal|cluster|PATH", network, "ideal", NETWORKS, NET_PLATFORM, F(platform_path),
                "ideal (latency only), cluster (generated from cluster.*), or a SimGrid platform XML path"),
     NUM_KEY("ideal.latency", ideal_latency_s, T_DURATION, "seconds", "0", 0, HUGE_NUM, 0,
@@ -160,8 +186,10 @@ static const key_spec SCHEMA[] = {
             "ops); 0 = heuristic only"),
     NUM_KEY("memory.capacity", memory_capacity_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
             "overrides every GPU's memory capacity; 0 = each GPU's own"),
-    NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "16", 0, HUGE_NUM, 0,
-            "bytes per parameter for weights, gradients and optimizer state (16 = mixed-precision Adam)"),
+    NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "0", 0, HUGE_NUM, 0,
+            "bytes per parameter for weights, gradients and optimizer state; 0 = Megatron's mixed-precision Adam: "
+            "2 (bf16 weight) + 4 (fp32 gradient; 2 with dp.grad_precision=bf16) + 12 (fp32 master weight and two "
+            "moments)"),
     CHOICE_KEY("offload", "none|full|selective|plan", offload, "none", OFFLOADS, NO_PATH, 0,
                "activation offload to host memory (selective: the longest-lived activations first; plan: the "
                "OptPipe-style MILP choosing offload / recompute / keep per activation under memory.capacity)"),
@@ -170,8 +198,10 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
                "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
                "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
-    CHOICE_KEY("recompute", "none|full|selective|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
-               "activation recomputation (plan: the rematerialization ILP under memory.capacity)"),
+    CHOICE_KEY("recompute", "none|full|selective|lgd|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
+               "activation recomputation: full (each layer keeps its input; the backward recomputes one layer at "
+               "a time), selective (the attention core), lgd (norms, activation function and dropout, keeping "
+               "the GEMM inputs: PipeOffload's), or plan (the rematerialization ILP under memory.capacity)"),
     CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,
                "split backward: after B keep what W needs (keep), or keep only the stage input and recompute "
                "the forward before W (recompute, seed 004)"),
@@ -185,8 +215,8 @@ static const key_spec SCHEMA[] = {
              "format, for another solver (e.g. cbc PATH sec 600 solve solu OUT); written only when the ILP is "
              "built (a file named none: ./none)"),
     CHOICE_KEY("memory.zero1", "true|false", memory_zero1, "false", BOOLS, NO_PATH, 0,
-               "ZeRO-1: shard the optimizer state (bytes_per_param beyond the 4 of BF16 weight and gradient) "
-               "over the dp replicas"),
+               "ZeRO-1 (Megatron's distributed optimizer): shard the optimizer state (bytes_per_param beyond the "
+               "weight and gradient) over the dp replicas"),
 };
 #define NKEYS (sizeof SCHEMA / sizeof SCHEMA[0])
 
@@ -399,6 +429,16 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
         if (k->path_value < 0 || value[0] == '\0')
             return fail_value(st, k, at, value, NULL);
         char *path = base + k->path_offset;
+        /* workload=hf:PATH names a Hugging Face config.json, costed by the model. */
+        if (k->offset == F(workload) && strncmp(value, HF_PREFIX, strlen(HF_PREFIX)) == 0) {
+            const char *file = value + strlen(HF_PREFIX);
+            if (file[0] == '\0' || resolve_path(file, at, path, PG_NAME_MAX) != 0) {
+                path[0] = '\0';
+                return fail_value(st, k, at, value, "hf: needs the path of an existing config.json");
+            }
+            *(int *)(base + k->offset) = WL_HF;
+            return 0;
+        }
         if (resolve_path(value, at, path, PG_NAME_MAX) != 0) {
             path[0] = '\0';
             return fail_value(st, k, at, value, "no such file, here or in the data directories");
@@ -462,6 +502,22 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
                               e->microbatches, e->global_batch_size, per_step, derived);
         }
     }
+    if (e->bytes_per_param == 0) {
+        e->weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + experiment_grad_bytes(e);
+        e->bytes_per_param = e->weight_grad_bytes_per_param + MEMORY_ADAM_STATE_BYTES;
+    } else {
+        e->weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + experiment_grad_bytes(e);
+        if (e->weight_grad_bytes_per_param > e->bytes_per_param)
+            e->weight_grad_bytes_per_param = e->bytes_per_param;
+    }
+    long dp_cp = (long)e->dp * e->cp;
+    if (dp_cp % e->ep != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",
+                          "%d does not divide dp x cp = %d x %d (expert parallelism takes its GPUs from the "
+                          "data- and context-parallel ranks)", e->ep, e->dp, e->cp);
+    if (e->workload == WL_HF && !config_find(c, "gpt.seq"))
+        return pg_fail_at(st, PG_EXIT_INPUT, e->origin_workload, "workload",
+                          "hf:%s needs gpt.seq (the sequence length to train at)", e->profile_path);
     if (e->workload == WL_GPT) {
         static const char *const required[] = {"gpt.layers", "gpt.hidden", "gpt.heads", "gpt.seq"};
         for (size_t i = 0; i < sizeof required / sizeof required[0]; i++)

@@ -15,12 +15,19 @@
 #define PG_NAME_MAX 512
 #define PG_DESC_MAX 2048
 /* Room for one origin per schema key (experiment.c checks it has enough). */
-#define EXP_MAX_KEYS 64
+#define EXP_MAX_KEYS 80
 
-typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT } workload_kind;
+/* WL_GPT and WL_HF are costed by the model (model/arch.h, model/costmodel.h):
+ * their stage times are one GPU's share already. */
+typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT, WL_HF } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
 typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } offload_policy;
-typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN } recompute_policy;
+/* RECOMPUTE_LGD: PipeOffload's --recompute-lgd (norms, activation function
+ * and dropout recomputed in the backward, the GEMM inputs kept). */
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN, RECOMPUTE_LGD } recompute_policy;
+typedef enum { PRECISION_BF16, PRECISION_FP8 } precision_kind;
+typedef enum { ATTENTION_FLASH, ATTENTION_LEGACY } attention_kind;
+typedef enum { GRAD_FP32, GRAD_BF16 } grad_precision_kind;
 
 typedef struct experiment {
     /* schedule */
@@ -31,6 +38,8 @@ typedef struct experiment {
 
     /* parallelism and batch */
     int tp, dp;
+    int ep;                         /* expert-parallel degree (MoE); divides dp x cp, adds no GPUs */
+    int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
     double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
@@ -41,13 +50,16 @@ typedef struct experiment {
 
     /* workload */
     workload_kind workload;
-    char profile_path[PG_NAME_MAX]; /* WL_PROFILE */
+    char profile_path[PG_NAME_MAX]; /* WL_PROFILE: the profile YAML; WL_HF: the config.json */
     double uniform_f_s, uniform_b_s, uniform_w_s;
     double uniform_w_fraction;      /* M_W / M_B */
     double uniform_activation_bytes;/* bytes of one M_B (whole rank share) */
     double uniform_boundary_bytes;  /* activation sent to the next stage (gradient back: same) */
     double uniform_params;          /* parameters of one rank's share */
     int gpt_layers, gpt_hidden, gpt_heads, gpt_seq, gpt_vocab;
+    precision_kind precision;       /* GEMM precision (fp8: the GPU's FP8 rate) */
+    attention_kind attention;       /* flash (default) or Megatron's legacy fused-softmax path */
+    double moe_capacity_factor;     /* 0 = dropless (tokens routed as the router says) */
 
     /* network / platform */
     network_kind network;
@@ -61,7 +73,10 @@ typedef struct experiment {
     double memory_limit;            /* M_B units; 0 = none */
     double zb_auto_time_limit_s;    /* zb-auto ILP refinement time limit; 0 = heuristic only */
     double memory_capacity_bytes;   /* 0 = each GPU's own */
-    double bytes_per_param;         /* weights + grads + optimizer; default 16 (mixed-precision Adam) */
+    double bytes_per_param;         /* weights + grads + optimizer, resolved: memory.bytes_per_param, or
+                                     * 2 (bf16 weight) + gradient (4 fp32 / 2 bf16) + 12 (Adam) */
+    double weight_grad_bytes_per_param; /* the part ZeRO-1 leaves whole: weight + gradient */
+    grad_precision_kind grad_precision; /* gradients accumulated and reduced in fp32 (Megatron) or bf16 */
     offload_policy offload;
     double offload_ratio;
     int offload_order_search;       /* offload=plan: 1 = also plan other op orders (opt/offload_order.h) */
@@ -89,9 +104,20 @@ typedef struct experiment {
  * times one GPU's share.  experiment_tp_share is the part of a stage's
  * time one GPU of the group runs: what every model of op durations (the
  * bounds, the planners) must apply to agree with the simulator. */
+static inline int experiment_workload_is_modelled(const experiment *e)
+{
+    return e->workload == WL_GPT || e->workload == WL_HF;
+}
+
 static inline int experiment_times_are_tp_groups(const experiment *e)
 {
-    return e->workload != WL_GPT;
+    return !experiment_workload_is_modelled(e);
+}
+
+/* Bytes of one gradient element in the data-parallel reduction. */
+static inline double experiment_grad_bytes(const experiment *e)
+{
+    return e->grad_precision == GRAD_FP32 ? 4.0 : 2.0;
 }
 
 static inline double experiment_tp_share(const experiment *e)

@@ -30,15 +30,14 @@ double memory_static_bytes(const workload *w, const int *stages, int nstages_on_
 }
 
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
-                                 double bytes_per_param, int dp)
+                                 double bytes_per_param, double whole_bytes_per_param, int dp)
 {
     double params = stage_params(w, stages, nstages_on_rank);
     if (params < 0)
         return -1;
     if (dp <= 1)
         return params * bytes_per_param;
-    double whole = bytes_per_param < MEMORY_WEIGHT_GRAD_BYTES_PER_PARAM ? bytes_per_param
-                                                                        : MEMORY_WEIGHT_GRAD_BYTES_PER_PARAM;
+    double whole = bytes_per_param < whole_bytes_per_param ? bytes_per_param : whole_bytes_per_param;
     return params * (whole + (bytes_per_param - whole) / dp);
 }
 

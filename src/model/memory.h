@@ -17,8 +17,11 @@
 
 #include "model/workload.h"
 
-/* BF16 weight + BF16 gradient: the part of bytes_per_param ZeRO-1 leaves whole. */
-#define MEMORY_WEIGHT_GRAD_BYTES_PER_PARAM 4.0
+/* Mixed-precision Adam as Megatron keeps it: a bf16 weight, the gradient
+ * (fp32 by default, experiment.h), and 12 bytes of fp32 master weight and two
+ * moments that ZeRO-1 (the distributed optimizer) shards. */
+#define MEMORY_BF16_WEIGHT_BYTES 2.0
+#define MEMORY_ADAM_STATE_BYTES 12.0
 
 /* Parameters of the listed stages (indices into w->stage) x bytes_per_param.
  * An index outside [0, w->nstages) is a caller bug: the result is then -1,
@@ -26,10 +29,11 @@
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
                            double bytes_per_param);
 
-/* The same with ZeRO-1 over dp replicas (dp <= 1: no sharding):
- * params x (min(bpp, 4) + max(bpp - 4, 0) / dp). */
+/* The same with ZeRO-1 over dp replicas (dp <= 1: no sharding): the
+ * weight and gradient (whole_bytes_per_param) stay whole, the rest is
+ * sharded: params x (min(bpp, whole) + max(bpp - whole, 0) / dp). */
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
-                                 double bytes_per_param, int dp);
+                                 double bytes_per_param, double whole_bytes_per_param, int dp);
 
 /* Bytes of stage's input (what full recomputation keeps after F). */
 double memory_input_bytes(const workload *w, int stage);

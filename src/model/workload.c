@@ -52,6 +52,7 @@ int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
     case WL_PROFILE:
         return workload_load_profile(e->profile_path, nstages, w, st);
     case WL_GPT:
+    case WL_HF:
         return costmodel_build(e, nstages, w, st);
     }
     return pg_fail(st, PG_EXIT_INTERNAL, "workload_build: unknown workload kind %d", (int)e->workload);

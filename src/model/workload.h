@@ -31,6 +31,20 @@ typedef struct stage_cost {
     int has_attn_core;
     double attn_core_bytes;      /* part of act_b_bytes the attention core stores (the 5as term of M_B) */
     double attn_core_s;          /* reference seconds to recompute it */
+    /* Expert parallelism (MoE models, ep > 1): each of the stage's moe_layers
+     * runs, per microbatch, a dispatch and a combine all-to-all among its ep
+     * GPUs in F, and the same two again (the gradients) in B.  a2a_bytes is
+     * what one GPU sends to the other ep - 1 GPUs in one of them, in total;
+     * a2a_compute_s is the expert compute of one MoE layer in F (what
+     * DualPipeV's overlap can hide the other chunk's all-to-alls under). */
+    int moe_layers;
+    double a2a_bytes;
+    double a2a_compute_s;
+    /* Context parallelism (cp > 1): in F each of the stage's attn_layers passes
+     * its key/value block round the cp ring (cp - 1 steps of cp_kv_bytes per
+     * GPU), in B the keys/values and their gradients (2 x cp_kv_bytes a step). */
+    int attn_layers;
+    double cp_kv_bytes;
 } stage_cost;
 
 typedef struct workload {

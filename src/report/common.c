@@ -45,6 +45,9 @@ char *rpt_workload_label(const report_input *in, char *buf, int len)
             snprintf(buf, (size_t)len, "gpt (%d layers, hidden %d, %d heads, seq %d)", in->exp->gpt_layers,
                      in->exp->gpt_hidden, in->exp->gpt_heads, in->exp->gpt_seq);
             return buf;
+        case WL_HF:
+            snprintf(buf, (size_t)len, "hf:%s (seq %d)", in->exp->profile_path, in->exp->gpt_seq);
+            return buf;
         }
     }
     snprintf(buf, (size_t)len, "%s", in->wl && in->wl->name[0] ? in->wl->name : "?");

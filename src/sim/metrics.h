@@ -85,6 +85,7 @@ typedef struct metrics_input {
     const int *rank_gpu;
     const timeline *tl;
     double bytes_per_param;
+    double weight_grad_bytes_per_param; /* the part zero1 leaves whole (model/memory.h) */
     double capacity_override_bytes;  /* memory.capacity; 0 = GPU's own */
     const memplan *plan;                /* NULL: no offload, no recompute */
     int zero1;                       /* shard the optimizer state over dp */
