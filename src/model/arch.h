@@ -1,0 +1,162 @@
+/* arch.h: a decoder-only transformer's architecture, and what follows from it.
+ *
+ * One description covers the models people train now and the GPT-2/3 family
+ * the older measurements ran: attention with heads and key/value heads
+ * (MHA when kv_heads == heads, GQA when fewer, MQA at 1) or DeepSeek's
+ * multi-head latent attention (MLA); an MLP that is GeLU (two matrices, the
+ * 4h of GPT) or gated SwiGLU (three matrices, its own intermediate size);
+ * LayerNorm or RMSNorm; tied or untied embeddings; learned or rotary
+ * positions; and mixture-of-experts MLPs (routed experts, top-k, expert FFN
+ * size, shared experts, dense first layers).  Parameters, FLOPs and the
+ * bytes a layer stores for its backward are functions of this description
+ * and of how one microbatch is run (arch_run): nothing else in pipegrid
+ * knows a model's shape.  Readers fill it: arch_gpt (the gpt.* keys) and
+ * hfconfig.h (a Hugging Face config.json).
+ *
+ * Conventions.  "Per GPU" quantities are one GPU's share under tensor (t),
+ * context (c) and expert (e) parallelism; counts of the whole model say
+ * "total".  FLOPs count a multiply-add as 2.  Activation bytes follow
+ * Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+ * Transformer Models", arXiv 2205.05198), generalised term by term (see
+ * arch.c): for a GPT layer without recomputation they give sbh(34 + 5as/h)
+ * at t = 1, sbh(10 + 24/t + 5as/(ht)) with tensor parallelism and
+ * sbh(34 + 5as/h)/t with sequence parallelism.
+ */
+#ifndef PG_MODEL_ARCH_H
+#define PG_MODEL_ARCH_H
+
+#include "util/error.h"
+
+typedef enum { ARCH_MLP_GELU = 0, ARCH_MLP_SWIGLU } arch_mlp_kind;
+typedef enum { ARCH_NORM_LAYERNORM = 0, ARCH_NORM_RMSNORM } arch_norm_kind;
+typedef enum { ARCH_ATTN_MHA = 0, ARCH_ATTN_MLA } arch_attn_kind;
+
+/* Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values go
+ * through low-rank projections; q_lora_rank 0 = queries projected directly. */
+typedef struct arch_mla {
+    int q_lora_rank, kv_lora_rank;
+    int qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+} arch_mla;
+
+typedef struct arch_moe {
+    int experts;          /* routed experts; 0 = a dense model */
+    int top_k;            /* experts each token is routed to */
+    int expert_ffn;       /* intermediate size of one routed expert */
+    int shared_ffn;       /* intermediate size of the shared expert(s) together; 0 = none */
+    int shared_gate;      /* a sigmoid gate on the shared expert's output (Qwen-MoE) */
+    int dense_layers;     /* the first layers keep a dense MLP (DeepSeek's first_k_dense_replace) */
+} arch_moe;
+
+typedef struct arch {
+    char name[128];
+    int layers, hidden, heads, kv_heads, head_dim;
+    int ffn;                   /* dense MLP intermediate size */
+    int vocab;
+    arch_mlp_kind mlp;
+    arch_norm_kind norm;
+    arch_attn_kind attn;
+    arch_mla mla;              /* attn == ARCH_ATTN_MLA */
+    int tied_embeddings;       /* the LM head reuses the word embedding */
+    int learned_positions;     /* a learned position table of max_positions rows (GPT); 0 = rotary */
+    int max_positions;
+    int linear_bias;           /* biases on every linear layer (GPT) */
+    int qkv_bias;              /* biases on the query/key/value projections only (Qwen) */
+    int dropout;               /* dropout after attention and MLP and on the attention probabilities
+                                * (GPT training); modern configs train without */
+    arch_moe moe;
+} arch;
+
+/* How one microbatch runs. */
+typedef struct arch_run {
+    int seq, micro_batch;      /* s, b */
+    int tp, cp, ep;            /* tensor, context, expert parallel degrees (>= 1) */
+    int sequence_parallel;     /* Megatron's: norms, dropouts and residuals sharded over tp */
+    int flash;                 /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
+    double capacity_factor;    /* MoE: 0 = dropless */
+} arch_run;
+
+/* A GPT-2/3 decoder of the gpt.* keys: MHA, GeLU 4h MLP, LayerNorm, learned
+ * positions (seq rows), tied embeddings, biases and dropout. */
+void arch_gpt(arch *a, int layers, int hidden, int heads, int seq, int vocab);
+
+/* 0, or PG_EXIT_INPUT naming what is inconsistent (what = a file or key
+ * prefix for the message, e.g. "hf:llama.json"). */
+int arch_check(const arch *a, const char *what, pg_status *st);
+/* 0, or PG_EXIT_INPUT when the run cannot split this model (heads over tp,
+ * experts over ep, sequence over cp); messages name the key. */
+int arch_run_check(const arch *a, const arch_run *r, pg_status *st);
+
+static inline int arch_is_moe_layer(const arch *a, int layer)
+{
+    return a->moe.experts > 0 && layer >= a->moe.dense_layers;
+}
+
+/* ---- parameters ------------------------------------------------------------ */
+
+/* Whole model (every expert counted once): the number model cards publish. */
+double arch_params_total(const arch *a);
+/* Parameters a token activates: routed experts counted top_k times out of
+ * experts (the "active parameters" of MoE cards). */
+double arch_params_active(const arch *a);
+/* Parts, whole model. */
+double arch_params_attention(const arch *a);
+double arch_params_mlp(const arch *a, int moe_layer);      /* dense MLP, or all experts + router + shared */
+double arch_params_norms(const arch *a);                   /* the two norms of one layer */
+double arch_params_embedding(const arch *a);               /* word (+ position) table */
+double arch_params_head(const arch *a);                    /* final norm + untied LM head */
+
+/* One GPU's parameters of one layer (tensor-parallel shards; experts spread
+ * over ep, each expert's matrices over tp), of the embedding (vocab-parallel)
+ * and of the head (the LM head's shard; tied: only the final norm). */
+double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer);
+double arch_embedding_params_gpu(const arch *a, const arch_run *r);
+double arch_head_params_gpu(const arch *a, const arch_run *r);
+
+/* ---- FLOPs ------------------------------------------------------------------- */
+
+/* Model FLOPs of one layer's forward for one microbatch, whole layer (all
+ * GPUs of the tp x cp group together): the linear layers (routed experts:
+ * top_k of them per token) and the attention's two batched GEMMs over the
+ * full s x s score matrix, as Megatron and the MFU literature count them
+ * (no causal halving).  The backward is 2x. */
+double arch_layer_fwd_flops(const arch *a, const arch_run *r, int layer);
+/* LM head (logits) forward FLOPs, whole. */
+double arch_head_fwd_flops(const arch *a, const arch_run *r);
+/* Model FLOPs of one training step of one sample (forward + backward over
+ * every layer, the head included): 3x the forward. */
+double arch_flops_per_sample(const arch *a, const arch_run *r);
+
+/* ---- activations --------------------------------------------------------------- */
+
+/* What one layer's forward stores for its backward, bytes on one GPU, for one
+ * microbatch.  Modes: */
+typedef enum {
+    ARCH_ACT_NONE = 0,    /* everything (no recomputation) */
+    ARCH_ACT_SELECTIVE,   /* Megatron's selective: the attention core (scores, softmax, dropout) recomputed */
+    ARCH_ACT_LGD,         /* PipeOffload's: norm outputs, activation function, dropout masks recomputed */
+    ARCH_ACT_FULL,        /* full: only the layer's input */
+    ARCH_ACT_MODES
+} arch_act_mode;
+
+double arch_layer_act_bytes(const arch *a, const arch_run *r, int layer, arch_act_mode mode);
+/* Of the above (mode NONE or LGD), what the weight-gradient pass still needs
+ * after the input-gradient pass: the linear layers' inputs and their output
+ * gradients (zero-bubble's M_W). */
+double arch_layer_act_w_bytes(const arch *a, const arch_run *r, int layer, arch_act_mode mode);
+/* The attention core's stored bytes (what selective recomputation frees). */
+double arch_layer_attn_core_bytes(const arch *a, const arch_run *r);
+/* Bytes of the hidden state between layers on one GPU (a layer's input; what
+ * one pipeline stage sends the next): 2sbh / cp, / tp with sequence parallelism. */
+double arch_hidden_bytes(const arch *a, const arch_run *r);
+/* Korthikanti's first-stage extras: embedding dropout mask (with dropout). */
+double arch_embedding_act_bytes(const arch *a, const arch_run *r);
+
+/* ---- communication -------------------------------------------------------------- */
+
+/* Bytes one GPU sends in one expert-parallel all-to-all (dispatch or combine)
+ * of one MoE layer: its tokens' top_k copies bound for the other ep - 1 GPUs. */
+double arch_a2a_bytes(const arch *a, const arch_run *r);
+/* Bytes of one GPU's key/value block passed round the context-parallel ring. */
+double arch_cp_kv_bytes(const arch *a, const arch_run *r);
+
+#endif
