@@ -266,23 +266,25 @@ double arch_params_active(const arch *a)
 double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer)
 {
     double t = r->tp;
-    double attn = attn_weights(a) / t + attn_biases(a) / t + mla_norms(a);
+    /* row-parallel layers (output projection, FC2) keep their bias whole on every GPU */
+    double row_bias = a->linear_bias ? (double)a->hidden : 0.0;
+    double attn = attn_weights(a) / t + (attn_biases(a) - row_bias) / t + row_bias + mla_norms(a);
     if (a->attn == ARCH_ATTN_MLA) {
         /* the down-projections are replicated, the up- and output projections split */
         const arch_mla *m = &a->mla;
         double h = a->hidden;
         double down = (m->q_lora_rank > 0 ? h * m->q_lora_rank : 0.0) + h * (m->kv_lora_rank + m->qk_rope_head_dim);
-        attn = down + (attn_weights(a) - down) / t + attn_biases(a) / t + mla_norms(a);
+        attn = down + (attn_weights(a) - down) / t + (attn_biases(a) - row_bias) / t + row_bias + mla_norms(a);
     }
     double mlp;
     if (!arch_is_moe_layer(a, layer)) {
-        mlp = ffn_params(a, a->ffn) / t;
+        mlp = (ffn_params(a, a->ffn) - row_bias) / t + row_bias;
     } else {
         const arch_moe *m = &a->moe;
         double local_experts = (double)m->experts / r->ep;
-        mlp = (double)a->hidden * m->experts + local_experts * ffn_params(a, m->expert_ffn) / t;
+        mlp = (double)a->hidden * m->experts + local_experts * ((ffn_params(a, m->expert_ffn) - row_bias) / t + row_bias);
         if (m->shared_ffn > 0)
-            mlp += ffn_params(a, m->shared_ffn) / t + (m->shared_gate ? a->hidden : 0.0);
+            mlp += (ffn_params(a, m->shared_ffn) - row_bias) / t + row_bias + (m->shared_gate ? a->hidden : 0.0);
     }
     return attn + mlp + arch_params_norms(a);
 }

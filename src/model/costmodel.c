@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/costmodel.h"
+#include "model/hfconfig.h"
 #include "model/platform.h"
 
 #define HALF_BYTES 2.0              /* fp16 / bf16 element */
@@ -95,9 +96,27 @@ static const double UNFUSED_SOFTMAX_BWD_BYTES[UNFUSED_SOFTMAX_KERNELS] = {
 #define ACT_W_SPLIT_SBH 24.0
 #define LN_PARAMS_PER_H 2.0
 
+/* Elementwise kernels of modern decoders. */
+#define RESIDUAL_ADD_BYTES (3 * HALF_BYTES)                /* read x and residual, write y */
+#define ROPE_BYTES (2 * HALF_BYTES)                        /* rotary embedding of q and k: read, write */
+#define SWIGLU_FWD_BYTES (3 * HALF_BYTES)                  /* read gate and up, write out */
+#define SWIGLU_BWD_BYTES (5 * HALF_BYTES)                  /* read dy, gate, up; write dgate, dup */
+#define ROUTER_BYTES (3 * FLOAT_BYTES)                     /* softmax + top-k over fp32 logits */
+#define PERMUTE_BYTES (2 * HALF_BYTES)                     /* gather token copies: read, write */
+#define COMBINE_BYTES (3 * HALF_BYTES)                     /* unpermute, weight and sum: read, read, write */
+/* Flash attention: the backward recomputes the scores (one GEMM of QK^T's
+ * size) and computes dV, dP, dQ, dK: five score-sized GEMMs against the
+ * forward's two. */
+#define FLASH_BWD_FLOPS_FACTOR 2.5
+/* A causal mask halves the scores flash attention computes (blocks above
+ * the diagonal are skipped; load-balanced context parallelism keeps each
+ * GPU's share at half). */
+#define CAUSAL_FRACTION 0.5
+
 typedef struct kctx {
     const gpu_params *g;
     op_cost *c;
+    double gemm_peak;    /* flop/s of the linear layers' GEMMs (bf16 or fp8) */
 } kctx;
 
 /* The host issues kernels one after another, launch seconds apart, and the
@@ -114,11 +133,19 @@ static void issue(kctx k, double gpu_s)
     k.c->kernels++;
 }
 
-static void k_gemm(kctx k, double flops)
+/* A grouped GEMM (MoE experts: one kernel over groups equal GEMMs) reaches
+ * the efficiency of one of its groups: small experts run at the low end of
+ * the saturating curve. */
+static void k_gemm_grouped(kctx k, double flops, double groups)
 {
     const double *v = k.g->v;
-    issue(k, (flops + v[GP_GEMM_HALF_FLOPS]) / (v[GP_PEAK_FLOPS] * v[GP_GEMM_EFF]));
+    issue(k, (flops + groups * v[GP_GEMM_HALF_FLOPS]) / (k.gemm_peak * v[GP_GEMM_EFF]));
     k.c->gemm_flops += flops;
+}
+
+static void k_gemm(kctx k, double flops)
+{
+    k_gemm_grouped(k, flops, 1.0);
 }
 
 static void k_attn(kctx k, double flops)
@@ -174,13 +201,58 @@ double costmodel_optimizer_s(const gpu_params *g, double params)
     return host_s > gpu_s ? host_s : gpu_s;
 }
 
-/* Dimensions as doubles, with the usual names. */
+/* Dimensions as doubles, with the usual names, on one GPU of the tp x cp group. */
 typedef struct dims {
-    double s, b, h, a, t, V;
-    double n;    /* s*b*h: elements of the hidden state */
-    double e;    /* b*(a/t)*s*s: attention-score elements on one TP rank */
-    double c;    /* s*b*V/t: logits on one TP rank */
+    arch a;      /* the architecture (resolved) */
+    double s, b, h, a_heads, t, V;
+    double sl;   /* s / cp: this GPU's part of the sequence */
+    double T;    /* sl * b: tokens on this GPU */
+    double n;    /* T * h: elements of the hidden state */
+    double rep;  /* divisor of norms, dropouts, residuals: t with sequence parallelism */
+    double q, kv, o;   /* query, key (= value, MHA/GQA) and attention-output widths */
+    double e;    /* b * (a/t) * sl * s: attention-score elements on one TP rank (legacy) */
+    double c;    /* T * V/t: logits on one TP rank */
+    double Tk;   /* routed token copies on this GPU (MoE) */
+    double local_experts;
+    double gate; /* 2 for a gated (SwiGLU) MLP's FC1, else 1 */
 } dims;
+
+static dims dims_of(const gpt_shape *m)
+{
+    dims d;
+    memset(&d, 0, sizeof d);
+    if (m->arch)
+        d.a = *m->arch;
+    else
+        arch_gpt(&d.a, m->layers, m->hidden, m->heads, m->seq, m->vocab);
+    const arch *a = &d.a;
+    double cp = m->cp > 1 ? m->cp : 1, ep = m->ep > 1 ? m->ep : 1;
+    d.s = m->seq;
+    d.b = m->micro_batch;
+    d.h = a->hidden;
+    d.a_heads = a->heads;
+    d.t = m->tp;
+    d.V = a->vocab;
+    d.sl = d.s / cp;
+    d.T = d.sl * d.b;
+    d.n = d.T * d.h;
+    d.rep = m->sequence_parallel ? d.t : 1.0;
+    if (a->attn == ARCH_ATTN_MLA) {
+        d.q = (double)a->heads * (a->mla.qk_nope_head_dim + a->mla.qk_rope_head_dim);
+        d.kv = d.q;
+        d.o = (double)a->heads * a->mla.v_head_dim;
+    } else {
+        d.q = (double)a->heads * a->head_dim;
+        d.kv = (double)a->kv_heads * a->head_dim;
+        d.o = d.q;
+    }
+    d.e = d.b * (d.a_heads / d.t) * d.sl * d.s;
+    d.c = d.T * d.V / d.t;
+    d.Tk = d.T * a->moe.top_k * (m->capacity_factor > 0 ? m->capacity_factor : 1.0);
+    d.local_experts = a->moe.experts > 0 ? a->moe.experts / ep : 0;
+    d.gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
+    return d;
+}
 
 int costmodel_fused_softmax(const gpt_shape *m)
 {
@@ -204,88 +276,246 @@ static void k_softmax(kctx k, const gpt_shape *m, double elems, int backward)
         k_mem(k, bytes[i] * elems);
 }
 
-static dims dims_of(const gpt_shape *m)
+static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
 {
-    dims d = {.s = m->seq, .b = m->micro_batch, .h = m->hidden, .a = m->heads, .t = m->tp, .V = m->vocab};
-    d.n = d.s * d.b * d.h;
-    d.e = d.b * (d.a / d.t) * d.s * d.s;
-    d.c = d.s * d.b * d.V / d.t;
-    return d;
+    double peak = g->v[GP_PEAK_FLOPS];
+    if (m->fp8) {
+        const gpu_system *sys = gpu_system_find(g->name);
+        if (sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
+            peak *= sys->fp8_flops / sys->speed_flops;    /* the fitted bf16 peak, scaled by the datasheet ratio */
+    }
+    return (kctx){g, c, peak};
+}
+
+/* ---- pieces of a layer, forward (F), input gradient (B), weight gradient (W) ---- */
+
+static void norm_fwd(kctx k, const dims *d) { k_mem(k, LN_FWD_BYTES * d->n / d->rep); }
+static void norm_bwd(kctx k, const dims *d) { k_mem(k, LN_BWD_BYTES * d->n / d->rep); }
+
+/* Bias (if any), dropout (if any) and the residual add after a block. */
+static void residual_fwd(kctx k, const dims *d)
+{
+    k_mem(k, (d->a.dropout ? DROPOUT_ADD_FWD_BYTES : RESIDUAL_ADD_BYTES) * d->n / d->rep);
+}
+
+static void residual_bwd(kctx k, const dims *d)
+{
+    if (d->a.dropout)
+        k_mem(k, DROPOUT_BWD_BYTES * d->n / d->rep);
+}
+
+/* Linear-layer GEMM FLOPs of the attention block, per TP rank: the
+ * projections into q/k/v (for MLA: replicated down-projections and split
+ * up-projections) and the output projection. */
+static double attn_in_flops(const dims *d)
+{
+    const arch *a = &d->a;
+    if (a->attn == ARCH_ATTN_MLA) {
+        const arch_mla *ml = &a->mla;
+        double down = d->h * ((ml->q_lora_rank > 0 ? ml->q_lora_rank : 0) + ml->kv_lora_rank + ml->qk_rope_head_dim);
+        double up = (ml->q_lora_rank > 0 ? (double)ml->q_lora_rank : d->h) * d->q / d->t +
+                    (double)ml->kv_lora_rank * a->heads * (ml->qk_nope_head_dim + ml->v_head_dim) / d->t;
+        return FLOPS_PER_MAC * d->T * (down + up);
+    }
+    return FLOPS_PER_MAC * d->T * d->h * (d->q + 2 * d->kv) / d->t;
+}
+
+static double attn_out_flops(const dims *d) { return FLOPS_PER_MAC * d->T * d->o * d->h / d->t; }
+
+/* The attention core: legacy (scores materialised) or flash. */
+static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
+{
+    double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
+    double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
+    if (m->flash) {
+        k_attn(k, CAUSAL_FRACTION * (qk + av));
+        return;
+    }
+    k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);   /* split heads */
+    k_attn(k, qk);                                            /* QK^T */
+    k_softmax(k, m, d->e, 0);                                 /* scale, mask, softmax */
+    if (d->a.dropout)
+        k_mem(k, ATTN_DROPOUT_FWD_BYTES * d->e);              /* attention dropout */
+    k_attn(k, av);                                            /* AV */
+    k_mem(k, COPY_BYTES * d->T * d->o / d->t);                /* merge heads */
+}
+
+static void core_bwd(kctx k, const gpt_shape *m, const dims *d)
+{
+    double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
+    double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
+    if (m->flash) {
+        k_attn(k, FLASH_BWD_FLOPS_FACTOR * CAUSAL_FRACTION * (qk + av));
+        return;
+    }
+    k_mem(k, COPY_BYTES * d->T * d->o / d->t);
+    k_attn(k, av);                                            /* dP = dO V^T */
+    k_attn(k, av);                                            /* dV = P^T dO */
+    if (d->a.dropout)
+        k_mem(k, DROPOUT_BWD_BYTES * d->e);
+    k_softmax(k, m, d->e, 1);
+    k_attn(k, qk);                                            /* dQ */
+    k_attn(k, qk);                                            /* dK */
+    k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);
+}
+
+static void rope(kctx k, const dims *d)
+{
+    if (!d->a.learned_positions)
+        k_mem(k, ROPE_BYTES * d->T * (d->q + d->kv) / d->t);
+}
+
+static void act_fwd(kctx k, const dims *d, double elems)       /* elems: activation outputs */
+{
+    k_mem(k, (d->gate > 1 ? SWIGLU_FWD_BYTES : GELU_FWD_BYTES) * elems);
+}
+
+static void act_bwd(kctx k, const dims *d, double elems)
+{
+    k_mem(k, (d->gate > 1 ? SWIGLU_BWD_BYTES : GELU_BWD_BYTES) * elems);
+}
+
+/* One MLP's GEMM FLOPs per TP rank for rows tokens and intermediate width f. */
+static double fc1_flops(const dims *d, double rows, double f) { return FLOPS_PER_MAC * rows * d->h * d->gate * f / d->t; }
+static double fc2_flops(const dims *d, double rows, double f) { return FLOPS_PER_MAC * rows * f * d->h / d->t; }
+
+/* The MLP part of a layer, one of F (0), B (1), W (2).  MoE layers route
+ * token copies to grouped expert GEMMs (the all-to-alls themselves are the
+ * simulator's, workload.h) and run the shared expert densely. */
+static void mlp_op(kctx k, const dims *d, int moe, int which)
+{
+    const arch_moe *mo = &d->a.moe;
+    double dense_f = moe ? mo->shared_ffn : d->a.ffn;
+    double experts = d->local_experts > 0 ? d->local_experts : 1;
+    if (which == 0) {
+        if (moe) {
+            k_gemm(k, FLOPS_PER_MAC * d->T * d->h * mo->experts);        /* router */
+            k_mem(k, ROUTER_BYTES * d->T * mo->experts);
+            k_mem(k, PERMUTE_BYTES * d->Tk * d->h);
+            k_gemm_grouped(k, fc1_flops(d, d->Tk, mo->expert_ffn), experts);
+            act_fwd(k, d, d->Tk * mo->expert_ffn / d->t);
+            k_gemm_grouped(k, fc2_flops(d, d->Tk, mo->expert_ffn), experts);
+            k_mem(k, COMBINE_BYTES * d->Tk * d->h);
+        }
+        if (dense_f > 0) {
+            k_gemm(k, fc1_flops(d, d->T, dense_f));
+            act_fwd(k, d, d->T * dense_f / d->t);
+            k_gemm(k, fc2_flops(d, d->T, dense_f));
+        }
+    } else if (which == 1) {
+        if (dense_f > 0) {
+            k_gemm(k, fc2_flops(d, d->T, dense_f));                      /* FC2 dgrad */
+            act_bwd(k, d, d->T * dense_f / d->t);
+            k_gemm(k, fc1_flops(d, d->T, dense_f));                      /* FC1 dgrad */
+        }
+        if (moe) {
+            k_mem(k, COMBINE_BYTES * d->Tk * d->h);
+            k_gemm_grouped(k, fc2_flops(d, d->Tk, mo->expert_ffn), experts);
+            act_bwd(k, d, d->Tk * mo->expert_ffn / d->t);
+            k_gemm_grouped(k, fc1_flops(d, d->Tk, mo->expert_ffn), experts);
+            k_mem(k, PERMUTE_BYTES * d->Tk * d->h);
+            k_mem(k, ROUTER_BYTES * d->T * mo->experts);
+            k_gemm(k, FLOPS_PER_MAC * d->T * d->h * mo->experts);        /* router dgrad */
+        }
+    } else {
+        if (dense_f > 0) {
+            k_gemm(k, fc2_flops(d, d->T, dense_f));
+            k_gemm(k, fc1_flops(d, d->T, dense_f));
+        }
+        if (moe) {
+            k_gemm_grouped(k, fc2_flops(d, d->Tk, mo->expert_ffn), experts);
+            k_gemm_grouped(k, fc1_flops(d, d->Tk, mo->expert_ffn), experts);
+            k_gemm(k, FLOPS_PER_MAC * d->T * d->h * mo->experts);        /* router wgrad */
+        }
+    }
+}
+
+/* What LGD recomputes (norm outputs, activation function, dropout masks):
+ * run before the backward and again before the weight gradients. */
+static void lgd_recompute(kctx k, const dims *d, int moe)
+{
+    norm_fwd(k, d);
+    norm_fwd(k, d);
+    double f = moe ? d->a.moe.shared_ffn : d->a.ffn;
+    if (f > 0)
+        act_fwd(k, d, d->T * f / d->t);
+    if (moe)
+        act_fwd(k, d, d->Tk * d->a.moe.expert_ffn / d->t);
+}
+
+static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, int moe, op_cost out[CM_OPS])
+{
+    memset(out, 0, CM_OPS * sizeof *out);
+    double hidden_bytes = HALF_BYTES * d->n;
+    int bias = d->a.linear_bias;
+
+    kctx f = ctx_of(g, m, &out[CM_F]);
+    norm_fwd(f, d);                                    /* norm 1 */
+    k_gemm(f, attn_in_flops(d));                       /* QKV */
+    rope(f, d);
+    core_fwd(f, m, d);
+    k_gemm(f, attn_out_flops(d));                      /* output projection */
+    k_layer_allreduce(f, hidden_bytes, m);
+    residual_fwd(f, d);                                /* bias, dropout, residual */
+    norm_fwd(f, d);                                    /* norm 2 */
+    mlp_op(f, d, moe, 0);
+    k_layer_allreduce(f, hidden_bytes, m);
+    residual_fwd(f, d);
+
+    kctx b = ctx_of(g, m, &out[CM_B]);                 /* input gradient, in reverse order */
+    if (m->recompute_lgd)
+        lgd_recompute(b, d, moe);
+    residual_bwd(b, d);
+    mlp_op(b, d, moe, 1);
+    k_layer_allreduce(b, hidden_bytes, m);             /* column-parallel input gradient */
+    norm_bwd(b, d);
+    residual_bwd(b, d);
+    k_gemm(b, attn_out_flops(d));                      /* proj dgrad */
+    core_bwd(b, m, d);
+    rope(b, d);
+    k_gemm(b, attn_in_flops(d));                       /* QKV dgrad */
+    k_layer_allreduce(b, hidden_bytes, m);
+    norm_bwd(b, d);
+
+    kctx w = ctx_of(g, m, &out[CM_W]);                 /* weight gradients */
+    if (m->recompute_lgd)
+        lgd_recompute(w, d, moe);
+    mlp_op(w, d, moe, 2);
+    k_gemm(w, attn_out_flops(d));                      /* proj */
+    k_gemm(w, attn_in_flops(d));                       /* QKV */
+    double f_width = moe ? d->a.moe.shared_ffn : d->a.ffn;
+    if (bias) {
+        k_mem(w, BIAS_GRAD_BYTES * (d->n + d->gate * f_width * d->T / d->t)); /* FC2, FC1 bias grads */
+        k_mem(w, BIAS_GRAD_BYTES * (d->n + (d->q + 2 * d->kv) * d->T / d->t)); /* proj, QKV bias grads */
+    }
+    k_mem(w, LN_WGRAD_BYTES * d->n / d->rep);          /* norm 2 weights */
+    k_mem(w, LN_WGRAD_BYTES * d->n / d->rep);          /* norm 1 */
 }
 
 void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS])
 {
-    memset(out, 0, CM_OPS * sizeof *out);
     dims d = dims_of(m);
-    double nh_t = d.n * d.h / d.t;                     /* MACs of an h x h GEMM, per TP rank */
-    double attn_gemm = FLOPS_PER_MAC * d.b * d.s * d.s * d.h / d.t;   /* one of QK^T, AV */
-    double hidden_bytes = HALF_BYTES * d.n;
-
-    kctx f = {g, &out[CM_F]};
-    k_mem(f, LN_FWD_BYTES * d.n);                      /* LayerNorm 1 */
-    k_gemm(f, FLOPS_PER_MAC * 3 * nh_t);               /* QKV */
-    k_mem(f, COPY_BYTES * 3 * d.n / d.t);              /* split heads */
-    k_attn(f, attn_gemm);                              /* QK^T */
-    k_softmax(f, m, d.e, 0);                           /* scale, mask, softmax */
-    k_mem(f, ATTN_DROPOUT_FWD_BYTES * d.e);            /* attention dropout */
-    k_attn(f, attn_gemm);                              /* AV */
-    k_mem(f, COPY_BYTES * d.n / d.t);                  /* merge heads */
-    k_gemm(f, FLOPS_PER_MAC * nh_t);                   /* output projection */
-    k_layer_allreduce(f, hidden_bytes, m);
-    k_mem(f, DROPOUT_ADD_FWD_BYTES * d.n);             /* bias, dropout, residual */
-    k_mem(f, LN_FWD_BYTES * d.n);                      /* LayerNorm 2 */
-    k_gemm(f, FLOPS_PER_MAC * 4 * nh_t);               /* FC1 */
-    k_mem(f, GELU_FWD_BYTES * 4 * d.n / d.t);          /* bias + GeLU */
-    k_gemm(f, FLOPS_PER_MAC * 4 * nh_t);               /* FC2 */
-    k_layer_allreduce(f, hidden_bytes, m);
-    k_mem(f, DROPOUT_ADD_FWD_BYTES * d.n);
-
-    kctx b = {g, &out[CM_B]};                          /* input gradient, in reverse order */
-    k_mem(b, DROPOUT_BWD_BYTES * d.n);
-    k_gemm(b, FLOPS_PER_MAC * 4 * nh_t);               /* FC2 dgrad */
-    k_mem(b, GELU_BWD_BYTES * 4 * d.n / d.t);
-    k_gemm(b, FLOPS_PER_MAC * 4 * nh_t);               /* FC1 dgrad */
-    k_layer_allreduce(b, hidden_bytes, m);               /* column-parallel input gradient */
-    k_mem(b, LN_BWD_BYTES * d.n);
-    k_mem(b, DROPOUT_BWD_BYTES * d.n);
-    k_gemm(b, FLOPS_PER_MAC * nh_t);                   /* proj dgrad */
-    k_mem(b, COPY_BYTES * d.n / d.t);
-    k_attn(b, attn_gemm);                              /* dP = dO V^T */
-    k_attn(b, attn_gemm);                              /* dV = P^T dO */
-    k_mem(b, DROPOUT_BWD_BYTES * d.e);
-    k_softmax(b, m, d.e, 1);
-    k_attn(b, attn_gemm);                              /* dQ */
-    k_attn(b, attn_gemm);                              /* dK */
-    k_mem(b, COPY_BYTES * 3 * d.n / d.t);
-    k_gemm(b, FLOPS_PER_MAC * 3 * nh_t);               /* QKV dgrad */
-    k_layer_allreduce(b, hidden_bytes, m);
-    k_mem(b, LN_BWD_BYTES * d.n);
-
-    kctx w = {g, &out[CM_W]};                          /* weight gradients */
-    k_gemm(w, FLOPS_PER_MAC * 4 * nh_t);               /* FC2 */
-    k_gemm(w, FLOPS_PER_MAC * 4 * nh_t);               /* FC1 */
-    k_gemm(w, FLOPS_PER_MAC * nh_t);                   /* proj */
-    k_gemm(w, FLOPS_PER_MAC * 3 * nh_t);               /* QKV */
-    k_mem(w, BIAS_GRAD_BYTES * (d.n + 4 * d.n / d.t)); /* FC2, FC1 bias grads */
-    k_mem(w, BIAS_GRAD_BYTES * (d.n + 3 * d.n / d.t)); /* proj, QKV bias grads */
-    k_mem(w, LN_WGRAD_BYTES * d.n);                    /* LayerNorm 2 gamma, beta */
-    k_mem(w, LN_WGRAD_BYTES * d.n);                    /* LayerNorm 1 */
+    layer_ops(g, m, &d, arch_is_moe_layer(&d.a, d.a.layers - 1), out);
 }
 
 void costmodel_embedding(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS])
 {
     memset(out, 0, CM_OPS * sizeof *out);
     dims d = dims_of(m);
-    kctx f = {g, &out[CM_F]};
+    kctx f = ctx_of(g, m, &out[CM_F]);
     k_mem(f, EMBED_LOOKUP_BYTES * d.n);                /* word embedding (vocab-parallel: masked) */
     k_allreduce(f, HALF_BYTES * d.n, m->tp);           /* sum of the vocab shards */
-    k_mem(f, POS_ADD_BYTES * d.n);                     /* + position embedding */
-    k_mem(f, DROPOUT_ADD_FWD_BYTES * d.n);             /* embedding dropout */
-    kctx b = {g, &out[CM_B]};
-    k_mem(b, DROPOUT_BWD_BYTES * d.n);                 /* the input is token ids: nothing further */
-    kctx w = {g, &out[CM_W]};
+    if (d.a.learned_positions)
+        k_mem(f, POS_ADD_BYTES * d.n);                 /* + position embedding */
+    if (d.a.dropout)
+        k_mem(f, DROPOUT_ADD_FWD_BYTES * d.n);         /* embedding dropout */
+    kctx b = ctx_of(g, m, &out[CM_B]);
+    if (d.a.dropout)
+        k_mem(b, DROPOUT_BWD_BYTES * d.n);             /* the input is token ids: nothing further */
+    kctx w = ctx_of(g, m, &out[CM_W]);
     k_mem(w, EMBED_GRAD_BYTES * d.n);                  /* word embedding grad (scatter-add) */
-    k_mem(w, EMBED_GRAD_BYTES * d.n);                  /* position embedding grad */
+    if (d.a.learned_positions)
+        k_mem(w, EMBED_GRAD_BYTES * d.n);              /* position embedding grad */
 }
 
 void costmodel_head(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS])
@@ -293,21 +523,21 @@ void costmodel_head(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS]
     memset(out, 0, CM_OPS * sizeof *out);
     dims d = dims_of(m);
     double logits_flops = FLOPS_PER_MAC * d.n * d.V / d.t;
-    double row_stat_bytes = FLOAT_BYTES * d.s * d.b;   /* one fp32 per token */
-    kctx f = {g, &out[CM_F]};
-    k_mem(f, LN_FWD_BYTES * d.n);                      /* final LayerNorm */
-    k_gemm(f, logits_flops);                           /* logits (tied embedding) */
+    double row_stat_bytes = FLOAT_BYTES * d.T;         /* one fp32 per token */
+    kctx f = ctx_of(g, m, &out[CM_F]);
+    k_mem(f, LN_FWD_BYTES * d.n);                      /* final norm */
+    k_gemm(f, logits_flops);                           /* logits */
     for (int i = 0; i < CE_FWD_KERNELS; i++)
         k_mem(f, CE_FWD_BYTES * d.c / CE_FWD_KERNELS);
     for (int i = 0; i < CE_REDUCTIONS; i++)
         k_allreduce(f, row_stat_bytes, m->tp);
-    kctx b = {g, &out[CM_B]};
+    kctx b = ctx_of(g, m, &out[CM_B]);
     k_mem(b, CE_BWD_BYTES * d.c);
     k_gemm(b, logits_flops);                           /* dgrad */
     k_allreduce(b, HALF_BYTES * d.n, m->tp);           /* input was copied to the TP region */
     k_mem(b, LN_BWD_BYTES * d.n);
-    kctx w = {g, &out[CM_W]};
-    k_gemm(w, logits_flops);                           /* wgrad of the tied embedding */
+    kctx w = ctx_of(g, m, &out[CM_W]);
+    k_gemm(w, logits_flops);                           /* wgrad of the (tied or own) output embedding */
     k_mem(w, LN_WGRAD_BYTES * d.n);
 }
 
@@ -329,33 +559,46 @@ double costmodel_layer_flops(const gpt_shape *m, cm_op op)
     }
 }
 
+static arch_run run_of(const gpt_shape *m)
+{
+    return (arch_run){.seq = m->seq, .micro_batch = m->micro_batch, .tp = m->tp, .cp = m->cp > 1 ? m->cp : 1,
+                      .ep = m->ep > 1 ? m->ep : 1, .sequence_parallel = m->sequence_parallel, .flash = m->flash,
+                      .capacity_factor = m->capacity_factor};
+}
+
 double costmodel_layer_act_b_bytes(const gpt_shape *m)
 {
     dims d = dims_of(m);
-    return d.s * d.b * d.h * (ACT_B_REPL_SBH + ACT_B_SPLIT_SBH / d.t) + ACT_B_SCORE_AS2B * d.a * d.s * d.s * d.b / d.t;
+    arch_run r = run_of(m);
+    return arch_layer_act_bytes(&d.a, &r, d.a.layers - 1, m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE);
 }
 
 double costmodel_layer_act_w_bytes(const gpt_shape *m)
 {
     dims d = dims_of(m);
-    return d.s * d.b * d.h * (ACT_W_REPL_SBH + ACT_W_SPLIT_SBH / d.t);
+    arch_run r = run_of(m);
+    return arch_layer_act_w_bytes(&d.a, &r, d.a.layers - 1, m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE);
 }
 
 double costmodel_layer_params(const gpt_shape *m)
 {
     dims d = dims_of(m);
-    return LAYER_WEIGHT_H2 * d.h * d.h / d.t + LAYER_SPLIT_BIAS_H * d.h / d.t + LAYER_REPL_BIAS_H * d.h;
+    arch_run r = run_of(m);
+    return arch_layer_params_gpu(&d.a, &r, d.a.layers - 1);
 }
 
 double costmodel_embedding_params(const gpt_shape *m)
 {
     dims d = dims_of(m);
-    return d.V * d.h / d.t + d.s * d.h;    /* word shard + learned positions */
+    arch_run r = run_of(m);
+    return arch_embedding_params_gpu(&d.a, &r);
 }
 
 double costmodel_head_params(const gpt_shape *m)
 {
-    return LN_PARAMS_PER_H * m->hidden;
+    dims d = dims_of(m);
+    arch_run r = run_of(m);
+    return arch_head_params_gpu(&d.a, &r);
 }
 
 int gpt_shape_check(const gpt_shape *m, pg_status *st)
@@ -371,10 +614,10 @@ int gpt_shape_check(const gpt_shape *m, pg_status *st)
     if (m->hidden % m->heads != 0)
         return pg_fail(st, PG_EXIT_INPUT, "key 'gpt.heads': %d heads do not divide gpt.hidden=%d", m->heads,
                        m->hidden);
-    if (m->heads % m->tp != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'tp': tp=%d does not divide gpt.heads=%d (Megatron splits heads)",
-                       m->tp, m->heads);
-    return 0;
+    dims d = dims_of(m);
+    arch_run r = run_of(m);
+    int rc = arch_check(&d.a, d.a.name, st);
+    return rc ? rc : arch_run_check(&d.a, &r, st);
 }
 
 /* ---- workload ------------------------------------------------------------ */
@@ -395,17 +638,51 @@ static void add_ops(stage_cost *sc, const op_cost c[CM_OPS])
     sc->w_s += c[CM_W].time_s;
 }
 
-int costmodel_build_shape(const gpu_params *g, const gpt_shape *m, int nstages, workload *w, pg_status *st)
+/* Seconds of the attention core's forward (what selective recomputation
+ * re-runs) and of one MoE layer's expert compute in F. */
+static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
+{
+    op_cost c;
+    memset(&c, 0, sizeof c);
+    core_fwd(ctx_of(g, m, &c), m, d);
+    return c.time_s;
+}
+
+static double expert_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
+{
+    op_cost c;
+    memset(&c, 0, sizeof c);
+    dims routed = *d;
+    routed.a.moe.shared_ffn = 0;
+    mlp_op(ctx_of(g, m, &c), &routed, 1, 0);
+    return c.time_s;
+}
+
+int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
+    gpt_shape shape = *m_in;
+    gpt_shape *m = &shape;
+    if (m->arch) {                        /* the five GPT numbers follow the architecture */
+        m->layers = m->arch->layers;
+        m->hidden = m->arch->hidden;
+        m->heads = m->arch->heads;
+        m->vocab = m->arch->vocab;
+    }
     int rc = gpt_shape_check(m, st);
     if (rc)
         return rc;
     if (nstages < 1 || nstages > m->layers)
         return pg_fail(st, PG_EXIT_INPUT, "key 'gpt.layers': %d layers cannot fill %d pipeline stages", m->layers,
                        nstages);
+    dims d = dims_of(m);
+    arch_run r = run_of(m);
+    const arch *a = &d.a;
     const gpu_system *sys = gpu_system_find(g->name);
-    snprintf(w->name, sizeof w->name, "gpt L%d h%d a%d s%d b%d tp%d", m->layers, m->hidden, m->heads, m->seq,
+    if (m->fp8 && (!sys || sys->fp8_flops <= 0))
+        return pg_fail(st, PG_EXIT_INPUT, "key 'precision': fp8 needs a GPU with FP8 tensor cores (%s has none)",
+                       g->name);
+    snprintf(w->name, sizeof w->name, "%.60s L%d h%d s%d b%d tp%d", a->name, a->layers, a->hidden, m->seq,
              m->micro_batch, m->tp);
     snprintf(w->source, sizeof w->source, "pipegrid cost model (src/model/costmodel.c) with %.400s",
              g->path[0] ? g->path : g->name);
@@ -418,42 +695,71 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m, int nstages, 
     w->nstages = nstages;
     w->stage = pg_xcalloc((size_t)nstages, sizeof *w->stage);
 
-    op_cost layer[CM_OPS], emb[CM_OPS], head[CM_OPS];
-    costmodel_layer(g, m, layer);
+    op_cost dense[CM_OPS], moe[CM_OPS], emb[CM_OPS], head[CM_OPS];
+    layer_ops(g, m, &d, 0, dense);
+    if (a->moe.experts > 0)
+        layer_ops(g, m, &d, 1, moe);
     costmodel_embedding(g, m, emb);
     costmodel_head(g, m, head);
-    dims d = dims_of(m);
-    double layer_ws = HALF_BYTES * d.e;                 /* attention scores */
-    double head_ws = FLOAT_BYTES * d.c;                 /* fp32 logits */
-    int base = m->layers / nstages, extra = m->layers % nstages;
+    arch_act_mode mode = m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE;
+    double core_s = core_fwd_s(g, m, &d);
+    double a2a_compute_s = a->moe.experts > 0 ? expert_fwd_s(g, m, &d) : 0.0;
+    double layer_ws = m->flash ? 0.0 : HALF_BYTES * d.e;   /* legacy: the attention scores */
+    double head_ws = FLOAT_BYTES * d.c;                    /* fp32 logits */
+    double hidden = arch_hidden_bytes(a, &r);
+    double model_share = d.t * (m->cp > 1 ? m->cp : 1);     /* GPUs sharing one layer's model FLOPs */
+    int base = m->layers / nstages, extra = m->layers % nstages, layer = 0;
     for (int s = 0; s < nstages; s++) {
         stage_cost *sc = &w->stage[s];
         int nl = base + (s >= nstages - extra ? 1 : 0);
         sc->layers = nl;
-        sc->f_s = nl * layer[CM_F].time_s;
-        sc->b_s = nl * layer[CM_B].time_s;
-        sc->w_s = nl * layer[CM_W].time_s;
-        sc->act_b_bytes = nl * costmodel_layer_act_b_bytes(m);
-        sc->act_w_bytes = nl * costmodel_layer_act_w_bytes(m);
+        sc->attn_layers = nl;
+        sc->has_attn_core = 1;
+        double max_layer_b = 0, max_layer_w = 0;
+        for (int i = 0; i < nl; i++, layer++) {
+            int is_moe = arch_is_moe_layer(a, layer);
+            add_ops(sc, is_moe ? moe : dense);
+            double lb = arch_layer_act_bytes(a, &r, layer, mode);
+            double lw = arch_layer_act_w_bytes(a, &r, layer, mode);
+            if (lw > lb)
+                lw = lb;
+            sc->act_b_bytes += lb;
+            sc->act_w_bytes += lw;
+            if (lb > max_layer_b) {
+                max_layer_b = lb;
+                max_layer_w = lw;
+            }
+            sc->attn_core_bytes += arch_layer_attn_core_bytes(a, &r);
+            sc->attn_core_s += core_s;
+            sc->param_count += arch_layer_params_gpu(a, &r, layer);
+            sc->fwd_flops += arch_layer_fwd_flops(a, &r, layer) / model_share;
+            sc->moe_layers += is_moe;
+        }
+        sc->full_keep_bytes = nl * hidden;
+        sc->layer_act_b_bytes = max_layer_b;
+        sc->layer_act_w_bytes = max_layer_w;
         sc->boundary_bytes = HALF_BYTES * d.n;
-        sc->param_count = nl * costmodel_layer_params(m);
-        sc->fwd_flops = nl * costmodel_layer_flops(m, CM_F);
         sc->workspace_bytes = layer_ws;
+        if (sc->moe_layers > 0) {
+            sc->a2a_bytes = arch_a2a_bytes(a, &r);
+            sc->a2a_compute_s = a2a_compute_s;
+        }
+        sc->cp_kv_bytes = arch_cp_kv_bytes(a, &r);
         add_op_overhead(sc, g);
         if (s == 0) {
             add_ops(sc, emb);
-            sc->act_b_bytes += MASK_BYTES * d.n;        /* embedding dropout mask */
-            sc->param_count += costmodel_embedding_params(m);
+            sc->act_b_bytes += arch_embedding_act_bytes(a, &r);   /* embedding dropout mask */
+            sc->param_count += arch_embedding_params_gpu(a, &r);
         }
         if (s == nstages - 1) {
             add_ops(sc, head);
-            /* kept for B: LayerNorm input, the fp32 softmax; for W: LN output + logits gradient */
+            /* kept for B: the final norm's input, the fp32 softmax; for W: norm output + logits gradient */
             sc->act_b_bytes += HALF_BYTES * d.n + FLOAT_BYTES * d.c;
             sc->act_w_bytes += HALF_BYTES * d.n + HALF_BYTES * d.c;
-            sc->param_count += costmodel_head_params(m);
-            if (nstages > 1)                            /* the tied word embedding is held again */
+            sc->param_count += arch_head_params_gpu(a, &r);
+            if (nstages > 1 && a->tied_embeddings)      /* the tied word embedding is held again */
                 sc->param_count += d.V * d.h / d.t;
-            sc->fwd_flops += head[CM_F].gemm_flops;
+            sc->fwd_flops += arch_head_fwd_flops(a, &r) / model_share;
             if (head_ws > sc->workspace_bytes)
                 sc->workspace_bytes = head_ws;
         }
@@ -487,10 +793,21 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     gpu_params g;
     if ((rc = gpu_params_load(type, &g, st)) != 0)
         return rc;
+    arch model;
+    int have_arch = 0;
+    if (e->workload == WL_HF) {
+        if ((rc = hfconfig_load(e->profile_path, &model, st)) != 0)
+            return rc;
+        have_arch = 1;
+    }
     gpt_shape m = {
         .layers = e->gpt_layers, .hidden = e->gpt_hidden, .heads = e->gpt_heads, .seq = e->gpt_seq,
         .vocab = e->gpt_vocab, .micro_batch = e->micro_batch_size, .tp = e->tp > 0 ? e->tp : 1,
         .tp_comm_simulated = e->network != NET_IDEAL,
+        .arch = have_arch ? &model : NULL,
+        .cp = e->cp, .ep = e->ep, .sequence_parallel = e->tp_sequence_parallel,
+        .flash = e->attention == ATTENTION_FLASH, .fp8 = e->precision == PRECISION_FP8,
+        .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
     };
     return costmodel_build_shape(&g, &m, nstages, w, st);
 }

@@ -54,6 +54,7 @@
 #ifndef PG_MODEL_COSTMODEL_H
 #define PG_MODEL_COSTMODEL_H
 
+#include "model/arch.h"
 #include "model/experiment.h"
 #include "model/workload.h"
 #include "util/error.h"
@@ -108,6 +109,17 @@ typedef struct gpt_shape {
                             * (sim.h), so layer ops leave them out of their times (their bytes are
                             * still counted); 0: analytic, inside the ops (the ideal evaluator of
                             * `pipegrid validate`, and network=ideal) */
+    /* The rest is zero for the GPT-2/3 decoders the calibration data ran
+     * (legacy attention, bf16, no cp / ep / sequence parallelism). */
+    const arch *arch;    /* the architecture; NULL = arch_gpt() of the five numbers above, which
+                          * must then agree with it (layers, hidden, heads, vocab are read from
+                          * arch when it is given) */
+    int cp, ep;          /* context / expert parallel degrees (0 = 1) */
+    int sequence_parallel;
+    int flash;           /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
+    int fp8;             /* 1: linear-layer GEMMs at the GPU's FP8 rate */
+    double capacity_factor; /* MoE: 0 = dropless */
+    int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */
 } gpt_shape;
 
 /* 0, or PG_EXIT_INPUT with a message naming the bad dimension. */

@@ -25,6 +25,7 @@ static const gpu_system SYSTEMS[] = {
     {
         .name = "a100-80g",
         .speed_flops = 312 * TERA,
+        .fp8_flops = 0,               /* Ampere has no FP8 tensor cores */
         .memory_bytes = 80 * GIB,
         .nvlink_bw = 300 * GIGA,
         .pcie_bw = 32 * GIGA,
@@ -38,6 +39,7 @@ static const gpu_system SYSTEMS[] = {
     {
         .name = "h100-sxm",
         .speed_flops = 989.4 * TERA,
+        .fp8_flops = 1978.9 * TERA,   /* same datasheet: FP8 3958 TFLOPS with sparsity */
         .memory_bytes = 80 * GIB,
         .nvlink_bw = 450 * GIGA,
         .pcie_bw = 64 * GIGA,
@@ -51,6 +53,7 @@ static const gpu_system SYSTEMS[] = {
     {
         .name = "h200",
         .speed_flops = 989.4 * TERA,
+        .fp8_flops = 1978.9 * TERA,   /* same datasheet: FP8 3958 TFLOPS with sparsity */
         .memory_bytes = 141 * GIB,
         .nvlink_bw = 450 * GIGA,
         .pcie_bw = 64 * GIGA,
@@ -64,6 +67,7 @@ static const gpu_system SYSTEMS[] = {
     {
         .name = "b200",
         .speed_flops = 2250 * TERA,
+        .fp8_flops = 4500 * TERA,     /* same datasheets: FP8 9 PFLOPS with sparsity per GPU */
         .memory_bytes = 180 * GIB,
         .nvlink_bw = 900 * GIGA,
         .pcie_bw = 64 * GIGA,

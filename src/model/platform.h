@@ -65,6 +65,7 @@ int platform_cluster_xml(const experiment *e, struct strbuf *out, pg_status *st)
 typedef struct gpu_system {
     const char *name;         /* "a100-80g", "h100-sxm", ... */
     double speed_flops;       /* dense BF16 peak */
+    double fp8_flops;         /* dense FP8 peak; 0 = no FP8 tensor cores */
     double memory_bytes;
     double nvlink_bw;         /* per GPU, each direction, bytes/s */
     double pcie_bw;           /* per GPU, each direction, bytes/s */

@@ -45,6 +45,14 @@ typedef struct stage_cost {
      * GPU), in B the keys/values and their gradients (2 x cp_kv_bytes a step). */
     int attn_layers;
     double cp_kv_bytes;
+    /* Full recomputation as Megatron runs it (model/arch.h): F keeps every
+     * layer's input (full_keep_bytes); the backward recomputes one layer at a
+     * time, so beyond what it keeps it needs at most one layer's activations
+     * (layer_act_b_bytes, of which layer_act_w_bytes stay for W).  0 when the
+     * workload has no layer structure (the stage input alone is kept, and the
+     * whole stage recomputed at once). */
+    double full_keep_bytes;
+    double layer_act_b_bytes, layer_act_w_bytes;
 } stage_cost;
 
 typedef struct workload {

@@ -23,7 +23,7 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
     plan_choice ch = plan_get(p, stage, mb);
     double input = memory_input_bytes(w, stage);
     if (ch.fwd == PLAN_FWD_FULL) {
-        out->f_alloc = at_most(input, c->act_b_bytes);
+        out->f_alloc = at_most(c->full_keep_bytes > 0 ? c->full_keep_bytes : input, c->act_b_bytes);
         out->has_r = 1;
         out->r_ref_s = c->f_s;
     } else if (ch.fwd == PLAN_FWD_SELECTIVE) {
@@ -32,6 +32,15 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
         out->r_ref_s = memory_attn_core_s(c);
     }
     out->r_alloc = c->act_b_bytes - out->f_alloc;
+    out->r_alloc_fused = out->r_alloc;
+    if (ch.fwd == PLAN_FWD_FULL && c->full_keep_bytes > 0 && ch.bwd != PLAN_BWD_RECOMPUTE) {
+        /* layer by layer: one layer's activations at a time, plus, before a
+         * split B, the weight-gradient inputs of the layers already done */
+        double one_layer = c->layer_act_b_bytes - c->layer_act_w_bytes;
+        out->r_alloc = at_most(c->act_w_bytes + one_layer, out->r_alloc);
+        out->r_alloc_fused = at_most(c->layer_act_b_bytes, out->r_alloc_fused);
+        out->b_release = out->f_alloc + out->r_alloc - c->act_w_bytes;
+    }
     if (ch.bwd == PLAN_BWD_RECOMPUTE) {
         double kept = at_most(input, c->act_w_bytes);
         out->b_release = c->act_b_bytes - kept;
@@ -41,6 +50,7 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
     }
     if (ch.offload)
         out->offload_bytes = out->f_alloc;
+    out->bw_release = out->f_alloc + out->r_alloc_fused;
 }
 
 double actmem_op_ref_s(const stage_cost *c, int kind)

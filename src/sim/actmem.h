@@ -9,12 +9,16 @@
  *                                   M_B minus the attention core with selective)
  *   D2H end    -offload_bytes      (offloaded: all that F kept)
  *   H2D start  +offload_bytes      (before the first consumer: R, else B / BW)
- *   R start    +r_alloc            (what F did not keep), lasting r_ref_s
+ *   R start    +r_alloc            (what F did not keep), lasting r_ref_s; before a
+ *                                   fused BW, r_alloc_fused.  Full recomputation of a
+ *                                   layered stage (workload.h full_keep_bytes) runs
+ *                                   one layer at a time: R then holds one layer's
+ *                                   activations (and, before a split B, what W keeps)
  *   B end      -b_release          (M_B - M_W; with the backward recompute
  *                                   all but the input)
  *   RW start   +rw_alloc           (M_W - input), lasting rw_ref_s
  *   W end      -w_release          (M_W)
- *   BW end     -bw_release         (M_B)
+ *   BW end     -bw_release         (all F and R allocated)
  * Every path sums to zero.  Seconds are on the reference GPU (workload.h).
  */
 #ifndef PG_SIM_ACTMEM_H
@@ -27,6 +31,7 @@ typedef struct act_flow {
     double f_alloc;
     double offload_bytes;     /* 0: not offloaded */
     double r_alloc, r_ref_s;  /* r_ref_s 0 with r_alloc 0: no R */
+    double r_alloc_fused;     /* R's allocation when its consumer is a fused BW */
     int has_r;
     double b_release;
     double rw_alloc, rw_ref_s;

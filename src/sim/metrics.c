@@ -75,14 +75,17 @@ static const stage_cost *op_cost(const metrics_input *in, const tl_op *op)
     return &in->wl->stage[op->stage];
 }
 
-static double alloc_bytes(const metrics_input *in, const stage_cost *c, const tl_op *op)
+/* fused: the rank runs fused backwards (BW), which a recompute R precedes. */
+static double alloc_bytes(const metrics_input *in, const stage_cost *c, const tl_op *op, int fused)
 {
     if (!in->plan) return op->kind == OP_F ? c->act_b_bytes : 0.0;
     if (op->kind != OP_F && op->kind != TL_OP_R && op->kind != TL_OP_RW) return 0.0;
     if (op->mb < 0 || op->mb >= in->plan->m) return 0.0;
     act_flow f;
     act_flow_of(in->wl, in->plan, op->stage, op->mb, &f);
-    return op->kind == OP_F ? f.f_alloc : op->kind == TL_OP_R ? f.r_alloc : f.rw_alloc;
+    if (op->kind == TL_OP_R)
+        return fused ? f.r_alloc_fused : f.r_alloc;
+    return op->kind == OP_F ? f.f_alloc : f.rw_alloc;
 }
 
 static double release_bytes(const metrics_input *in, const stage_cost *c, const tl_op *op)
@@ -157,6 +160,9 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
     const tl_op *ops = in->tl->ops;
     const tl_copy *copies = in->tl->copies;
     size_t ns = 0, ne = 0;
+    int fused = 0;
+    for (size_t i = 0; i < rr->n; i++)
+        fused |= ops[rr->idx[i]].kind == OP_BW;
     for (size_t i = 0; i < rr->n; i++) {
         starts[ns++] = (ev){ ops[rr->idx[i]].start, rr->idx[i] };
         ends[ne++] = (ev){ ops[rr->idx[i]].end, rr->idx[i] };
@@ -195,7 +201,7 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
             const stage_cost *c = op_cost(in, op);
             if (op->kind == OP_F) act_chunks++;
             if (!c) continue;
-            act_bytes += alloc_bytes(in, c, op);
+            act_bytes += alloc_bytes(in, c, op, fused);
             ws_bytes += c->workspace_bytes;
         }
         fn(ctx, rank, t, act_bytes, ws_bytes, (double)act_chunks / v);
