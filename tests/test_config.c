@@ -238,7 +238,8 @@ START_TEST(test_defaults)
     ck_assert_exact(e.cluster_pcie_bw, 0);
     ck_assert_exact(e.memory_limit, 0);
     ck_assert_exact(e.memory_capacity_bytes, 0);
-    ck_assert_exact(e.bytes_per_param, 16);
+    ck_assert_exact(e.bytes_per_param, 18);   /* Megatron: bf16 weight, fp32 gradient, Adam */
+    ck_assert_exact(e.weight_grad_bytes_per_param, 6);
     ck_assert_int_eq(e.offload, OFFLOAD_NONE);
     ck_assert_exact(e.offload_ratio, 0.5);
     ck_assert_int_eq(e.recompute, RECOMPUTE_NONE);
@@ -616,6 +617,59 @@ START_TEST(test_batch_size_precedence)
 }
 END_TEST
 
+/* The keys of modern jobs: bytes per parameter follow the gradient
+ * precision unless given; ep must divide dp x cp; hf: needs a file and a
+ * sequence length; bad words name their key. */
+START_TEST(test_modern_keys)
+{
+    config c;
+    experiment e;
+    pg_status st;
+    const char *bf16[] = {"dp.grad_precision=bf16", NULL};
+    ck_assert_int_eq(load(NULL, bf16, &c, &e, &st), 0);
+    ck_assert_exact(e.bytes_per_param, 16);
+    ck_assert_exact(e.weight_grad_bytes_per_param, 4);
+    config_free(&c);
+    const char *given[] = {"memory.bytes_per_param=20", NULL};
+    ck_assert_int_eq(load(NULL, given, &c, &e, &st), 0);
+    ck_assert_exact(e.bytes_per_param, 20);
+    config_free(&c);
+    const char *ep_ok[] = {"dp=4", "cp=2", "ep=8", NULL};
+    ck_assert_int_eq(load(NULL, ep_ok, &c, &e, &st), 0);
+    ck_assert_int_eq(e.ep, 8);
+    ck_assert_int_eq(e.cp, 2);
+    config_free(&c);
+    struct { const char *set[3]; const char *key; } bad[] = {
+        {{"dp=4", "ep=3", NULL}, "'ep'"},
+        {{"precision=fp4", NULL, NULL}, "'precision'"},
+        {{"attention=paged", NULL, NULL}, "'attention'"},
+        {{"dp.grad_precision=fp16", NULL, NULL}, "'dp.grad_precision'"},
+        {{"workload=hf:no/such/config.json", "gpt.seq=4096", NULL}, "'workload'"},
+        {{"workload=hf:", "gpt.seq=4096", NULL}, "'workload'"},
+        {{"moe.capacity_factor=-1", NULL, NULL}, "'moe.capacity_factor'"},
+        {{"cp=0", NULL, NULL}, "'cp'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(load(NULL, bad[i].set, &c, &e, &st), PG_EXIT_INPUT);
+        ck_assert_msg(strstr(st.msg, bad[i].key) != NULL, "%s: %s", bad[i].set[0], st.msg);
+        config_free(&c);
+    }
+    /* hf: without gpt.seq names the workload and gpt.seq */
+    const char *cfg = pg_write_file("config.json", "{}");
+    char wl[512];
+    snprintf(wl, sizeof wl, "workload=hf:%s", cfg);
+    const char *noseq[] = {wl, NULL};
+    ck_assert_int_eq(load(NULL, noseq, &c, &e, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "gpt.seq"));
+    config_free(&c);
+    const char *withseq[] = {wl, "gpt.seq=4096", NULL};
+    ck_assert_int_eq(load(NULL, withseq, &c, &e, &st), 0);
+    ck_assert_int_eq(e.workload, WL_HF);
+    ck_assert_ptr_nonnull(strstr(e.profile_path, "config.json"));
+    config_free(&c);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -640,9 +694,11 @@ static Suite *config_suite(void)
     tcase_add_test(tc, test_paths);
     tcase_add_test(tc, test_gpt_requirements);
     tcase_add_test(tc, test_key_docs);
+    tcase_add_test(tc, test_modern_keys);
     suite_add_tcase(s, tc);
     return s;
 }
+
 
 int main(void)
 {

@@ -450,6 +450,17 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
     return pg_fail(st, PG_EXIT_INTERNAL, "experiment: key '%s' has no parser", k->key);
 }
 
+/* memory.bytes_per_param 0 (its default) = Megatron's mixed-precision Adam
+ * with the gradient precision asked for; given = as given. */
+static void resolve_bytes_per_param(experiment *e, int given)
+{
+    e->weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + experiment_grad_bytes(e);
+    if (!given || e->bytes_per_param == 0)
+        e->bytes_per_param = e->weight_grad_bytes_per_param + MEMORY_ADAM_STATE_BYTES;
+    if (e->weight_grad_bytes_per_param > e->bytes_per_param)
+        e->weight_grad_bytes_per_param = e->bytes_per_param;
+}
+
 void experiment_defaults(experiment *e)
 {
     memset(e, 0, sizeof *e);
@@ -465,6 +476,7 @@ void experiment_defaults(experiment *e)
             abort();
         }
     }
+    resolve_bytes_per_param(e, 0);
 }
 
 pg_origin experiment_origin(const experiment *e, const char *key)
@@ -502,14 +514,7 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
                               e->microbatches, e->global_batch_size, per_step, derived);
         }
     }
-    if (e->bytes_per_param == 0) {
-        e->weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + experiment_grad_bytes(e);
-        e->bytes_per_param = e->weight_grad_bytes_per_param + MEMORY_ADAM_STATE_BYTES;
-    } else {
-        e->weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + experiment_grad_bytes(e);
-        if (e->weight_grad_bytes_per_param > e->bytes_per_param)
-            e->weight_grad_bytes_per_param = e->bytes_per_param;
-    }
+    resolve_bytes_per_param(e, config_find(c, "memory.bytes_per_param") != NULL);
     long dp_cp = (long)e->dp * e->cp;
     if (dp_cp % e->ep != 0)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",
