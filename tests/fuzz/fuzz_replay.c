@@ -14,7 +14,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Each harness's replay program may name its own corpus (-DFUZZ_CORPUS_SUBDIR). */
+#ifdef FUZZ_CORPUS_SUBDIR
+#define CORPUS_SUBDIR FUZZ_CORPUS_SUBDIR
+#else
 #define CORPUS_SUBDIR "tests/fuzz/corpus"
+#endif
 #define MAX_INPUT_BYTES (1 << 20)
 
 static int replay(const char *path)
