@@ -269,6 +269,49 @@ import re
 t = float(re.search(r"time: 0 s to ([0-9.]+) s", out).group(1))
 assert t > 5.0, out[-300:]'
 
+# ---- modern models (Hugging Face configs, flash attention, MoE, recompute modes) ----
+LLAMA8=(--set workload=hf:profiles/models/llama3-8b.json --set gpt.seq=8192 --set pp=4 --set network=cluster
+        --set cluster.gpu=h100-sxm)
+expect_rc "Llama-3-8B at seq 8192 on pp=4 H100 fits in 80 GB" 0 "$BIN" run "${LLAMA8[@]}" --format json
+expect_py "its MFU is plausible (30-65 %) and memory under 80 GiB" '
+assert 0.30 < j["mfu"] < 0.65, j["mfu"]
+assert max(j["peak_memory_bytes"]) < 80 * 2**30, j["peak_memory_bytes"]'
+"$BIN" run "${LLAMA8[@]}" --set attention=legacy --format json >"$TMP/legacy.json" 2>/dev/null
+expect_py "legacy attention (scores stored) needs more memory than flash" '
+legacy = json.load(open("'"$TMP"'/legacy.json"))
+assert max(legacy["peak_memory_bytes"]) > max(j["peak_memory_bytes"]) + 2**30, (legacy["peak_memory_bytes"], j["peak_memory_bytes"])'
+expect_rc "recompute=lgd runs" 0 "$BIN" run "${LLAMA8[@]}" --set recompute=lgd --format json
+cp "$TMP/out" "$TMP/lgd.json"
+expect_rc "recompute=full runs" 0 "$BIN" run "${LLAMA8[@]}" --set recompute=full --format json
+expect_py "full recompute keeps less than LGD, LGD less than nothing recomputed" '
+lgd = json.load(open("'"$TMP"'/lgd.json"))
+assert max(j["peak_memory_bytes"]) < max(lgd["peak_memory_bytes"]), (j["peak_memory_bytes"], lgd["peak_memory_bytes"])
+assert j["makespan"] > lgd["makespan"]'
+expect_rc "precision=fp8 on A100 is refused" 2 "$BIN" run "${LLAMA8[@]}" --set cluster.gpu=a100-80g --set precision=fp8
+expect_err "... naming the key" "precision"
+expect_rc "ep on a dense model is refused" 2 "$BIN" run "${LLAMA8[@]}" --set dp=2 --set cluster.nodes=2 --set ep=2
+expect_err "... naming the key" "'ep'"
+expect_rc "tp not dividing the KV heads is refused" 2 "$BIN" run "${LLAMA8[@]}" --set tp=16 --set cluster.nodes=8
+expect_err "... naming the key" "'tp'"
+expect_rc "hf: without gpt.seq is refused" 2 "$BIN" run --set workload=hf:profiles/models/llama3-8b.json
+expect_err "... naming gpt.seq" "gpt.seq"
+expect_rc "hf: of a missing file is refused" 2 "$BIN" run --set workload=hf:no/such.json --set gpt.seq=4096
+expect_err "... naming the key" "'workload'"
+printf '{"hidden_size": 4096, "num_hidden_layers": 32}' >"$TMP/partial.json"
+expect_rc "a config.json without its heads is refused" 2 "$BIN" run --set "workload=hf:$TMP/partial.json" \
+    --set gpt.seq=4096
+expect_err "... naming the file and the field" "partial.json.*num_attention_heads"
+MIXTRAL=(--set workload=hf:profiles/models/mixtral-8x7b.json --set gpt.seq=4096 --set pp=4 --set tp=2 --set dp=4
+         --set network=cluster --set cluster.nodes=4 --set cluster.gpu=h100-sxm --set microbatches=8
+         --set tp.sequence_parallel=true --set memory.zero1=true)
+expect_rc "Mixtral-8x7B with ep=4 runs" 0 "$BIN" run "${MIXTRAL[@]}" --set ep=4 --format json
+cp "$TMP/out" "$TMP/ep4.json"
+expect_rc "Mixtral-8x7B with ep=1 runs" 0 "$BIN" run "${MIXTRAL[@]}" --set ep=1 --format json
+expect_py "experts spread over ep=4 hold a quarter of the expert weights" '
+ep4 = json.load(open("'"$TMP"'/ep4.json"))
+s1 = j["ranks"][1]["peak_breakdown"]["static_bytes"]; s4 = ep4["ranks"][1]["peak_breakdown"]["static_bytes"]
+assert s4 < 0.5 * s1, (s4, s1)'
+
 # ---- traces ----
 expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
     --trace "$TMP/trace.json"
