@@ -174,7 +174,7 @@ int job_build_platform(job *j, pg_status *st)
         break;
     }
     case NET_CLUSTER:
-        rc = platform_make_cluster(e, &j->plat, st);
+        rc = platform_make_cluster_for(e, needed, &j->plat, st);
         break;
     default:
         rc = platform_load(e->platform_path, &j->plat, st);
