@@ -251,6 +251,18 @@ expect_py "network=ideal: the star layout times like the Full one" '
 a = json.load(open("'"$TMP"'/ideal-128.json"))
 assert j["makespan"] == a["makespan"] and j["iteration_seconds"] == a["iteration_seconds"], (j["makespan"], a["makespan"])'
 
+# dp.bucket_bytes has a floor (1 MiB, at most 256 buckets per stage): tiny buckets once ran for minutes
+for b in 1 1KB 1MiB; do
+    expect_rc "dp.bucket_bytes=$b runs" 0 "$BIN" run --set dp=2 --set pp=4 --set dp.bucket_bytes=$b --format json
+    cp "$TMP/out" "$TMP/bucket-$b.json"
+done
+expect_py "buckets below the floor are the floor's: same buckets and iteration as 1MiB, at most 256 per stage" '
+runs = [json.load(open("'"$TMP"'/bucket-%s.json" % b)) for b in ("1", "1KB", "1MiB")]
+its = [r["iteration"] for r in runs]
+assert all(i["dp_buckets"] == its[2]["dp_buckets"] for i in its), [i["dp_buckets"] for i in its]
+assert all(r["iteration_seconds"] == runs[2]["iteration_seconds"] for r in runs)
+assert 0 < its[2]["dp_buckets"] <= 256 * runs[2]["pp"], its[2]'
+
 PLAT_HEAD='<?xml version="1.0"?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">'

@@ -119,7 +119,9 @@ static const key_spec SCHEMA[] = {
                "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
                "parallelism) instead of all-reduces"),
     NUM_KEY("dp.bucket_bytes", dp_bucket_bytes, T_BYTES, "bytes", "80MB", 0, HUGE_NUM, 0,
-            "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage"),
+            "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage; "
+            "floor: at least 1MiB and at least 1/256 of the largest stage's gradients (at most 256 buckets per "
+            "stage), so that tiny buckets cannot make the simulation crawl"),
     CHOICE_KEY("dp.overlap", "true|false", dp_overlap, "false", BOOLS, NO_PATH, 0,
                "start each gradient bucket's all-reduce during the stage's last backward op, as soon as its "
                "gradients exist (Megatron's overlap_grad_reduce)"),
