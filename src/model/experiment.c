@@ -538,6 +538,20 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
     return 0;
 }
 
+int experiment_check_value(const char *key, const char *value, pg_origin at, pg_status *st)
+{
+    int i = spec_index(key);
+    if (i < 0) {
+        const char *hint = experiment_suggest_key(key);
+        if (hint)
+            return pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown key (did you mean '%s'?)", hint);
+        return pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown key (`pipegrid keys` lists them all)");
+    }
+    experiment scratch;
+    experiment_defaults(&scratch);
+    return set_value(&scratch, &SCHEMA[i], value, at, st);
+}
+
 int experiment_from_config(const config *c, experiment *e, pg_status *st)
 {
     experiment_defaults(e);
