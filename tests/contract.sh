@@ -217,6 +217,72 @@ expect_err "too few GPUs names the network" "network"
 expect_rc "unknown cluster.gpu is bad input" 2 "$BIN" run "${GPT[@]}" --set pp=2 --set cluster.gpu=tpu-v9
 expect_err "the GPU type is named" "tpu-v9"
 
+# ---- cluster scale (issue 17): no crash past 64 nodes, bad platforms are exit 2 ----
+# A small GPT keeps these fast; tp=16 spans two 8-GPU nodes, dp across nodes.
+SMALL=(--set workload=gpt --set gpt.layers=8 --set gpt.hidden=1024 --set gpt.heads=16 --set gpt.seq=1024
+       --set network=cluster --format json)
+for nodes in 64 65 128 1000; do
+    expect_rc "cluster.nodes=$nodes: tp=16 across two nodes, dp=2 across nodes runs" 0 "$BIN" run "${SMALL[@]}" \
+        --set cluster.nodes=$nodes --set tp=16 --set pp=2 --set dp=2 --set microbatches=4
+    cp "$TMP/out" "$TMP/scale-$nodes.json"
+done
+expect_py "the same job on 64, 65, 128 and 1000 nodes gives the same timings (unused nodes carry no traffic)" '
+runs = [json.load(open("'"$TMP"'/scale-%d.json" % n)) for n in (64, 65, 128, 1000)]
+for k in ("makespan", "iteration_seconds", "stage_span", "peak_memory_bytes"):
+    assert all(r[k] == runs[0][k] for r in runs), [r[k] for r in runs]
+assert runs[0]["iteration"]["dp_allreduce_seconds"] > 0 and runs[0]["iteration"]["tp_comm_seconds"] > 0'
+expect_rc "65 nodes all used (star layout): tp=8, dp=65 across nodes runs" 0 "$BIN" run "${SMALL[@]}" \
+    --set cluster.nodes=65 --set tp=8 --set pp=1 --set dp=65 --set microbatches=2
+expect_py "65 nodes: the dp all-reduce crossed the nodes" 'assert j["iteration"]["dp_allreduce_seconds"] > 0, j["iteration"]'
+expect_rc "Llama-70B-like tp8 pp8 dp16 on 128 nodes runs (was: dynar is not that long)" 0 "$BIN" run \
+    --set workload=gpt --set gpt.layers=80 --set gpt.hidden=8192 --set gpt.heads=64 --set gpt.seq=4096 --set tp=8 \
+    --set pp=8 --set dp=16 --set network=cluster --set cluster.nodes=128 --set microbatches=16 --format json
+expect_py "128 nodes: pipeline, tp collectives and dp all-reduce all simulated" '
+it = j["iteration"]
+assert it["dp_allreduce_seconds"] > 0 and it["tp_comm_seconds"] > 0 and j["samples_per_second"] > 0, it'
+expect_rc "1000 nodes all used: tp=8, pp=2, dp=500 runs" 0 "$BIN" run "${SMALL[@]}" --set cluster.nodes=1000 \
+    --set tp=8 --set pp=2 --set dp=500 --set microbatches=2
+expect_py "1000 nodes: the dp all-reduce crossed the nodes" 'assert j["iteration"]["dp_allreduce_seconds"] > 0'
+IDEAL_TPDP=(--set workload=uniform --set network=ideal --set tp=2 --set pp=2 --set microbatches=2 --format json)
+expect_rc "network=ideal, 128 GPUs (Full) with tp=2" 0 "$BIN" run "${IDEAL_TPDP[@]}" --set dp=32
+cp "$TMP/out" "$TMP/ideal-128.json"
+expect_rc "network=ideal, 260 GPUs (star) with tp=2, dp=65 runs" 0 "$BIN" run "${IDEAL_TPDP[@]}" --set dp=65
+expect_py "network=ideal: the star layout times like the Full one" '
+a = json.load(open("'"$TMP"'/ideal-128.json"))
+assert j["makespan"] == a["makespan"] and j["iteration_seconds"] == a["iteration_seconds"], (j["makespan"], a["makespan"])'
+
+# dp.bucket_bytes has a floor (1 MiB, at most 256 buckets per stage): tiny buckets once ran for minutes
+for b in 1 1KB 1MiB; do
+    expect_rc "dp.bucket_bytes=$b runs" 0 "$BIN" run --set dp=2 --set pp=4 --set dp.bucket_bytes=$b --format json
+    cp "$TMP/out" "$TMP/bucket-$b.json"
+done
+expect_py "buckets below the floor are the floor's: same buckets and iteration as 1MiB, at most 256 per stage" '
+runs = [json.load(open("'"$TMP"'/bucket-%s.json" % b)) for b in ("1", "1KB", "1MiB")]
+its = [r["iteration"] for r in runs]
+assert all(i["dp_buckets"] == its[2]["dp_buckets"] for i in its), [i["dp_buckets"] for i in its]
+assert all(r["iteration_seconds"] == runs[2]["iteration_seconds"] for r in runs)
+assert 0 < its[2]["dp_buckets"] <= 256 * runs[2]["pp"], its[2]'
+
+PLAT_HEAD='<?xml version="1.0"?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">'
+TWO_GPUS='    <host id="g0" speed="1e12f"><prop id="kind" value="gpu"/><prop id="node" value="0"/><prop id="local_rank" value="0"/><prop id="memory" value="80GiB"/></host>
+    <host id="g1" speed="1e12f"><prop id="kind" value="gpu"/><prop id="node" value="0"/><prop id="local_rank" value="1"/><prop id="memory" value="80GiB"/></host>'
+TWO_RANKS=(--set workload=uniform --set pp=2 --set microbatches=2)
+printf '%s\n  <zone id="z" routing="Bogus">\n%s\n  </zone>\n</platform>\n' "$PLAT_HEAD" "$TWO_GPUS" >"$TMP/bogus.xml"
+expect_rc "routing=\"Bogus\" is exit 2, not a SimGrid abort" 2 "$BIN" run "${TWO_RANKS[@]}" --set network="$TMP/bogus.xml"
+expect_err "unknown routing names file, line and key" "bogus.xml:4: key 'routing'.*Bogus"
+printf '%s\n  <zone id="z" routing="Full">\n%s\n  </zone>\n</platform>\n' "$PLAT_HEAD" "$TWO_GPUS" >"$TMP/noroute.xml"
+expect_rc "two GPUs without a route is exit 2, not a SimGrid abort" 2 "$BIN" run "${TWO_RANKS[@]}" \
+    --set network="$TMP/noroute.xml"
+expect_err "missing route names file, the GPU's line and both GPUs" "noroute.xml:5: .*no route from 'g0' to 'g1'"
+for bw in 0Bps -5GBps; do
+    printf '%s\n  <zone id="z" routing="Full">\n%s\n    <link id="l" bandwidth="%s" latency="1us"/>\n    <route src="g0" dst="g1"><link_ctn id="l"/></route>\n  </zone>\n</platform>\n' \
+        "$PLAT_HEAD" "$TWO_GPUS" "$bw" >"$TMP/bw.xml"
+    expect_rc "link bandwidth $bw is exit 2, not a SimGrid abort" 2 "$BIN" run "${TWO_RANKS[@]}" --set network="$TMP/bw.xml"
+    expect_err "bandwidth $bw names file, line and key" "bw.xml:7: key 'bandwidth'.*must be positive"
+done
+
 # ---- the shipped platforms: NVLink, InfiniBand and PCIe routes take latency + bytes / bandwidth ----
 # 1 GB messages far apart in time (1 s ops), so every transfer is alone on its links.
 # Figures from platforms/README.md: H100 NVLink 450 GB/s, NDR NIC 50 GB/s, PCIe Gen5 64 GB/s;

@@ -55,6 +55,20 @@ got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $
 if awk -v a="$got" -v b="$best_row" 'BEGIN { split(a, x, " "); split(b, y, " ");
     exit !(x[1] - y[1] <= 1e-9 * y[1] && y[1] - x[1] <= 1e-9 * y[1] && x[2] == y[2]) }'
 then ok "best-plan file: same makespan and peak ($got)"; else not_ok "best-plan file: same makespan and peak" "run: $got, front: $best_row"; fi
+# ... and the same samples/s: optimize ranks by the number run prints (it once multiplied it by dp again)
+best_tput=$(awk -F, 'NR > 1 && $5 == 1 { print $1 }' "$TMP/front.csv")
+run_tput=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["samples_per_second"] }' "$TMP/out")
+if awk -v a="$run_tput" -v b="$best_tput" 'BEGIN { exit !(b > 0 && a - b <= 1e-9 * b && b - a <= 1e-9 * b) }'
+then ok "best-plan file: run prints the samples/s optimize reported ($run_tput)"
+else not_ok "best-plan file: run prints the samples/s optimize reported" "run: $run_tput, optimize: $best_tput"; fi
+expect_rc "optimize with dp = 2 (pp=2 of 4 GPUs)" 0 "$BIN" optimize "${JOB[@]}" --grid pp=2 --grid schedule=1f1b \
+    --grid microbatches=4,8 --grid recompute=none,full --grid offload=none -j 2 --format csv -o "$TMP/best2.yaml"
+best_tput=$(awk -F, 'NR > 1 && $5 == 1 { print $1 }' "$TMP/out")
+expect_rc "run replays the dp = 2 best plan" 0 "$BIN" run "$TMP/best2.yaml" --format csv
+run_tput=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["samples_per_second"] }' "$TMP/out")
+if awk -v a="$run_tput" -v b="$best_tput" 'BEGIN { exit !(b > 0 && a - b <= 1e-9 * b && b - a <= 1e-9 * b) }'
+then ok "dp = 2: run prints the samples/s optimize reported ($run_tput)"
+else not_ok "dp = 2: run prints the samples/s optimize reported" "run: $run_tput, optimize: $best_tput"; fi
 
 # text format
 expect_rc "optimize (text) succeeds" 0 "$BIN" optimize "${JOB[@]}" --grid schedule=1f1b --grid microbatches=8 \

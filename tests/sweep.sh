@@ -79,11 +79,12 @@ expect_py "no progress bar when stderr is not a terminal" "assert '\r' not in er
 
 # ---- failing combinations are rows ----
 expect_rc "a sweep with failing combinations still exits 0" 0 "$BIN" sweep exp.yaml \
-    --grid schedule=1f1b,nosuch,file:dead.csv --grid memory.capacity=80GiB,1GiB -j 2 --format csv
+    --grid schedule=1f1b,file:nosuch.csv,file:dead.csv --grid memory.capacity=80GiB,1GiB -j 2 --format csv
 expect_py "every combination has a row, with its exit code" "
 codes = {(r[0], r[1]): col('exit_code', r) for r in rows}
 assert len(rows) == 6, rows
-assert codes == {('1f1b', '80GiB'): '0', ('1f1b', '1GiB'): '3', ('nosuch', '80GiB'): '2', ('nosuch', '1GiB'): '2',
+assert codes == {('1f1b', '80GiB'): '0', ('1f1b', '1GiB'): '3', ('file:nosuch.csv', '80GiB'): '2',
+                 ('file:nosuch.csv', '1GiB'): '2',
                  ('file:dead.csv', '80GiB'): '4', ('file:dead.csv', '1GiB'): '4'}, codes"
 expect_py "bad input and deadlock rows have empty metrics; an OOM row has them" "
 for r in rows:
@@ -92,11 +93,46 @@ for r in rows:
     assert all(filled) if code in ('0', '3') else not any(filled), r
     if code == '3': assert int(col('oom', r)) > 0, r"
 expect_err "a failing combination's message is prefixed by the combination" \
-    "^\[schedule=nosuch memory.capacity=80GiB\] pipegrid: .*nosuch"
+    "^\[schedule=file:nosuch.csv memory.capacity=80GiB\] pipegrid: .*nosuch.csv"
 expect_err "the deadlock's message names the combination and the blocked ops" \
     "^\[schedule=file:dead.csv memory.capacity=1GiB\] .*blocked"
 
 # ---- bad sweep options fail at once ----
+# Unknown grid keys and values no run could accept: exit 2 naming the key, before anything runs (no CSV).
+check_bad_grid() { # NAME PATTERN GRID...
+    local name=$1 pattern=$2
+    shift 2
+    expect_rc "$name exits 2 before running" 2 "$BIN" sweep exp.yaml "$@" --format csv
+    if [ -s "$TMP/out" ]; then not_ok "$name: nothing ran" "stdout: $(head -c 300 "$TMP/out")"; else ok "$name: nothing ran"; fi
+    expect_err "$name: the message names the key" "$pattern"
+}
+check_bad_grid "an unknown grid key" "key 'microbatchs': unknown key .*microbatches" --grid pp=2,4 --grid microbatchs=4,8
+check_bad_grid "a grid value of the wrong type" "key 'pp': .*'four'" --grid pp=2,four
+check_bad_grid "a grid value out of range" "key 'microbatches':" --grid microbatches=4,0
+check_bad_grid "an unknown schedule in the grid" "key 'schedule': unknown schedule 'nope'" --grid schedule=1f1b,nope
+check_bad_grid "a bad choice in the grid" "key 'offload':" --grid offload=none,sometimes
+# The progress bar (stderr a terminal) counts OOM rows as OOM, not as failures.
+python3 - "$BIN" "$TMP" <<'PYEOF' >"$TMP/out" 2>"$TMP/err"
+import os, pty, sys, subprocess
+binary, tmp = os.path.abspath(sys.argv[1]) if os.sep in sys.argv[1] else sys.argv[1], sys.argv[2]
+master, slave = pty.openpty()
+p = subprocess.Popen([binary, "sweep", os.path.join(tmp, "exp.yaml"), "--grid", "memory.capacity=80GiB,1GiB",
+                      "--format", "csv"], stdout=subprocess.DEVNULL, stderr=slave, cwd=tmp)
+os.close(slave)
+chunks = []
+while True:
+    try:
+        data = os.read(master, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    chunks.append(data)
+p.wait()
+sys.stdout.write(b"".join(chunks).decode(errors="replace"))
+PYEOF
+if grep -q "2/2, 1 OOM" "$TMP/out" && ! grep -q "failed" "$TMP/out"; then ok "the progress bar counts an OOM row as OOM"
+else not_ok "the progress bar counts an OOM row as OOM" "$(tr '\r' '\n' <"$TMP/out" | tail -n 3)"; fi
 expect_rc "--grid without '=' exits 2" 2 "$BIN" sweep exp.yaml --grid pp --format csv
 expect_err "... naming the option" "--grid pp"
 expect_rc "an empty grid value exits 2" 2 "$BIN" sweep exp.yaml --grid pp=2,,4 --format csv

@@ -407,6 +407,8 @@ END_TEST
 
 #define PLAT_HEAD "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n" \
                   "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+#define PLAT_HEAD_ROUTING(r) "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n" \
+                             "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"" r "\">\n"
 #define PLAT_TAIL "  </zone>\n</platform>\n"
 #define GPU_HOST(name, node, rank, extra)                                                             \
     "    <host id=\"" name "\" speed=\"312Tf\"><prop id=\"kind\" value=\"gpu\"/>"                       \
@@ -692,6 +694,55 @@ START_TEST(cluster_xml_content)
 }
 END_TEST
 
+/* A job's cluster holds only the nodes it uses, named as in the whole cluster. */
+START_TEST(cluster_only_used_nodes)
+{
+    experiment e = cluster_experiment(4000, 8, "h100-sxm");
+    pg_status st;
+    pg_status_clear(&st);
+    platform_desc p;
+    ck_assert_msg(platform_make_cluster_for(&e, 20, &p, &st) == 0, "%s", st.msg);   /* 20 GPUs: 3 nodes */
+    ck_assert_int_eq(p.ngpus, 24);
+    ck_assert_int_eq(p.ncpus, 3);
+    ck_assert_str_eq(p.gpu[0].host, "n0000-gpu0");   /* padded for 4000 nodes, as the whole cluster */
+    ck_assert_str_eq(p.gpu[23].host, "n0002-gpu7");
+    platform_free(&p);
+    /* more GPUs than the cluster has, or none given: every node (the job's check then refuses) */
+    e = cluster_experiment(3, 8, "h100-sxm");
+    ck_assert_msg(platform_make_cluster_for(&e, 25, &p, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(p.ngpus, 24);
+    platform_free(&p);
+    ck_assert_msg(platform_make_cluster_for(&e, 0, &p, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(p.ngpus, 24);
+    platform_free(&p);
+}
+END_TEST
+
+/* Bad platforms SimGrid would abort on are refused with file, line and key. */
+START_TEST(platform_refused_before_simgrid)
+{
+    expect_bad_platform(PLAT_HEAD_ROUTING("Bogus") GPU_HOST("g0", "0", "0", MEM80) PLAT_TAIL,
+                        ":4: key 'routing'", "'Bogus'");
+    expect_bad_platform(PLAT_HEAD GPU_HOST("g0", "0", "0", MEM80)
+                        "    <link id=\"l\" bandwidth=\"0Bps\" latency=\"1us\"/>\n" PLAT_TAIL,
+                        ":6: key 'bandwidth'", "must be positive");
+    expect_bad_platform(PLAT_HEAD GPU_HOST("g0", "0", "0", MEM80)
+                        "    <link id=\"l\" bandwidth=\"-1GBps\" latency=\"1us\"/>\n" PLAT_TAIL,
+                        ":6: key 'bandwidth'", "must be positive");
+    expect_bad_platform(PLAT_HEAD GPU_HOST("g0", "0", "0", MEM80)
+                        "    <backbone id=\"b\" bandwidth=\"fast\" latency=\"1us\"/>\n" PLAT_TAIL,
+                        ":6: key 'bandwidth'", "'fast'");
+    /* SimGrid compares routings ignoring case: so do we */
+    const char *path = pg_write_file("case.xml", PLAT_HEAD_ROUTING("dijkstracache") GPU_HOST("g0", "0", "0", MEM80)
+                                                     PLAT_TAIL);
+    pg_status st;
+    pg_status_clear(&st);
+    platform_desc p;
+    ck_assert_msg(platform_load(path, &p, &st) == 0, "%s", st.msg);
+    platform_free(&p);
+}
+END_TEST
+
 /* ------------------------------------------------------------ GPU table */
 
 START_TEST(gpu_table)
@@ -750,6 +801,8 @@ static Suite *model_suite(void)
     tcase_add_test(tc, platform_ideal);
     tcase_add_test(tc, cluster_generation);
     tcase_add_test(tc, cluster_xml_content);
+    tcase_add_test(tc, cluster_only_used_nodes);
+    tcase_add_test(tc, platform_refused_before_simgrid);
     tcase_add_test(tc, gpu_table);
     suite_add_tcase(s, tc);
     return s;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "schedule/draw.h"
+#include "schedule/sched_index.h"
 #include "schedule/schedule.h"
 #include "schedule/torch_csv.h"
 #include "testutil.h"
@@ -845,6 +846,51 @@ END_TEST
 
 /* ---- drawing ---------------------------------------------------------------- */
 
+/* A large file whose backward chain runs against rank order (each rank:
+ * F, B, F, B, ... so only one microbatch is in flight): the old sweep-based
+ * replay advanced one rank per sweep (ranks x sweeps = quadratic).  The
+ * replay must stay linear: at most 2 x ops + ranks readiness checks. */
+#define BIG_CSV_RANKS 512
+#define BIG_CSV_MICROBATCHES 48
+START_TEST(test_csv_large_is_linear)
+{
+    strbuf sb;
+    sb_init(&sb);
+    for (int r = 0; r < BIG_CSV_RANKS; r++) {
+        for (int j = 0; j < BIG_CSV_MICROBATCHES; j++)
+            sb_appendf(&sb, "%s%dF%d,%dB%d", j ? "," : "", r, j, r, j);
+        sb_append(&sb, "\n");
+    }
+    schedule s;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_msg(sched_import_torch_csv_text(sb.data, sb.len, "big.csv", &s, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(s.pp, BIG_CSV_RANKS);
+    ck_assert_int_eq(s.m, BIG_CSV_MICROBATCHES);
+    sched_index ix;
+    ck_assert_int_eq(sched_index_build(&s, &ix, &st), 0);
+    int *order = pg_xmalloc((size_t)ix.total * sizeof *order);
+    int *next = pg_xmalloc((size_t)s.pp * sizeof *next);
+    long checks = 0;
+    ck_assert_int_eq(sched_index_replay_counted(&s, &ix, order, next, &checks), ix.total);
+    ck_assert_int_eq(ix.total, 2 * BIG_CSV_RANKS * BIG_CSV_MICROBATCHES);
+    ck_assert_int_le(checks, 2L * ix.total + s.pp);
+    /* the order is topological: every op after its predecessor */
+    int *pos = pg_xmalloc((size_t)ix.total * sizeof *pos);
+    for (int k = 0; k < ix.total; k++)
+        pos[order[k]] = k;
+    for (int g = 0; g < ix.total; g++)
+        if (ix.pred[g] >= 0)
+            ck_assert_int_lt(pos[ix.pred[g]], pos[g]);
+    free(pos);
+    free(order);
+    free(next);
+    sched_index_free(&ix);
+    sched_free(&s);
+    sb_free(&sb);
+}
+END_TEST
+
 START_TEST(test_draw)
 {
     const char *names[] = {"1f1b", "zb-h1", "interleaved"};
@@ -927,6 +973,7 @@ static Suite *schedule_suite(void)
     tcase_add_test(io, test_csv_tolerant_reader);
     tcase_add_test(io, test_csv_errors);
     tcase_add_test(io, test_csv_mutation_fuzz);
+    tcase_add_test(io, test_csv_large_is_linear);
     tcase_add_test(io, test_draw);
     tcase_set_timeout(io, 30);
     suite_add_tcase(s, io);

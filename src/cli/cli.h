@@ -114,6 +114,9 @@ typedef struct job_parallel {
     int active;
 } job_parallel;
 int job_build_parallel(const job *j, job_parallel *jp, pg_status *st);
+/* The dp all-reduce bucket the simulation uses: dp.bucket_bytes raised to
+ * its floor (1 MiB, and at most 256 buckets per stage); 0 stays 0. */
+double job_dp_bucket_bytes(const job *j);
 const sim_parallel *job_sim_parallel(const job_parallel *jp);
 void job_parallel_free(job_parallel *jp);
 

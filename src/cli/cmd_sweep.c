@@ -18,7 +18,12 @@
 
 #include "cli/cli.h"
 #include "cli/sweep.h"
+#include "model/experiment.h"
+#include "schedule/schedule.h"
 #include "util/units.h"
+
+/* schedule=file:PATH, as job.c reads it. */
+#define SCHEDULE_FILE_PREFIX "file:"
 
 /* Chunks written by --emit when --chunks is not given: enough to keep a
  * few dozen workers busy, few enough that part files stay manageable. */
@@ -32,12 +37,15 @@ typedef struct out_sink {
     FILE *f;
     int flush_each;     /* -o: every row reaches the file before the next starts */
     long failed;
+    long oom;           /* completed rows predicting out of memory (exit 3): results, not failures */
 } out_sink;
 
 static int write_row(const sweep_result *r, void *ctx)
 {
     out_sink *o = ctx;
-    if (r->exit_code != 0)
+    if (r->exit_code == PG_EXIT_OOM)
+        o->oom++;
+    else if (r->exit_code != 0)
         o->failed++;
     if (fputs(r->row, o->f) == EOF)
         return -1;
@@ -145,6 +153,19 @@ static int is_done(const done_set *d, const sweep_grid *g, long index, const cha
     return found;
 }
 
+/* One grid value on its own: the key's schema check, and for schedule a
+ * known generator (the schema keeps it a free string for file:PATH). */
+static int check_grid_value(const char *key, const char *value, pg_status *st)
+{
+    pg_origin at = {"--grid", 0};
+    int rc = experiment_check_value(key, value, at, st);
+    if (rc == 0 && strcmp(key, "schedule") == 0 &&
+        strncmp(value, SCHEDULE_FILE_PREFIX, strlen(SCHEDULE_FILE_PREFIX)) != 0 && sched_find_generator(value) == NULL)
+        rc = pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown schedule '%s' (`pipegrid schedule list` names them)",
+                        value);
+    return rc;
+}
+
 /* Bad experiment files and --set options fail the whole sweep at once
  * rather than once per combination. */
 static int preflight(const cli_options *o, const sweep_grid *g, pg_status *st)
@@ -156,6 +177,11 @@ static int preflight(const cli_options *o, const sweep_grid *g, pg_status *st)
         rc = config_load_file(&c, o->experiment_path, st);
     for (int i = 0; rc == 0 && i < o->nsets; i++)
         rc = config_apply_set(&c, o->sets[i], st);
+    /* Every grid value on its own: an unknown key or a bad value would
+     * otherwise only show as failed rows once everything has run. */
+    for (int k = 0; rc == 0 && k < g->nkeys; k++)
+        for (int v = 0; rc == 0 && v < g->keys[k].nvalues; v++)
+            rc = check_grid_value(g->keys[k].name, g->keys[k].values[v], st);
     for (int k = 0; rc == 0 && k < g->nkeys; k++) {
         strbuf kv;
         sb_init(&kv);
@@ -250,6 +276,9 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
         rc = pg_fail(st, PG_EXIT_INTERNAL, "cannot write the results");
     if (rc == 0 && sink.failed > 0)
         fprintf(stderr, "pipegrid: sweep: %ld of %ld combinations failed (see exit_code)\n", sink.failed, count);
+    if (rc == 0 && sink.oom > 0)
+        fprintf(stderr, "pipegrid: sweep: %ld of %ld combinations predict out of memory (exit_code 3, oom)\n",
+                sink.oom, count);
 out:
     if (sink.f && sink.f != stdout && fclose(sink.f) != 0 && rc == 0)
         rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", o->output_path);

@@ -174,7 +174,7 @@ int job_build_platform(job *j, pg_status *st)
         break;
     }
     case NET_CLUSTER:
-        rc = platform_make_cluster(e, &j->plat, st);
+        rc = platform_make_cluster_for(e, needed, &j->plat, st);
         break;
     default:
         rc = platform_load(e->platform_path, &j->plat, st);
@@ -272,6 +272,32 @@ void job_free(job *j)
 
 /* ---- tensor / data parallelism (cli.h) ------------------------------------- */
 
+/* The floor of dp.bucket_bytes (its help in experiment.c says the same):
+ * each bucket is one all-reduce of dp transfers per ring edge in SimGrid, so
+ * tiny buckets (dp.bucket_bytes=1KB: millions of them) cost minutes of host
+ * time while modelling nothing real (NCCL's all-reduce is latency-bound
+ * below about a MiB).  A bucket is at least DP_BUCKET_MIN_BYTES, and big
+ * enough that no stage has more than DP_MAX_BUCKETS_PER_STAGE buckets. */
+#define DP_BUCKET_MIN_BYTES (1024.0 * 1024.0)
+#define DP_MAX_BUCKETS_PER_STAGE 256
+
+double job_dp_bucket_bytes(const job *j)
+{
+    const experiment *e = &j->exp;
+    if (e->dp_bucket_bytes <= 0)
+        return 0;   /* one bucket per stage */
+    double share = experiment_times_are_tp_groups(e) ? 1.0 / e->tp : 1.0, largest = 0;
+    for (int s = 0; s < j->wl.nstages; s++) {
+        double bytes = j->wl.stage[s].param_count * share * experiment_grad_bytes(e);
+        if (bytes > largest)
+            largest = bytes;
+    }
+    double floor_bytes = largest / DP_MAX_BUCKETS_PER_STAGE;
+    if (floor_bytes < DP_BUCKET_MIN_BYTES)
+        floor_bytes = DP_BUCKET_MIN_BYTES;
+    return e->dp_bucket_bytes > floor_bytes ? e->dp_bucket_bytes : floor_bytes;
+}
+
 int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
 {
     (void)st;
@@ -313,7 +339,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .tp = tp, .dp = dp, .gpu = jp->gpu, .split_compute = split,
         .tp_comm = e->network != NET_IDEAL, .sequence_parallel = e->tp_sequence_parallel,
         .grad_bytes_per_param = e->network != NET_IDEAL ? experiment_grad_bytes(e) : 0.0,
-        .bucket_bytes = e->dp_bucket_bytes, .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
+        .bucket_bytes = job_dp_bucket_bytes(j), .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
     };

@@ -49,7 +49,7 @@ typedef struct worker {
 
 typedef struct progress {
     int enabled;
-    long done, failed, total;
+    long done, failed, oom, total;   /* oom: completed runs that predict out of memory (exit 3) */
     struct timespec start;
 } progress;
 
@@ -78,6 +78,8 @@ static void progress_draw(const progress *p)
     bar[PROGRESS_BAR_WIDTH] = '\0';
     long left_s = p->done ? (long)(t / (double)p->done * (double)(p->total - p->done)) : 0;
     fprintf(stderr, "\r\033[Ksweep [%s] %ld/%ld", bar, p->done, p->total);
+    if (p->oom)
+        fprintf(stderr, ", %ld OOM", p->oom);
     if (p->failed)
         fprintf(stderr, ", %ld failed", p->failed);
     fprintf(stderr, ", %ld:%02ld left", left_s / SECONDS_PER_MINUTE, left_s % SECONDS_PER_MINUTE);
@@ -325,7 +327,9 @@ int sweep_run(const sweep_plan *p, sweep_sink sink, void *ctx, pg_status *st)
             w->pid = 0;
             running--;
             pr.done++;
-            if (r->exit_code != PG_EXIT_OK)
+            if (r->exit_code == PG_EXIT_OOM)
+                pr.oom++;   /* a result (the row is complete), not a failure */
+            else if (r->exit_code != PG_EXIT_OK)
                 pr.failed++;
             progress_draw(&pr);
         }

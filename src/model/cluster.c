@@ -16,6 +16,16 @@
  *     zone is DijkstraCache with a fabric zone and one zoneRoute per node
  *     (linear size), the core link being crossed twice at half latency.
  * Names are zero-padded so that SimGrid's name order is the rank order.
+ *
+ * Size: SimGrid 3.32 loads a platform in O(hosts x zones) (creating a host
+ * looks its name up through every zone; sealing a zone lists every host of
+ * the engine), so a cluster of N nodes costs O(N^2) to load whatever the job
+ * uses.  A job runs on GPUs 0..tp*dp*pp-1 (Megatron order), so
+ * platform_make_cluster_for generates only the nodes holding those GPUs:
+ * the unused nodes carry no traffic and change no result.  In the star
+ * layout the links live in one zone "links" declared first: SimGrid resolves
+ * a route's link names by searching the zones depth-first from the root,
+ * which then finds them in the first zone instead of scanning node zones.
  */
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +65,7 @@ typedef struct gen {
     const gpu_system *gs;
     int gpus;              /* per node */
     double nvl_bw, pcie_bw, nic_bw;
+    int links_on_top;      /* links declared in the top zone, not the node zones (star layout) */
 } gen;
 
 #define IND "      "
@@ -91,6 +102,19 @@ static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
         sb_appendf(g->sb, "<link_ctn id=\"n%0*d-g%d-%s\" direction=\"%s\"/>", g->nw, n, idx, kind, dir);
 }
 
+/* The links of node n's GPUs and PCIe switches. */
+static void node_links(gen *g, int n)
+{
+    for (int i = 0; i < g->gpus; i++) {
+        port_link(g, n, i, "nvl", g->nvl_bw, NVLINK_PORT_LATENCY_S);
+        port_link(g, n, i, "pcie", g->pcie_bw, PCIE_LATENCY_S);
+        port_link(g, n, i, "nic", g->nic_bw, NIC_LATENCY_S);
+    }
+    int nsw = (g->gpus + GPUS_PER_PCIE_SWITCH - 1) / GPUS_PER_PCIE_SWITCH;
+    for (int s = 0; s < nsw; s++)
+        uplink(g, n, s);
+}
+
 static void node_zone(gen *g, int n)
 {
     int nw = g->nw, gw = g->gw;
@@ -106,14 +130,8 @@ static void node_zone(gen *g, int n)
                    "<prop id=\"node\" value=\"%d\"/><prop id=\"memory\" value=\"%sB\"/></host>\n",
                nw, n, NUM(CPU_SPEED_FLOPS), n, NUM(g->gs->host_memory_bytes));
     sb_appendf(g->sb, IND "<router id=\"n%0*d-ib\"/>\n", nw, n);
-    for (int i = 0; i < g->gpus; i++) {
-        port_link(g, n, i, "nvl", g->nvl_bw, NVLINK_PORT_LATENCY_S);
-        port_link(g, n, i, "pcie", g->pcie_bw, PCIE_LATENCY_S);
-        port_link(g, n, i, "nic", g->nic_bw, NIC_LATENCY_S);
-    }
-    int nsw = (g->gpus + GPUS_PER_PCIE_SWITCH - 1) / GPUS_PER_PCIE_SWITCH;
-    for (int s = 0; s < nsw; s++)
-        uplink(g, n, s);
+    if (!g->links_on_top)
+        node_links(g, n);
     for (int i = 0; i < g->gpus; i++)
         for (int j = i + 1; j < g->gpus; j++) {
             sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-gpu%0*d\">", nw, n, gw, i, nw, n, gw, j);
@@ -143,6 +161,9 @@ static void header(gen *g, const experiment *e, int nodes, int star)
     strbuf *sb = g->sb;
     sb_append(sb, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
     sb_appendf(sb, "<!-- pipegrid network=cluster: %d node(s) x %d GPU(s) of type %s.\n", nodes, g->gpus, gs->name);
+    if (nodes < e->cluster_nodes)
+        sb_appendf(sb, "     Generated: the first %d of cluster.nodes=%d, the nodes the job uses.\n", nodes,
+                   e->cluster_nodes);
     sb_appendf(sb, "     GPU speed %s flop/s (dense BF16 peak), memory %s B, host memory per node %s B,\n",
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
     sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw),
@@ -165,7 +186,9 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                star ? "star layout: crossed twice, via the fabric zone" : "crossed once between two node zones");
 }
 
-int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
+/* The XML of the first `generated` of e's cluster.nodes nodes (all of them
+ * when generated is 0). */
+static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_status *st)
 {
     const gpu_system *gs = gpu_system_find(e->cluster_gpu);
     if (gs == NULL) {
@@ -189,10 +212,10 @@ int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
     if (e->cluster_nvlink_bw < 0 || e->cluster_ib_bw < 0 || e->cluster_pcie_bw < 0)
         return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.*_bw': bandwidths must not be negative");
 
-    int nodes = e->cluster_nodes;
+    int nodes = generated > 0 && generated < e->cluster_nodes ? generated : e->cluster_nodes;
     gen g = {
         .sb = out,
-        .nw = digits(nodes - 1),
+        .nw = digits(e->cluster_nodes - 1),   /* the names the whole cluster would have */
         .gw = digits(e->cluster_gpus_per_node - 1),
         .gs = gs,
         .gpus = e->cluster_gpus_per_node,
@@ -201,9 +224,16 @@ int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
         .nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw,
     };
     int star = nodes > STAR_ABOVE_NODES;
+    g.links_on_top = star;
     header(&g, e, nodes, star);
     sb_appendf(out, "<platform version=\"4.1\">\n  <zone id=\"cluster\" routing=\"%s\">\n",
                star ? "DijkstraCache" : "Full");
+    if (g.links_on_top) {
+        sb_append(out, "    <zone id=\"links\" routing=\"Full\">\n");
+        for (int n = 0; n < nodes; n++)
+            node_links(&g, n);
+        sb_append(out, "    </zone>\n");
+    }
     for (int n = 0; n < nodes; n++)
         node_zone(&g, n);
     if (star) {
@@ -227,14 +257,28 @@ int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
     return 0;
 }
 
-int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st)
+int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
+{
+    return cluster_xml(e, 0, out, st);
+}
+
+int platform_make_cluster_for(const experiment *e, int used_gpus, platform_desc *p, pg_status *st)
 {
     memset(p, 0, sizeof *p);
+    int generated = 0;   /* all nodes */
+    if (used_gpus > 0 && e->cluster_gpus_per_node > 0 &&
+        (long long)used_gpus <= (long long)e->cluster_nodes * e->cluster_gpus_per_node)
+        generated = (used_gpus + e->cluster_gpus_per_node - 1) / e->cluster_gpus_per_node;
     strbuf sb;
     sb_init(&sb);
-    int rc = platform_cluster_xml(e, &sb, st);
+    int rc = cluster_xml(e, generated, &sb, st);
     if (rc == 0)
         rc = platform_load_text(sb.data, "network=cluster", p, st);
     sb_free(&sb);
     return rc;
+}
+
+int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st)
+{
+    return platform_make_cluster_for(e, 0, p, st);
 }

@@ -119,7 +119,9 @@ static const key_spec SCHEMA[] = {
                "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
                "parallelism) instead of all-reduces"),
     NUM_KEY("dp.bucket_bytes", dp_bucket_bytes, T_BYTES, "bytes", "80MB", 0, HUGE_NUM, 0,
-            "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage"),
+            "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage; "
+            "floor: at least 1MiB and at least 1/256 of the largest stage's gradients (at most 256 buckets per "
+            "stage), so that tiny buckets cannot make the simulation crawl"),
     CHOICE_KEY("dp.overlap", "true|false", dp_overlap, "false", BOOLS, NO_PATH, 0,
                "start each gradient bucket's all-reduce during the stage's last backward op, as soon as its "
                "gradients exist (Megatron's overlap_grad_reduce)"),
@@ -534,6 +536,20 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
                               "%d does not divide gpt.hidden = %d", e->gpt_heads, e->gpt_hidden);
     }
     return 0;
+}
+
+int experiment_check_value(const char *key, const char *value, pg_origin at, pg_status *st)
+{
+    int i = spec_index(key);
+    if (i < 0) {
+        const char *hint = experiment_suggest_key(key);
+        if (hint)
+            return pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown key (did you mean '%s'?)", hint);
+        return pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown key (`pipegrid keys` lists them all)");
+    }
+    experiment scratch;
+    experiment_defaults(&scratch);
+    return set_value(&scratch, &SCHEMA[i], value, at, st);
 }
 
 int experiment_from_config(const config *c, experiment *e, pg_status *st)

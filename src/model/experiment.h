@@ -130,6 +130,11 @@ void experiment_defaults(experiment *e);
 
 int experiment_from_config(const config *c, experiment *e, pg_status *st);
 
+/* Whether value is a valid value of key on its own (known key, right type,
+ * range and choice), without the checks between keys: what a sweep can
+ * refuse before running anything.  0, or PG_EXIT_INPUT naming at and key. */
+int experiment_check_value(const char *key, const char *value, pg_origin at, pg_status *st);
+
 /* The schema, for `pipegrid keys` and the README. */
 typedef struct exp_key_doc {
     const char *key;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <libxml/parser.h>
@@ -221,6 +222,62 @@ static int read_host(walk *wk, xmlNodePtr n)
     return 0;
 }
 
+/* The routing values SimGrid 3.32 knows (sg_platf.cpp, compared ignoring
+ * case); anything else makes it abort ("Not a valid model!") instead of
+ * throwing, so it is refused here.  Fat trees, tori and dragonflies are
+ * <cluster topology=...>, not routings. */
+static const char *const ROUTINGS[] = {"Full", "Floyd", "Dijkstra", "DijkstraCache", "None", "Vivaldi", "Cluster",
+                                       "Wifi"};
+
+static int check_routing(walk *wk, xmlNodePtr n)
+{
+    char *routing = NULL;
+    if (!attr_dup(n, "routing", &routing))
+        return 0;   /* SimGrid's default (None) */
+    int known = 0;
+    for (size_t i = 0; i < sizeof ROUTINGS / sizeof ROUTINGS[0]; i++)
+        known = known || strcasecmp(routing, ROUTINGS[i]) == 0;
+    int rc = 0;
+    if (!known) {
+        char *id = NULL;
+        attr_dup(n, "id", &id);
+        rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, (int)xmlGetLineNo(n)}, "routing",
+                        "zone '%.64s': unknown routing '%.64s' (SimGrid knows Full, Floyd, Dijkstra, DijkstraCache, "
+                        "None, Vivaldi, Cluster, Wifi)",
+                        id ? id : "?", routing);
+        free(id);
+    }
+    free(routing);
+    return rc;
+}
+
+/* A bandwidth attribute (a comma-separated list for Wifi links) must be
+ * positive: SimGrid's solver aborts on a zero or negative capacity. */
+static int check_bandwidth(walk *wk, xmlNodePtr n, const char *attr)
+{
+    char *bw = NULL;
+    if (!attr_dup(n, attr, &bw))
+        return 0;
+    int rc = 0;
+    char *save = NULL;
+    for (char *part = strtok_r(bw, ",", &save); part && !rc; part = strtok_r(NULL, ",", &save)) {
+        double bytes_per_s = 0;
+        const char *why = NULL;
+        /* the parser refuses negative values: say "must be positive" for them too */
+        int neg = strchr(part, '-') != NULL && strspn(part, " \t") == (size_t)(strchr(part, '-') - part);
+        if (neg || units_parse_bandwidth(part, &bytes_per_s, &why) != 0 || !(bytes_per_s > 0)) {
+            char *id = NULL;
+            attr_dup(n, "id", &id);
+            rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, (int)xmlGetLineNo(n)}, attr,
+                            "<%s id='%.64s'>: bandwidth '%.64s' %s", (const char *)n->name, id ? id : "?", part,
+                            neg || why == NULL ? "must be positive" : why);
+            free(id);
+        }
+    }
+    free(bw);
+    return rc;
+}
+
 static int walk_tree(walk *wk, xmlNodePtr n)
 {
     for (; n; n = n->next) {
@@ -229,7 +286,13 @@ static int walk_tree(walk *wk, xmlNodePtr n)
         int rc;
         if (xmlStrcmp(n->name, (const xmlChar *)"host") == 0)
             rc = read_host(wk, n);
-        else
+        else if (xmlStrcmp(n->name, (const xmlChar *)"link") == 0 ||
+                 xmlStrcmp(n->name, (const xmlChar *)"backbone") == 0)
+            rc = check_bandwidth(wk, n, "bandwidth");
+        else if (xmlStrcmp(n->name, (const xmlChar *)"cluster") == 0) {
+            if ((rc = check_bandwidth(wk, n, "bw")) == 0 && (rc = check_bandwidth(wk, n, "bb_bw")) == 0)
+                rc = walk_tree(wk, n->children);
+        } else if ((rc = check_routing(wk, n)) == 0)
             rc = walk_tree(wk, n->children);
         if (rc)
             return rc;
@@ -243,6 +306,23 @@ static int cmp_gpu(const void *a, const void *b)
     if (x->node != y->node)
         return x->node < y->node ? -1 : 1;
     return x->local_rank < y->local_rank ? -1 : x->local_rank > y->local_rank;
+}
+
+typedef struct cpu_key {
+    int node, index;   /* index into platform_desc.cpu_host */
+} cpu_key;
+
+static int cmp_cpu_node(const void *a, const void *b)
+{
+    const cpu_key *x = a, *y = b;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int cmp_cpu_key(const void *a, const void *b)
+{
+    const cpu_key *x = a, *y = b;
+    int c = cmp_cpu_node(a, b);
+    return c ? c : x->index < y->index ? -1 : x->index > y->index;
 }
 
 /* Fill p from the host records; checks duplicates and pairs GPUs with the
@@ -259,6 +339,7 @@ static int fill_desc(walk *wk, platform_desc *p)
     p->cpu_host = nc ? pg_xcalloc(nc, sizeof *p->cpu_host) : NULL;
     p->cpu_memory_bytes = nc ? pg_xcalloc(nc, sizeof *p->cpu_memory_bytes) : NULL;
     int *cpu_node = nc ? pg_xcalloc(nc, sizeof *cpu_node) : NULL;
+    int *cpu_line = nc ? pg_xcalloc(nc, sizeof *cpu_line) : NULL;
     for (size_t i = 0; i < wk->nhosts; i++) {
         const host_rec *h = &wk->hosts[i];
         if (h->is_gpu) {
@@ -270,34 +351,49 @@ static int fill_desc(walk *wk, platform_desc *p)
             g->memory_bytes = h->memory_bytes;
             snprintf(g->type, sizeof g->type, "%s", h->type);
             g->cpu_index = -1;
+            g->line = h->line;
         } else {
-            for (int k = 0; k < p->ncpus; k++) {
-                if (cpu_node[k] == h->node) {
-                    free(cpu_node);
-                    return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, h->line}, "node",
-                                      "host '%s': node %d already has a cpu host ('%s')", h->name, h->node,
-                                      p->cpu_host[k]);
-                }
-            }
             cpu_node[p->ncpus] = h->node;
+            cpu_line[p->ncpus] = h->line;
             snprintf(p->cpu_host[p->ncpus], sizeof p->cpu_host[0], "%s", h->name);
             p->cpu_memory_bytes[p->ncpus] = h->memory_bytes;
             p->ncpus++;
         }
     }
-    qsort(p->gpu, (size_t)p->ngpus, sizeof *p->gpu, cmp_gpu);
-    for (int i = 0; i < p->ngpus; i++) {
-        if (i > 0 && cmp_gpu(&p->gpu[i - 1], &p->gpu[i]) == 0) {
-            free(cpu_node);
-            return pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, 0}, "local_rank",
-                              "hosts '%s' and '%s' are both node %d local_rank %d", p->gpu[i - 1].host,
-                              p->gpu[i].host, p->gpu[i].node, p->gpu[i].local_rank);
+    /* cpu hosts by node (then file order): duplicates are neighbours and
+     * each GPU finds its node's by binary search, O(n log n) in hosts
+     * (a linear scan per GPU was quadratic at thousands of nodes). */
+    cpu_key *by_node = pg_xmalloc((size_t)(p->ncpus > 0 ? p->ncpus : 1) * sizeof *by_node);
+    for (int k = 0; k < p->ncpus; k++)
+        by_node[k] = (cpu_key){cpu_node[k], k};
+    qsort(by_node, (size_t)p->ncpus, sizeof *by_node, cmp_cpu_key);
+    int rc = 0;
+    for (int k = 1; k < p->ncpus && !rc; k++)
+        if (by_node[k].node == by_node[k - 1].node) {
+            int later = by_node[k].index, earlier = by_node[k - 1].index;
+            rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, cpu_line[later]}, "node",
+                            "host '%s': node %d already has a cpu host ('%s')", p->cpu_host[later],
+                            cpu_node[later], p->cpu_host[earlier]);
         }
-        for (int k = 0; k < p->ncpus; k++)
-            if (cpu_node[k] == p->gpu[i].node)
-                p->gpu[i].cpu_index = k;
+    qsort(p->gpu, (size_t)p->ngpus, sizeof *p->gpu, cmp_gpu);
+    for (int i = 0; i < p->ngpus && !rc; i++) {
+        if (i > 0 && cmp_gpu(&p->gpu[i - 1], &p->gpu[i]) == 0) {
+            rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, 0}, "local_rank",
+                            "hosts '%s' and '%s' are both node %d local_rank %d", p->gpu[i - 1].host,
+                            p->gpu[i].host, p->gpu[i].node, p->gpu[i].local_rank);
+            break;
+        }
+        cpu_key want = {p->gpu[i].node, 0};
+        const cpu_key *hit = p->ncpus ? bsearch(&want, by_node, (size_t)p->ncpus, sizeof *by_node, cmp_cpu_node)
+                                      : NULL;
+        if (hit != NULL)
+            p->gpu[i].cpu_index = hit->index;
     }
+    free(by_node);
     free(cpu_node);
+    free(cpu_line);
+    if (rc)
+        return rc;
     return 0;
 }
 

@@ -24,6 +24,7 @@ typedef struct pg_gpu {
     double memory_bytes;
     char type[32];            /* "h100-sxm", ... ("" if not given) */
     int cpu_index;            /* index into platform_desc.cpu_host, -1 if none */
+    int line;                 /* line of its <host> in xml_path (messages) */
 } pg_gpu;
 
 typedef struct platform_desc {
@@ -45,8 +46,15 @@ int platform_load(const char *path, platform_desc *p, pg_status *st);
 int platform_make_ideal(int ngpus, double latency_s, double speed_flops, double memory_bytes,
                         platform_desc *p, pg_status *st);
 
-/* network=cluster: generated from the cluster.* keys of e. */
+/* network=cluster: generated from the cluster.* keys of e, every node. */
 int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st);
+
+/* The same for a job that uses GPUs 0..used_gpus-1 (node-major): only the
+ * nodes holding them are generated (linear in what the job uses; timings
+ * are those of the whole cluster, since the other nodes carry no traffic).
+ * The platform's GPU and node lists are then those nodes'.  used_gpus <= 0,
+ * or more GPUs than the cluster has, generates every node. */
+int platform_make_cluster_for(const experiment *e, int used_gpus, platform_desc *p, pg_status *st);
 
 void platform_free(platform_desc *p);
 

@@ -168,26 +168,71 @@ int sched_index_build(const schedule *s, sched_index *ix, pg_status *st)
     return 0;
 }
 
+/* Linear in the ops: a rank is revisited only when the op it is stuck on may
+ * have become runnable (its predecessor just ran), instead of sweeping every
+ * rank until nothing moves, which cost ranks x sweeps: with the backward
+ * chain running against the sweep order, a sweep could advance a single op
+ * (quadratic on files of thousands of ranks). */
 int sched_index_replay(const schedule *s, const sched_index *ix, int *order, int *next)
 {
-    char *done = pg_xcalloc((size_t)ix->total + 1, 1);
-    int ran = 0, progress = 1;
-    for (int r = 0; r < s->pp; r++)
+    return sched_index_replay_counted(s, ix, order, next, NULL);
+}
+
+int sched_index_replay_counted(const schedule *s, const sched_index *ix, int *order, int *next, long *checks)
+{
+    long tried = 0;
+    size_t total = (size_t)ix->total;
+    char *done = pg_xcalloc(total + 1, 1);
+    /* dependents of each op (the ops whose predecessor it is), as CSR */
+    int *first = pg_xcalloc(total + 2, sizeof *first);
+    int *dep = pg_xmalloc((total + 1) * sizeof *dep);
+    for (size_t g = 0; g < total; g++)
+        if (ix->pred[g] >= 0)
+            first[ix->pred[g] + 1]++;
+    for (size_t g = 0; g < total; g++)
+        first[g + 1] += first[g];
+    int *fill = pg_xmalloc((total + 1) * sizeof *fill);
+    memcpy(fill, first, (total + 1) * sizeof *fill);
+    for (size_t g = 0; g < total; g++)
+        if (ix->pred[g] >= 0)
+            dep[fill[ix->pred[g]]++] = (int)g;
+    free(fill);
+    /* ranks to try, each at most once on the stack at a time */
+    int *stack = pg_xmalloc(((size_t)s->pp + 1) * sizeof *stack);
+    char *queued = pg_xcalloc((size_t)s->pp + 1, 1);
+    int top = 0, ran = 0;
+    for (int r = s->pp - 1; r >= 0; r--) {
         next[r] = 0;
-    while (progress) {
-        progress = 0;
-        for (int r = 0; r < s->pp; r++)
-            while (next[r] < s->nops[r]) {
-                int g = ix->rank_base[r] + next[r];
-                if (ix->pred[g] >= 0 && !done[ix->pred[g]])
-                    break;
-                done[g] = 1;
-                order[ran++] = g;
-                next[r]++;
-                progress = 1;
-            }
+        stack[top++] = r;
+        queued[r] = 1;
     }
+    while (top > 0) {
+        int r = stack[--top];
+        queued[r] = 0;
+        while (next[r] < s->nops[r]) {
+            int g = ix->rank_base[r] + next[r];
+            tried++;
+            if (ix->pred[g] >= 0 && !done[ix->pred[g]])
+                break;
+            done[g] = 1;
+            order[ran++] = g;
+            next[r]++;
+            for (int k = first[g]; k < first[g + 1]; k++) {
+                int d = dep[k], rd = ix->op_rank[d];
+                if (!queued[rd] && d == ix->rank_base[rd] + next[rd]) {   /* rd is stuck on d */
+                    stack[top++] = rd;
+                    queued[rd] = 1;
+                }
+            }
+        }
+    }
+    free(queued);
+    free(stack);
+    free(dep);
+    free(first);
     free(done);
+    if (checks)
+        *checks = tried;
     return ran;
 }
 

@@ -31,6 +31,9 @@ sched_op sched_index_op(const schedule *s, const sched_index *ix, int g);
  * ops that can run and next[r] with the position where rank r stopped; returns
  * how many ran (total when the schedule completes). */
 int sched_index_replay(const schedule *s, const sched_index *ix, int *order, int *next);
+/* The same, counting in *checks how many times an op was tested for
+ * readiness: at most 2 x ops + ranks (linear; tests hold it to that). */
+int sched_index_replay_counted(const schedule *s, const sched_index *ix, int *order, int *next, long *checks);
 
 /* "deadlock: rank R blocked at OP waiting for PRED; ..." from a replay's next[]. */
 int sched_index_deadlock_msg(const schedule *s, const sched_index *ix, const int *next, pg_status *st);

@@ -947,6 +947,9 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     char err[PG_MSG_MAX - 64];
     if (sgx_load_platform(in->plat->xml_path, err, sizeof err) != 0)
         return pg_fail(st, PG_EXIT_INPUT, "%s: SimGrid refused the platform: %s", in->plat->xml_path, err);
+    int route_rc = sim_check_routes(in, st);   /* a missing route would abort at the first send */
+    if (route_rc != 0)
+        return route_rc;
 
     E.in = in;
     E.par = par;

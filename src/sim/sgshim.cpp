@@ -6,12 +6,20 @@
 #include <exception>
 #include <simgrid/engine.h>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <vector>
 #include <simgrid/s4u/Mailbox.hpp>
 
 extern "C" int sgx_load_platform(const char *path, char *err, size_t err_len)
 {
     try {
         simgrid_load_platform(path);
+        /* Seal now, not at simgrid_run: Dijkstra zones (the linear-size
+         * layouts of network=cluster above 64 nodes and network=ideal above
+         * 128 GPUs) build their route graph only when sealed, and the engine
+         * asks for route latencies while it sets up, before the run. */
+        simgrid::s4u::Engine::get_instance()->seal_platform();
         return 0;
     } catch (const std::exception &e) {
         std::snprintf(err, err_len, "%s", e.what());
@@ -34,4 +42,60 @@ extern "C" void *sgx_mailbox_get_timed(sg_mailbox_t mailbox, double *start_s, do
     *start_s = comm->get_start_time();
     *finish_s = comm->get_finish_time();
     return data;
+}
+
+/* A route "exists" when it crosses at least one link: SimGrid returns an
+ * empty route for a pair its zones do not connect, and only the first
+ * transfer over it aborts (network_cm02: "no connecting path"). */
+static int has_route(const simgrid::s4u::Host *from, const simgrid::s4u::Host *to)
+{
+    std::vector<simgrid::s4u::Link *> links;
+    double latency_s = 0;
+    from->route_to(to, links, &latency_s);
+    return !links.empty();
+}
+
+extern "C" int sgx_check_routes(const char *const *hosts, int n, const char *const *cpu_of, int *bad_a, int *bad_b,
+                                char *err, size_t err_len)
+{
+    int ci = -1, cj = -1;   /* the pair being checked, for SimGrid's exceptions */
+    try {
+        std::vector<simgrid::s4u::Host *> h(static_cast<size_t>(n > 0 ? n : 0));
+        for (int i = 0; i < n; i++) {
+            h[static_cast<size_t>(i)] = simgrid::s4u::Host::by_name_or_null(hosts[i]);
+            if (h[static_cast<size_t>(i)] == nullptr) {
+                *bad_a = *bad_b = i;
+                std::snprintf(err, err_len, "no host '%s'", hosts[i]);
+                return -1;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < n; j++) {
+                ci = i;
+                cj = j;
+                const simgrid::s4u::Host *a = h[static_cast<size_t>(i)], *b = h[static_cast<size_t>(j)];
+                if (a != b && !has_route(a, b)) {
+                    *bad_a = i;
+                    *bad_b = j;
+                    std::snprintf(err, err_len, "no route from '%s' to '%s'", hosts[i], hosts[j]);
+                    return -1;
+                }
+            }
+            const simgrid::s4u::Host *cpu = cpu_of && cpu_of[i] ? simgrid::s4u::Host::by_name_or_null(cpu_of[i]) : nullptr;
+            if (cpu != nullptr && (!has_route(h[static_cast<size_t>(i)], cpu) || !has_route(cpu, h[static_cast<size_t>(i)]))) {
+                *bad_a = *bad_b = i;
+                std::snprintf(err, err_len, "no route between '%s' and its host memory '%s'", hosts[i], cpu_of[i]);
+                return -1;
+            }
+        }
+        return 0;
+    } catch (const std::exception &e) {
+        *bad_a = ci;
+        *bad_b = cj;
+        if (ci >= 0)
+            std::snprintf(err, err_len, "no route from '%s' to '%s': %s", hosts[ci], hosts[cj], e.what());
+        else
+            std::snprintf(err, err_len, "%s", e.what());
+        return -1;
+    }
 }

@@ -17,6 +17,15 @@ extern "C" {
 /* 0 on success; -1 with SimGrid's message in err. */
 int sgx_load_platform(const char *path, char *err, size_t err_len);
 
+/* Check that every ordered pair of the n distinct hosts has a route, and
+ * each host to and from cpu_of[i] (its host memory; cpu_of or an entry may
+ * be NULL).  0 if so; -1 with the first missing pair's indices in
+ * *bad_a, *bad_b and a message in err.  Call after sgx_load_platform.
+ * Quadratic in n: meant for hand-written platforms (generated ones route
+ * every pair by construction). */
+int sgx_check_routes(const char *const *hosts, int n, const char *const *cpu_of, int *bad_a, int *bad_b,
+                     char *err, size_t err_len);
+
 /* A one-sided transfer of bytes from one host to another, started now; the
  * handle holds one reference, consumed by sg_comm_wait / sg_comm_wait_all
  * like a mailbox comm's. */

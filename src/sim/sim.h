@@ -80,4 +80,10 @@ typedef struct sim_outcome {
  * refuses. */
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st);
 
+/* After SimGrid loaded in->plat (sim_run does it): PG_EXIT_INPUT, naming the
+ * file and a GPU's line, if two GPUs the job uses (or, with offloading, a
+ * GPU and its host memory) have no route; 0 otherwise or for a generated
+ * platform (routecheck.c). */
+int sim_check_routes(const sim_input *in, pg_status *st);
+
 #endif
