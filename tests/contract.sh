@@ -378,6 +378,17 @@ ep4 = json.load(open("'"$TMP"'/ep4.json"))
 s1 = j["ranks"][1]["peak_breakdown"]["static_bytes"]; s4 = ep4["ranks"][1]["peak_breakdown"]["static_bytes"]
 assert s4 < 0.5 * s1, (s4, s1)'
 
+# Korthikanti et al.'s 530B and 1T GPT runs trained on 80 GB A100s (their Table 3): the memory model must fit them
+K530=(--set workload=gpt --set gpt.layers=105 --set gpt.hidden=20480 --set gpt.heads=128 --set gpt.seq=2048 --set tp=8
+      --set pp=35 --set schedule=interleaved --set chunks=3 --set microbatches=280 --set network=cluster
+      --set cluster.gpu=a100-80g --set cluster.nodes=35 --set attention=legacy)
+expect_rc "530B, full recompute (Korthikanti Table 5) fits in 80 GB" 0 "$BIN" run "${K530[@]}" --set recompute=full
+expect_rc "530B, selective recompute + sequence parallelism fits in 80 GB" 0 "$BIN" run "${K530[@]}" \
+    --set recompute=selective --set tp.sequence_parallel=true
+expect_rc "1T, full recompute fits in 80 GB" 0 "$BIN" run --set workload=gpt --set gpt.layers=128 \
+    --set gpt.hidden=25600 --set gpt.heads=160 --set gpt.seq=2048 --set tp=8 --set pp=64 --set microbatches=512 \
+    --set network=cluster --set cluster.gpu=a100-80g --set cluster.nodes=64 --set attention=legacy --set recompute=full
+
 # ---- traces ----
 expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
     --trace "$TMP/trace.json"
