@@ -945,6 +945,35 @@ START_TEST(test_draw)
 }
 END_TEST
 
+/* PipeOffload's group-interleaved 1F1B: with every pass one slot (F = B = W =
+ * v per rank share), the reference generator's schedule lengths and rank-0
+ * peaks (chunk units G(v-1) + p; Table 1 of the paper: GIS pv, GIS-H
+ * g(v-1) + p). */
+START_TEST(test_group_interleaved)
+{
+    static const struct { const char *name; int pp, m, v; double slots, peak_chunks; } ref[] = {
+        {"gis", 4, 8, 2, 54, 8},    {"gis-h", 4, 8, 2, 56, 6},   {"gis", 8, 16, 2, 110, 16},
+        {"gis-h", 8, 16, 2, 114, 12}, {"gis-h", 8, 32, 2, 210, 12}, {"gis-h", 8, 16, 3, 166, 16},
+    };
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
+        double v = ref[i].v;
+        eval_result r = eval_gen(ref[i].name, ref[i].pp, ref[i].m, ref[i].v, v, v, v, 0);
+        ck_assert_msg(fabs(r.makespan - ref[i].slots) < 1e-9, "%s p=%d m=%d v=%d: %g slots, want %g", ref[i].name,
+                      ref[i].pp, ref[i].m, ref[i].v, r.makespan, ref[i].slots);
+        ck_assert_rel(r.peak * v, ref[i].peak_chunks, PG_REL_TOL);
+    }
+    /* Table 1's closed form of rank 0's peak over a grid of p and v */
+    for (int pp = 2; pp <= 8; pp++)
+        for (int v = 1; v <= 3; v++) {
+            int g = (pp + 1) / 2;
+            eval_result h = eval_gen("gis-h", pp, 4 * pp, v, v, v, v, 0);
+            eval_result full = eval_gen("gis", pp, 4 * pp, v, v, v, v, 0);
+            ck_assert_rel(h.peak * v, g * (v - 1) + pp, PG_REL_TOL);
+            ck_assert_rel(full.peak * v, pp * v, PG_REL_TOL);
+        }
+}
+END_TEST
+
 static Suite *schedule_suite(void)
 {
     Suite *s = suite_create("schedule");
@@ -975,6 +1004,7 @@ static Suite *schedule_suite(void)
     tcase_add_test(io, test_csv_mutation_fuzz);
     tcase_add_test(io, test_csv_large_is_linear);
     tcase_add_test(io, test_draw);
+    tcase_add_test(io, test_group_interleaved);
     tcase_set_timeout(io, 30);
     suite_add_tcase(s, io);
     return s;

@@ -97,7 +97,7 @@ static const key_spec SCHEMA[] = {
     TEXT_KEY("description", T_TEXT, "text", description, NULL, "free text describing the experiment"),
     TEXT_KEY("schedule", T_SCHEDULE, "name|file:PATH", schedule, "1f1b",
              "pipeline schedule: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, v-half, v-min, v-zb, zb-auto, "
-             "hanayo, dualpipe-v, or file:PATH (a torch-csv schedule)"),
+             "hanayo, dualpipe-v, gis, gis-h (PipeOffload's group-interleaved 1F1B), or file:PATH (a torch-csv schedule)"),
     INT_KEY("pp", pp, "4", 1, MAX_RANKS, "pipeline ranks (GPUs per pipeline)"),
     INT_KEY("microbatches", microbatches, "8", 1, MAX_MICROBATCHES,
             "microbatches per iteration; when absent and global_batch_size is given: "

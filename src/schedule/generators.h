@@ -17,6 +17,8 @@ int sched_gen_vmin(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_vzb(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_zbauto(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_hanayo(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_gis(const sched_params *p, schedule *out, pg_status *st);
+int sched_gen_gish(const sched_params *p, schedule *out, pg_status *st);
 int sched_gen_dualpipev(const sched_params *p, schedule *out, pg_status *st);
 
 #endif

@@ -28,6 +28,8 @@ static const sched_generator generators[] = {
     {"v-zb", sched_gen_vzb, "V-ZB family: V placement under memory.limit (default pp), less memory for more bubble"},
     {"zb-auto", sched_gen_zbauto, "automatic zero-bubble schedule (greedy) under memory.limit in M_B (default pp = ZB-1p)"},
     {"hanayo", sched_gen_hanayo, "Hanayo: wave placement over chunks waves, fused backward, 1F1B memory"},
+    {"gis", sched_gen_gis, "PipeOffload group-interleaved 1F1B, groups of pp microbatches, chunks stages per rank"},
+    {"gis-h", sched_gen_gish, "PipeOffload group-interleaved 1F1B with its smallest group (~pp/2): less memory"},
     {"dualpipe-v", sched_gen_dualpipev, "DeepSeek DualPipeV: V placement, bidirectional halves (m >= 2pp)"},
     {NULL, NULL, NULL},
 };
