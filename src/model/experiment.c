@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/memory.h"
+#include "model/workload.h"
 #include "util/datapath.h"
 #include "util/units.h"
 
@@ -129,7 +130,10 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,
                "tp and dp ring collectives: each ring edge's steps as one transfer plus the other steps' "
                "latencies (fused), or step by step (stepwise: the same time uncontended, slower to simulate)"),
-    INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH, "samples per microbatch"),
+    INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH,
+            "samples per microbatch; with a profile workload the default is the profile's measured "
+            "model.micro_batch_size, and another value scales the profile's times, activation, workspace and "
+            "boundary bytes linearly by micro_batch_size / the profile's"),
     INT_KEY("global_batch_size", global_batch_size, "0", 0, MAX_BATCH,
             "samples per iteration over all data-parallel replicas; 0 = not given"),
     CHOICE_KEY("workload", "uniform|gpt|hf:PATH|PATH", workload, "uniform", WORKLOADS, WL_PROFILE, F(profile_path),
@@ -479,6 +483,13 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
 {
     pg_origin gbs_at = experiment_origin(e, "global_batch_size");
     pg_origin mb_at = experiment_origin(e, "microbatches");
+    /* A profile is measured at one micro batch size: the default, so that
+     * global_batch_size counts the samples that run (model/workload.h). */
+    if (e->workload == WL_PROFILE && !config_find(c, "micro_batch_size")) {
+        int measured = workload_profile_micro_batch_size(e->profile_path);
+        if (measured > 0)
+            e->micro_batch_size = measured;
+    }
     long per_step = (long)e->micro_batch_size * e->dp;
     if (e->global_batch_size > 0) {
         if (e->global_batch_size % per_step != 0)
