@@ -7,15 +7,16 @@
  */
 #include "model/experiment.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/memory.h"
-#include "model/workload.h"
 #include "util/datapath.h"
 #include "util/units.h"
+#include "util/yamltree.h"
 
 /* Largest values the integer keys accept: far above any real job, low enough
  * that products such as tp*dp*pp and pp*microbatches*chunks fit in an int64
@@ -478,6 +479,28 @@ pg_origin experiment_origin(const experiment *e, const char *key)
     return i < 0 ? none : e->key_origins[i];
 }
 
+/* The model.micro_batch_size a profile records, or 0 when the file cannot
+ * be read or does not give a valid one (the workload builder, which reads
+ * the whole profile, then says why).  Read here because the batch keys are
+ * resolved here; model/workload.h gives the rule. */
+static int profile_micro_batch_size(const char *path)
+{
+    yt_doc doc;
+    memset(&doc, 0, sizeof doc);
+    pg_status ignore;
+    pg_status_clear(&ignore);
+    if (yt_load_file(path, &doc, &ignore) != 0)
+        return 0;
+    long mbs = 0;
+    const yt_node *model = doc.root && doc.root->kind == YT_MAP ? yt_get(doc.root, "model") : NULL;
+    const yt_node *n = model && model->kind == YT_MAP ? yt_get(model, "micro_batch_size") : NULL;
+    if (n == NULL || n->kind != YT_SCALAR || units_parse_long(n->scalar, &mbs, NULL) != 0 || mbs < 1 ||
+        mbs > INT_MAX)
+        mbs = 0;
+    yt_free(&doc);
+    return (int)mbs;
+}
+
 /* Checks between keys, after every key parsed. */
 static int cross_check(const config *c, experiment *e, pg_status *st)
 {
@@ -486,7 +509,7 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
     /* A profile is measured at one micro batch size: the default, so that
      * global_batch_size counts the samples that run (model/workload.h). */
     if (e->workload == WL_PROFILE && !config_find(c, "micro_batch_size")) {
-        int measured = workload_profile_micro_batch_size(e->profile_path);
+        int measured = profile_micro_batch_size(e->profile_path);
         if (measured > 0)
             e->micro_batch_size = measured;
     }

@@ -452,24 +452,6 @@ static int load(parse_ctx *c, const yt_doc *doc, int nstages, workload *w)
     return 0;
 }
 
-int workload_profile_micro_batch_size(const char *path)
-{
-    yt_doc doc;
-    memset(&doc, 0, sizeof doc);
-    pg_status ignore;
-    pg_status_clear(&ignore);
-    if (yt_load_file(path, &doc, &ignore) != 0)
-        return 0;
-    long mbs = 0;
-    const yt_node *model = doc.root && doc.root->kind == YT_MAP ? yt_get(doc.root, "model") : NULL;
-    const yt_node *n = model && model->kind == YT_MAP ? yt_get(model, "micro_batch_size") : NULL;
-    if (n == NULL || n->kind != YT_SCALAR || units_parse_long(n->scalar, &mbs, NULL) != 0 || mbs < 1 ||
-        mbs > INT_MAX)
-        mbs = 0;
-    yt_free(&doc);
-    return (int)mbs;
-}
-
 int workload_load_profile(const char *path, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);

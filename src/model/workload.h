@@ -89,9 +89,4 @@ void workload_free(workload *w);
  * that count).  Errors name file, line and key. */
 int workload_load_profile(const char *path, int nstages, workload *w, pg_status *st);
 
-/* The model.micro_batch_size a profile records, or 0 when the file cannot
- * be read or does not give a valid one (workload_load_profile then says
- * why).  For experiment.c, which defaults micro_batch_size to it. */
-int workload_profile_micro_batch_size(const char *path);
-
 #endif
