@@ -389,6 +389,61 @@ expect_rc "1T, full recompute fits in 80 GB" 0 "$BIN" run --set workload=gpt --s
     --set gpt.hidden=25600 --set gpt.heads=160 --set gpt.seq=2048 --set tp=8 --set pp=64 --set microbatches=512 \
     --set network=cluster --set cluster.gpu=a100-80g --set cluster.nodes=64 --set attention=legacy --set recompute=full
 
+# ---- results echo their configuration; PipeOffload's k (issues 8-11) ----
+ECHO=(--set schedule=1f1b --set pp=4 --set microbatches=8 --set tp=2 --set dp=2 --set micro_batch_size=3
+      "${UNIFORM[@]}" --set network=cluster --set cluster.nodes=2 --set uniform.activation=1GiB)
+expect_rc "run with offload=full echoes its configuration" 0 "$BIN" run "${ECHO[@]}" --set offload=full \
+    --set precision=fp8 --set attention=legacy --format json
+expect_py "tp, dp, pp, ep, cp, batch sizes, policies; peak_breakdown's three parts" '
+want = {"tp": 2, "dp": 2, "pp": 4, "ep": 1, "cp": 1, "micro_batch_size": 3, "global_batch_size": 3 * 2 * 8,
+        "recompute": "none", "offload": "full", "precision": "fp8", "attention": "legacy"}
+for k, v in want.items():
+    assert j[k] == v, (k, j[k], v)
+for r in j["ranks"]:
+    b = r["peak_breakdown"]
+    assert set(b) == {"static_bytes", "activation_bytes", "workspace_bytes"}, b
+    assert abs(sum(b.values()) - r["peak_memory_bytes"]) <= 1e-9 * r["peak_memory_bytes"], (b, r["peak_memory_bytes"])'
+expect_py "offload_k: rank 0 copies 1 GiB each way at h100 PCIe (64 GB/s, 1 us) over F+B+W = 3 s / tp" '
+k = 2 * (1e-6 + 2**30 / 64e9) / (3.0 / 2)
+assert abs(j["offload_k"] - k) <= 1e-9 * k, (j["offload_k"], k)'
+expect_rc "run without offload" 0 "$BIN" run "${ECHO[@]}" --format json
+expect_py "offload_k is null without an offload policy" 'assert j["offload_k"] is None and j["offload"] == "none", j["offload_k"]'
+expect_rc "text report with offload" 0 "$BIN" run "${ECHO[@]}" --set offload=full
+expect_py "the text header echoes the configuration and k" '
+assert "tp 2, cp 1, dp 2, pp 4 (ep 1)" in out and "3 per microbatch, 48 per iteration" in out, out[:600]
+assert "offload full" in out and "offload k" in out, out'
+
+# Profiles: tp shards memory as it shards time; MFU counts every GPU; micro_batch_size defaults to the
+# profile's (zb-gpt-1.5b: 6) and scales it otherwise.
+PROF=(--set workload=profiles/zb-gpt-1.5b.yaml --set schedule=1f1b --set pp=4 --set network=cluster)
+expect_rc "profile at tp=1" 0 "$BIN" run "${PROF[@]}" --set microbatches=8 --format json
+cp "$TMP/out" "$TMP/tp1.json"
+expect_rc "profile at tp=2" 0 "$BIN" run "${PROF[@]}" --set microbatches=8 --set tp=2 --format json
+expect_py "tp=2 halves static and activation bytes; MFU stays a fraction and does not rise" '
+a = json.load(open("'"$TMP"'/tp1.json"))
+for r1, r2 in zip(a["ranks"], j["ranks"]):
+    for k in ("static_bytes", "activation_bytes"):
+        assert abs(r2["peak_breakdown"][k] * 2 - r1["peak_breakdown"][k]) <= 1e-9 * r1["peak_breakdown"][k], (k, r1, r2)
+assert 0 < j["mfu"] <= a["mfu"] <= 1, (j["mfu"], a["mfu"])
+assert j["micro_batch_size"] == 6 and j["global_batch_size"] == 48, (j["micro_batch_size"], j["global_batch_size"])'
+expect_rc "profile with global_batch_size=48" 0 "$BIN" run "${PROF[@]}" --set global_batch_size=48 --format json
+expect_py "the profile's micro batch (6) divides the global batch: 8 microbatches, 48 samples" '
+assert j["microbatches"] == 8 and j["micro_batch_size"] == 6, (j["microbatches"], j["micro_batch_size"])
+assert abs(j["samples_per_second"] * j["iteration_seconds"] - 48) < 1e-9 * 48'
+cp "$TMP/out" "$TMP/mbs6.json"
+expect_rc "profile with micro_batch_size=3, global_batch_size=48" 0 "$BIN" run "${PROF[@]}" \
+    --set global_batch_size=48 --set micro_batch_size=3 --format json
+expect_py "micro_batch_size=3 runs 16 microbatches of half the activation bytes, 48 samples" '
+a = json.load(open("'"$TMP"'/mbs6.json"))
+assert j["microbatches"] == 16 and j["global_batch_size"] == 48, j["microbatches"]
+assert abs(j["samples_per_second"] * j["iteration_seconds"] - 48) < 1e-9 * 48
+assert abs(j["peak_memory_bytes"][3] - j["ranks"][3]["peak_breakdown"]["static_bytes"] - (a["peak_memory_bytes"][3] - a["ranks"][3]["peak_breakdown"]["static_bytes"]) / 2) < 1e-6 * a["peak_memory_bytes"][3]'
+expect_rc "a global batch that is no multiple of the profile's micro batch is bad input" 2 "$BIN" run "${PROF[@]}" \
+    --set global_batch_size=50
+expect_err "the error names global_batch_size and the micro batch" "global_batch_size.*micro_batch_size x dp = 6 x 1"
+expect_rc "micro_batch_size=0 is bad input" 2 "$BIN" run "${PROF[@]}" --set micro_batch_size=0
+expect_err "the error names micro_batch_size" "micro_batch_size"
+
 # ---- traces ----
 expect_rc "--trace writes a file" 0 "$BIN" run --set schedule=1f1b --set pp=4 --set microbatches=8 "${UNIFORM[@]}" \
     --trace "$TMP/trace.json"

@@ -9,6 +9,7 @@
 
 #include "model/config.h"
 #include "model/experiment.h"
+#include "model/memory.h"
 #include "testutil.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -141,6 +142,10 @@ START_TEST(test_empty_file_gives_defaults)
     ck_assert_int_eq(load("# nothing here\n", NULL, &c, &e, &st), 0);
     ck_assert_uint_eq(c.count, 0);
     experiment_defaults(&d);
+    /* The one derived default: memory.bytes_per_param = 0 resolves to
+     * Megatron's 2 (bf16 weight) + 4 (fp32 gradient) + 12 (Adam) = 18. */
+    d.weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + 4.0;
+    d.bytes_per_param = d.weight_grad_bytes_per_param + MEMORY_ADAM_STATE_BYTES;
     ck_assert_int_eq(memcmp(&e, &d, sizeof e), 0);
     config_free(&c);
     ck_assert_int_eq(load("", NULL, &c, &e, &st), 0);
@@ -570,9 +575,16 @@ START_TEST(test_key_docs)
         ck_assert_msg(found, "contract key '%s' missing", contract[i]);
         ck_assert(experiment_key_known(contract[i]));
     }
-    /* Each documented default, given explicitly, is accepted and changes nothing. */
+    /* Each documented default, given explicitly, is accepted and changes
+     * nothing: the same experiment as an empty configuration's (derived
+     * defaults such as memory.bytes_per_param resolved). */
     experiment d;
-    experiment_defaults(&d);
+    {
+        config c0;
+        pg_status st0;
+        ck_assert_msg(load(NULL, NULL, &c0, &d, &st0) == 0, "%s", st0.msg);
+        config_free(&c0);
+    }
     for (size_t j = 0; j < n; j++) {
         ck_assert_ptr_nonnull(docs[j].type);
         ck_assert_ptr_nonnull(docs[j].help);

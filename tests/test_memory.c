@@ -265,7 +265,8 @@ static void run(const run_case *c, run_result *out)
     ck_assert_msg(sim_run(&in, &out->tl, &o, &st) == 0, "%s", st.msg);
     ck_assert(o.completed);
     metrics_input mi = {.sched = &s, .wl = &out->w, .plat = &plat, .rank_gpu = rank_gpu, .tl = &out->tl,
-                        .bytes_per_param = 16, .plan = plan_is_empty(&pl) ? NULL : &pl};
+                        .bytes_per_param = 16, .plan = plan_is_empty(&pl) ? NULL : &pl,
+                        .offload = c->pol.offload != PLAN_OFFLOAD_NONE};
     metrics_compute(&mi, &out->m);
     plan_free(&pl);
     platform_free(&plat);
@@ -389,18 +390,23 @@ START_TEST(test_offload_ideal_peak)
 }
 END_TEST
 
-/* PipeOffload's criterion: k = (D2H + H2D) / (F + B) <= 1 makes full
+/* PipeOffload's criterion: k = (D2H + H2D) / (F + B + W) <= 1 makes full
  * offload free.  Per stage F = B = W = 1 s (fused BW 2 s), A / pcie_bw =
- * 0.9 s each way: k = 1.8 / 2 = 0.9.  Each GPU has its own PCIe link and a
- * host link wide enough for all: full offload of 1F1B (p 4, m 16) costs
- * under 2 % of the makespan, and lowers rank 0's peak. */
+ * 0.9 s each way: k = 1.8 / 3 = 0.6, which the run reports (offload_k).
+ * (At k = 0.9 the offload stays free but the 1.35 s copies keep rank 0's
+ * peak at p activations.)  Each GPU has its own PCIe link and a host link
+ * wide enough for all: full offload of 1F1B (p 4, m 16) costs under 2 % of
+ * the makespan, and lowers rank 0's peak. */
 #define PCIE_BW 1e9
 START_TEST(test_offload_k_below_one_is_free)
 {
-    const double A = 0.9 * PCIE_BW;
-    run_case c = {"1f1b", 4, 16, 1, 1, 1, A, 0, {.offload = PLAN_OFFLOAD_FULL}, 0, PCIE_BW, 8 * PCIE_BW, 1e15};
+    const double f = 1, b = 1, w = 1, A = 0.9 * PCIE_BW;
+    const double k = 2 * (A / PCIE_BW) / (f + b + w);
+    run_case c = {"1f1b", 4, 16, f, b, w, A, 0, {.offload = PLAN_OFFLOAD_FULL}, 0, PCIE_BW, 8 * PCIE_BW, 1e15};
     run_result r;
     run(&c, &r);
+    ck_assert_int_eq(r.m.has_offload_k, 1);
+    ck_assert_exact(r.m.offload_k, k);
     double baseline = (16 + 4 - 1) * 3.0;   /* the closed form test_sim checks */
     ck_assert_msg(r.m.makespan < 1.02 * baseline, "makespan %g vs %g", r.m.makespan, baseline);
     ck_assert(r.m.rank[0].offload_bytes > 0);

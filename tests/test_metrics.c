@@ -241,6 +241,81 @@ static void fixture_split(fixture *f)
     add_op(f, 1, OP_W, 1, 1, 6, 7);
 }
 
+/* MFU counts every GPU of the job: the fixture's 1F1B at tp = 2, cp = 2,
+ * dp = 3 uses 2 x 2 x 3 x 2 = 24 GPUs; a stage's fwd_flops (1e12) is one
+ * GPU's share, so the job's model FLOPs are 2 stages x 2 mb x 3 x 1e12 x
+ * (tp cp = 4) x (dp = 3) = 1.44e14 in 9 s against 24 x 1e12 flop/s: MFU
+ * 1.44e14 / 2.16e14 = 2/3, as for one GPU per rank (test_throughput_and_mfu);
+ * samples count the 3 replicas: 3 x 8 / 9 per second. */
+START_TEST(test_mfu_counts_every_gpu)
+{
+    fixture f;
+    fixture_1f1b(&f);
+    f.wl.micro_batch_size = 4;
+    f.gpu[0].speed_flops = f.gpu[1].speed_flops = 1e12;
+    f.in.tp = 2;
+    f.in.cp = 2;
+    f.in.dp = 3;
+    run_metrics m;
+    metrics_compute(&f.in, &m);
+    const double job_flops = 2 * 2 * 3 * 1e12 * (2 * 2) * 3, gpus = 2 * 2 * 3 * 2;
+    ck_assert_exact(m.mfu, job_flops / (9.0 * gpus * 1e12));
+    ck_assert_exact(m.mfu, 2.0 / 3.0);
+    ck_assert_exact(m.samples_per_s, 3 * 8.0 / 9.0);
+    metrics_free(&m);
+}
+END_TEST
+
+/* PipeOffload's k on rank 0 (stage 0: F 1 s, B 2 s, W 0 on the reference
+ * GPU of 1e12 flop/s; rank 0's GPU runs 2e12, and one GPU runs half of a
+ * stage's time (tp_time_share 0.5): F + B + W = 3 x 0.5 x 0.5 = 0.75 s).
+ * Its host route: 50 B/s, 0.25 s latency.  Offloading all of act_b (100 B):
+ * 2 x (0.25 + 100 / 50) = 4.5 s, k = 6.  With selective recomputation
+ * planned for microbatch 0 (the attention core, 40 B, not stored), what F
+ * keeps is 60 B: 2 x (0.25 + 60 / 50) = 2.9 s, k = 2.9 / 0.75.  No offload
+ * policy, or a route not listed (host_bw 0): no k. */
+START_TEST(test_offload_k)
+{
+    fixture f;
+    fixture_1f1b(&f);
+    f.cost[0].w_s = 0;
+    f.cost[0].has_attn_core = 1;
+    f.cost[0].attn_core_bytes = 40;
+    f.wl.ref_speed_flops = 1e12;
+    f.gpu[0].speed_flops = f.gpu[1].speed_flops = 2e12;
+    f.gpu[0].host_bw = 50;
+    f.gpu[0].host_latency_s = 0.25;
+    f.in.tp_time_share = 0.5;
+    run_metrics m;
+    metrics_compute(&f.in, &m);
+    ck_assert_int_eq(m.has_offload_k, 0);   /* no offload policy */
+    metrics_free(&m);
+
+    f.in.offload = 1;
+    metrics_compute(&f.in, &m);
+    ck_assert_int_eq(m.has_offload_k, 1);
+    ck_assert_exact(m.offload_k, 2 * (0.25 + 100.0 / 50) / ((1 + 2 + 0) * 0.5 * (1e12 / 2e12)));
+    ck_assert_exact(m.offload_k, 6.0);
+    metrics_free(&m);
+
+    memplan p;
+    plan_init(&p, &f.sched);
+    plan_set(&p, 0, 0, (plan_choice){ .offload = 0, .fwd = PLAN_FWD_SELECTIVE, .bwd = PLAN_BWD_KEEP });
+    f.in.plan = &p;
+    metrics_compute(&f.in, &m);
+    ck_assert_int_eq(m.has_offload_k, 1);
+    ck_assert_exact(m.offload_k, 2 * (0.25 + 60.0 / 50) / 0.75);
+    metrics_free(&m);
+    f.in.plan = NULL;
+    plan_free(&p);
+
+    f.gpu[0].host_bw = 0;
+    metrics_compute(&f.in, &m);
+    ck_assert_int_eq(m.has_offload_k, 0);
+    metrics_free(&m);
+}
+END_TEST
+
 START_TEST(test_split_backward_memory)
 {
     fixture f;
@@ -427,6 +502,8 @@ static Suite *metrics_suite(void)
     tcase_add_test(tc, test_1f1b_peak_memory_bytes);
     tcase_add_test(tc, test_oom_with_capacity_override);
     tcase_add_test(tc, test_throughput_and_mfu);
+    tcase_add_test(tc, test_mfu_counts_every_gpu);
+    tcase_add_test(tc, test_offload_k);
     tcase_add_test(tc, test_split_backward_memory);
     tcase_add_test(tc, test_memory_walk_matches_accounting);
     tcase_add_test(tc, test_chunks_count_one_over_v);

@@ -379,6 +379,7 @@ START_TEST(workload_profile_and_gpt)
     pg_status_clear(&st);
     workload w;
     e.workload = WL_PROFILE;
+    e.micro_batch_size = 2;   /* the profile's, as experiment_from_config defaults it */
     snprintf(e.profile_path, sizeof e.profile_path, "%s", pg_write_file("tiny.yaml", GOOD_PROFILE));
     ck_assert_int_eq(workload_build(&e, 2, &w, &st), 0);
     check_tiny_totals(&w);
@@ -400,6 +401,94 @@ START_TEST(workload_profile_and_gpt)
     for (int s = 0; s < w.nstages; s++)
         ck_assert(w.stage[s].f_s > 0 && w.stage[s].b_s > 0 && w.stage[s].w_s > 0 && w.stage[s].act_b_bytes > 0);
     workload_free(&w);
+}
+END_TEST
+
+/* A profile adapted to the experiment (workload.h): micro_batch_size 6 of
+ * the tiny profile's 2 (x3) at tp = 4 (/4): times, FLOPs, activation,
+ * attention-core and workspace bytes x 3/4, boundary x 3, parameters / 4;
+ * uniform times stay the tp group's, profile times become one GPU's. */
+START_TEST(workload_profile_batch_and_tp)
+{
+    const double batch = 6.0 / 2.0, tp = 4.0, per_gpu = batch / tp;
+    experiment e = uniform_experiment();
+    pg_status st;
+    pg_status_clear(&st);
+    e.workload = WL_PROFILE;
+    e.micro_batch_size = 6;
+    e.tp = 4;
+    snprintf(e.profile_path, sizeof e.profile_path, "%s", pg_write_file("tiny.yaml", GOOD_PROFILE));
+    workload raw, w;
+    ck_assert_msg(workload_load_profile(e.profile_path, 2, &raw, &st) == 0, "%s", st.msg);
+    ck_assert_msg(workload_build(&e, 2, &w, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(w.micro_batch_size, 6);
+    ck_assert_int_eq(w.nstages, 2);
+    for (int s = 0; s < 2; s++) {
+        const stage_cost *a = &w.stage[s], *r = &raw.stage[s];
+        ck_assert_exact(a->f_s, r->f_s * per_gpu);
+        ck_assert_exact(a->b_s, r->b_s * per_gpu);
+        ck_assert_exact(a->w_s, r->w_s * per_gpu);
+        ck_assert_exact(a->fwd_flops, r->fwd_flops * per_gpu);
+        ck_assert_exact(a->act_b_bytes, r->act_b_bytes * per_gpu);
+        ck_assert_exact(a->act_w_bytes, r->act_w_bytes * per_gpu);
+        ck_assert_exact(a->attn_core_bytes, r->attn_core_bytes * per_gpu);
+        ck_assert_exact(a->attn_core_s, r->attn_core_s * per_gpu);
+        ck_assert_exact(a->workspace_bytes, r->workspace_bytes * per_gpu);
+        ck_assert_exact(a->boundary_bytes, r->boundary_bytes * batch);
+        ck_assert_exact(a->param_count, r->param_count / tp);
+    }
+    /* Stage 0 by hand: [emb, t, t] at 2 samples, f = 1 + 2 x 3 ms. */
+    ck_assert_exact(w.stage[0].f_s, (1e-3 + 2 * 3e-3) * 0.75);
+    ck_assert_exact(w.stage[0].param_count, (1000 + 2 * 5000) / 4.0);
+    ck_assert_int_eq(experiment_times_are_tp_groups(&e), 0);
+    ck_assert_exact(experiment_tp_share(&e), 1.0);
+    workload_free(&w);
+    workload_free(&raw);
+    e.workload = WL_UNIFORM;
+    ck_assert_int_eq(experiment_times_are_tp_groups(&e), 1);
+    ck_assert_exact(experiment_tp_share(&e), 1.0 / 4);
+}
+END_TEST
+
+static int experiment_of(const char *sets[], experiment *e, pg_status *st)
+{
+    config c;
+    config_init(&c);
+    int rc = 0;
+    for (int i = 0; rc == 0 && sets[i]; i++)
+        rc = config_apply_set(&c, sets[i], st);
+    if (rc == 0)
+        rc = experiment_from_config(&c, e, st);
+    config_free(&c);
+    return rc;
+}
+
+/* With a profile, micro_batch_size defaults to the profile's measured one,
+ * so global_batch_size counts the samples that run. */
+START_TEST(experiment_profile_micro_batch)
+{
+    char wl[512];
+    snprintf(wl, sizeof wl, "workload=%s", pg_write_file("tiny.yaml", GOOD_PROFILE));
+    experiment e;
+    pg_status st;
+    pg_status_clear(&st);
+    const char *deflt[] = {wl, "dp=2", "global_batch_size=16", NULL};
+    ck_assert_msg(experiment_of(deflt, &e, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(e.micro_batch_size, 2);
+    ck_assert_int_eq(e.microbatches, 16 / (2 * 2));
+    const char *given[] = {wl, "dp=2", "global_batch_size=16", "micro_batch_size=1", NULL};
+    ck_assert_msg(experiment_of(given, &e, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(e.micro_batch_size, 1);
+    ck_assert_int_eq(e.microbatches, 16 / (1 * 2));
+    /* 16 samples are not a whole number of 3 x 2. */
+    const char *bad[] = {wl, "dp=2", "global_batch_size=16", "micro_batch_size=3", NULL};
+    ck_assert_int_eq(experiment_of(bad, &e, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "key 'global_batch_size'"));
+    /* A profile that cannot be read leaves the default; the workload says why. */
+    snprintf(wl, sizeof wl, "workload=%s", pg_write_file("broken.yaml", "layers: []\n"));
+    const char *broken[] = {wl, NULL};
+    ck_assert_msg(experiment_of(broken, &e, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(e.micro_batch_size, 1);
 }
 END_TEST
 
@@ -530,6 +619,11 @@ START_TEST(platform_shipped_files)
             ck_assert_exact(p.gpu[g].memory_bytes, gs->memory_bytes);
             ck_assert_int_eq(p.gpu[g].node, g / 8);
             ck_assert_int_eq(p.gpu[g].cpu_index, g / 8);
+            /* The listed route to host memory: [its PCIe link, the switch
+             * uplink], both at the system's PCIe rate, latencies 1 us + 0
+             * (cluster.c's modelling choices). */
+            ck_assert_exact(p.gpu[g].host_bw, gs->pcie_bw);
+            ck_assert_exact(p.gpu[g].host_latency_s, 1e-6);
         }
         platform_free(&p);
         /* the shipped file is exactly what network=cluster generates */
@@ -586,6 +680,8 @@ START_TEST(platform_ideal)
         ck_assert_exact(p.gpu[i].speed_flops, 1e12);
         ck_assert_exact(p.gpu[i].memory_bytes, 80 * 1073741824.0);
         ck_assert_int_eq(p.gpu[i].cpu_index, 0);
+        ck_assert(p.gpu[i].host_latency_s == lat);   /* two half links, exactly */
+        ck_assert(p.gpu[i].host_bw >= 1e18);           /* "no bandwidth limit worth the name" */
     }
     double l[64];
     int n = latencies(p.xml_path, l, 64);
@@ -790,6 +886,8 @@ static Suite *model_suite(void)
     tcase_add_checked_fixture(tc, pg_tmpdir_setup, pg_tmpdir_teardown);
     tcase_add_test(tc, uniform_v1_v2);
     tcase_add_test(tc, workload_profile_and_gpt);
+    tcase_add_test(tc, workload_profile_batch_and_tp);
+    tcase_add_test(tc, experiment_profile_micro_batch);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("platforms");

@@ -175,6 +175,73 @@ START_TEST(test_json_parses_and_has_fields)
 }
 END_TEST
 
+/* The configuration echoed (experiment given): tp 2, dp 3, ep 3, cp 1,
+ * micro batch 4, so 4 x 3 x 2 microbatches = 24 samples per iteration;
+ * the policies as their keys spell them; offload_k as the metrics give it
+ * (0.75), null without one. */
+static const char json_config_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "want = {'tp': 2, 'dp': 3, 'pp': 2, 'ep': 3, 'cp': 1, 'micro_batch_size': 4, 'global_batch_size': 24,\n"
+    "        'recompute': 'selective', 'offload': 'full', 'precision': 'fp8', 'attention': 'legacy',\n"
+    "        'offload_k': 0.75}\n"
+    "for k, v in want.items():\n"
+    "    assert d[k] == v, (k, d[k], v)\n";
+
+static const char json_no_k_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['offload'] == 'none' and d['offload_k'] is None, d['offload_k']\n"
+    "assert d['recompute'] == 'none' and d['precision'] == 'bf16' and d['attention'] == 'flash'\n";
+
+static void config_experiment(experiment *e)
+{
+    experiment_defaults(e);
+    e->pp = 2;
+    e->tp = 2;
+    e->dp = 3;
+    e->ep = 3;
+    e->micro_batch_size = 4;
+    e->recompute = RECOMPUTE_SELECTIVE;
+    e->offload = OFFLOAD_FULL;
+    e->precision = PRECISION_FP8;
+    e->attention = ATTENTION_LEGACY;
+}
+
+START_TEST(test_json_and_text_configuration)
+{
+    fixture f;
+    fixture_init(&f, "1f1b");
+    fixture_run(&f, 0);
+    experiment e;
+    config_experiment(&e);
+    f.in.exp = &e;
+    f.m.has_offload_k = 1;
+    f.m.offload_k = 0.75;
+    strbuf sb;
+    sb_init(&sb);
+    report_json(&f.in, &sb);
+    check_text_with_python("json_config", json_config_check, &sb);
+    sb_reset(&sb);
+    report_text(&f.in, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "tp 2, cp 1, dp 3, pp 2 (ep 3)"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "4 per microbatch, 24 per iteration"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "recompute selective, offload full, fp8, legacy attention"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "offload k      0.75 "));
+
+    experiment_defaults(&e);
+    f.m.has_offload_k = 0;
+    sb_reset(&sb);
+    report_json(&f.in, &sb);
+    check_text_with_python("json_no_k", json_no_k_check, &sb);
+    sb_reset(&sb);
+    report_text(&f.in, &sb);
+    ck_assert_ptr_null(strstr(sb.data, "offload k"));
+    sb_free(&sb);
+    metrics_free(&f.m);
+}
+END_TEST
+
 static const char json_deadlock_check[] =
     "import json, sys\n"
     "d = json.loads(open(sys.argv[1]).read())\n"
@@ -395,6 +462,7 @@ static Suite *report_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_json_parses_and_has_fields);
     tcase_add_test(tc, test_json_deadlock_and_bound);
+    tcase_add_test(tc, test_json_and_text_configuration);
     tcase_add_test(tc, test_csv_columns);
     tcase_add_test(tc, test_text_summary);
     tcase_add_test(tc, test_trace_structure);

@@ -418,5 +418,7 @@ metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan 
                            .weight_grad_bytes_per_param = j->exp.weight_grad_bytes_per_param,
                            .capacity_override_bytes = j->exp.memory_capacity_bytes,
                            .plan = plan_is_empty(plan) ? NULL : plan, .zero1 = j->exp.memory_zero1,
-                           .dp = j->exp.dp};
+                           .dp = j->exp.dp, .tp = j->exp.tp, .cp = j->exp.cp,
+                           .tp_time_share = experiment_tp_share(&j->exp),
+                           .offload = j->exp.offload != OFFLOAD_NONE};
 }

@@ -7,6 +7,7 @@
  */
 #include "model/experiment.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "model/memory.h"
 #include "util/datapath.h"
 #include "util/units.h"
+#include "util/yamltree.h"
 
 /* Largest values the integer keys accept: far above any real job, low enough
  * that products such as tp*dp*pp and pp*microbatches*chunks fit in an int64
@@ -131,7 +133,10 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,
                "tp and dp ring collectives: each ring edge's steps as one transfer plus the other steps' "
                "latencies (fused), or step by step (stepwise: the same time uncontended, slower to simulate)"),
-    INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH, "samples per microbatch"),
+    INT_KEY("micro_batch_size", micro_batch_size, "1", 1, MAX_BATCH,
+            "samples per microbatch; with a profile workload the default is the profile's measured "
+            "model.micro_batch_size, and another value scales the profile's times, activation, workspace and "
+            "boundary bytes linearly by micro_batch_size / the profile's"),
     INT_KEY("global_batch_size", global_batch_size, "0", 0, MAX_BATCH,
             "samples per iteration over all data-parallel replicas; 0 = not given"),
     CHOICE_KEY("workload", "uniform|gpt|hf:PATH|PATH", workload, "uniform", WORKLOADS, WL_PROFILE, F(profile_path),
@@ -488,11 +493,40 @@ pg_origin experiment_origin(const experiment *e, const char *key)
     return i < 0 ? none : e->key_origins[i];
 }
 
+/* The model.micro_batch_size a profile records, or 0 when the file cannot
+ * be read or does not give a valid one (the workload builder, which reads
+ * the whole profile, then says why).  Read here because the batch keys are
+ * resolved here; model/workload.h gives the rule. */
+static int profile_micro_batch_size(const char *path)
+{
+    yt_doc doc;
+    memset(&doc, 0, sizeof doc);
+    pg_status ignore;
+    pg_status_clear(&ignore);
+    if (yt_load_file(path, &doc, &ignore) != 0)
+        return 0;
+    long mbs = 0;
+    const yt_node *model = doc.root && doc.root->kind == YT_MAP ? yt_get(doc.root, "model") : NULL;
+    const yt_node *n = model && model->kind == YT_MAP ? yt_get(model, "micro_batch_size") : NULL;
+    if (n == NULL || n->kind != YT_SCALAR || units_parse_long(n->scalar, &mbs, NULL) != 0 || mbs < 1 ||
+        mbs > INT_MAX)
+        mbs = 0;
+    yt_free(&doc);
+    return (int)mbs;
+}
+
 /* Checks between keys, after every key parsed. */
 static int cross_check(const config *c, experiment *e, pg_status *st)
 {
     pg_origin gbs_at = experiment_origin(e, "global_batch_size");
     pg_origin mb_at = experiment_origin(e, "microbatches");
+    /* A profile is measured at one micro batch size: the default, so that
+     * global_batch_size counts the samples that run (model/workload.h). */
+    if (e->workload == WL_PROFILE && !config_find(c, "micro_batch_size")) {
+        int measured = profile_micro_batch_size(e->profile_path);
+        if (measured > 0)
+            e->micro_batch_size = measured;
+    }
     long per_step = (long)e->micro_batch_size * e->dp;
     if (e->global_batch_size > 0) {
         if (e->global_batch_size % per_step != 0)

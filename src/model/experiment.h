@@ -45,7 +45,7 @@ typedef struct experiment {
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */
     int collectives_stepwise;       /* 1: ring collectives step by step; 0: fused (collectives.h) */
-    int micro_batch_size;           /* samples */
+    int micro_batch_size;           /* samples; with a profile not given: the profile's */
     int global_batch_size;          /* samples; 0 = not given */
 
     /* workload */
@@ -98,10 +98,11 @@ typedef struct experiment {
     pg_origin key_origins[EXP_MAX_KEYS];   /* all keys, in schema order: use experiment_origin() */
 } experiment;
 
-/* Tensor parallelism and stage times.  Uniform and profile workloads give
- * a stage's times for its whole tp group, which the simulator splits over
- * the group's GPUs (sim.h's split_compute); the gpt cost model already
- * times one GPU's share.  experiment_tp_share is the part of a stage's
+/* Tensor parallelism and stage times.  The uniform workload gives a
+ * stage's times for its whole tp group, which the simulator splits over
+ * the group's GPUs (sim.h's split_compute); the gpt cost model times one
+ * GPU's share, and so does a profile once workload_build has divided it by
+ * tp (model/workload.h).  experiment_tp_share is the part of a stage's
  * time one GPU of the group runs: what every model of op durations (the
  * bounds, the planners) must apply to agree with the simulator. */
 static inline int experiment_workload_is_modelled(const experiment *e)
@@ -111,7 +112,7 @@ static inline int experiment_workload_is_modelled(const experiment *e)
 
 static inline int experiment_times_are_tp_groups(const experiment *e)
 {
-    return !experiment_workload_is_modelled(e);
+    return e->workload == WL_UNIFORM;
 }
 
 /* Bytes of one gradient element in the data-parallel reduction. */

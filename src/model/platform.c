@@ -397,6 +397,116 @@ static int fill_desc(walk *wk, platform_desc *p)
     return 0;
 }
 
+/* ---------------------------------------------------------------- host routes */
+
+typedef struct link_rec {
+    char *id;
+    double bw, latency_s;   /* bw 0: unparsable (SimGrid reports it when it loads the file) */
+} link_rec;
+
+typedef struct link_list {
+    link_rec *link;
+    size_t n, cap;
+} link_list;
+
+static void collect_links(xmlNodePtr n, link_list *ll)
+{
+    for (; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (xmlStrcmp(n->name, (const xmlChar *)"link") != 0) {
+            collect_links(n->children, ll);
+            continue;
+        }
+        char *id = NULL, *bw = NULL, *lat = NULL;
+        if (!attr_dup(n, "id", &id))
+            continue;
+        link_rec l = {id, 0.0, 0.0};
+        if (attr_dup(n, "bandwidth", &bw) && units_parse_bandwidth(bw, &l.bw, NULL) != 0)
+            l.bw = 0.0;
+        if (attr_dup(n, "latency", &lat) && units_parse_duration(lat, &l.latency_s, NULL) != 0)
+            l.latency_s = 0.0;
+        free(bw);
+        free(lat);
+        pg_grow((void **)&ll->link, &ll->cap, ll->n + 1, sizeof *ll->link);
+        ll->link[ll->n++] = l;
+    }
+}
+
+static const link_rec *find_link(const link_list *ll, const char *id)
+{
+    for (size_t i = 0; i < ll->n; i++)
+        if (strcmp(ll->link[i].id, id) == 0)
+            return &ll->link[i];
+    return NULL;
+}
+
+/* The GPU whose host-memory route is route (src, dst), or NULL. */
+static pg_gpu *route_gpu(platform_desc *p, const char *src, const char *dst)
+{
+    for (int i = 0; i < p->ngpus; i++) {
+        pg_gpu *g = &p->gpu[i];
+        if (g->cpu_index < 0)
+            continue;
+        const char *cpu = p->cpu_host[g->cpu_index];
+        if ((strcmp(src, g->host) == 0 && strcmp(dst, cpu) == 0) ||
+            (strcmp(dst, g->host) == 0 && strcmp(src, cpu) == 0))
+            return g;
+    }
+    return NULL;
+}
+
+static void route_links(xmlNodePtr n, platform_desc *p, const link_list *ll)
+{
+    for (; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE)
+            continue;
+        if (xmlStrcmp(n->name, (const xmlChar *)"route") != 0) {
+            route_links(n->children, p, ll);
+            continue;
+        }
+        char *src = NULL, *dst = NULL;
+        pg_gpu *g = NULL;
+        if (attr_dup(n, "src", &src) && attr_dup(n, "dst", &dst))
+            g = route_gpu(p, src, dst);
+        free(src);
+        free(dst);
+        if (g == NULL)
+            continue;
+        double bw = 0, latency_s = 0;
+        int known = 1, any = 0;
+        for (xmlNodePtr c = n->children; c && known; c = c->next) {
+            char *id = NULL;
+            if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"link_ctn") != 0 ||
+                !attr_dup(c, "id", &id))
+                continue;
+            const link_rec *l = find_link(ll, id);
+            free(id);
+            known = l != NULL && l->bw > 0;
+            if (known) {
+                bw = any && bw < l->bw ? bw : l->bw;
+                latency_s += l->latency_s;
+                any = 1;
+            }
+        }
+        if (known && any) {
+            g->host_bw = bw;
+            g->host_latency_s = latency_s;
+        }
+    }
+}
+
+/* Each GPU's route to its host memory, where the XML lists it (platform.h). */
+static void read_host_routes(xmlNodePtr root, platform_desc *p)
+{
+    link_list ll = {NULL, 0, 0};
+    collect_links(root->children, &ll);
+    route_links(root->children, p, &ll);
+    for (size_t i = 0; i < ll.n; i++)
+        free(ll.link[i].id);
+    free(ll.link);
+}
+
 int platform_load(const char *path, platform_desc *p, pg_status *st)
 {
     memset(p, 0, sizeof *p);
@@ -429,6 +539,8 @@ int platform_load(const char *path, platform_desc *p, pg_status *st)
         rc = walk_tree(&wk, root->children);
         if (!rc)
             rc = fill_desc(&wk, p);
+        if (!rc)
+            read_host_routes(root, p);
         free(wk.hosts);
     }
     xmlFreeDoc(doc);

@@ -7,7 +7,8 @@
  * ordered by their "node" and "local_rank" properties.  Each GPU has
  *   speed (host speed, flop/s), memory (prop "memory", bytes with unit),
  *   gpu type (prop "gpu"), and the host-memory endpoint of its node
- *   (the host with kind=cpu and the same node), the target of offload copies.
+ *   (the host with kind=cpu and the same node), the target of offload copies,
+ *   with the bandwidth and latency of the route there when the XML lists it.
  * The simulator then loads the same file into SimGrid.
  */
 #ifndef PG_MODEL_PLATFORM_H
@@ -25,6 +26,13 @@ typedef struct pg_gpu {
     char type[32];            /* "h100-sxm", ... ("" if not given) */
     int cpu_index;            /* index into platform_desc.cpu_host, -1 if none */
     int line;                 /* line of its <host> in xml_path (messages) */
+    /* The route to its node's host memory (the offload copies' path) when the
+     * XML lists it explicitly (<route> between the GPU and the cpu host, in
+     * either direction, as Full zones do): its narrowest link's bandwidth
+     * and its summed latency.  0 = not listed (a Dijkstra or star zone):
+     * unknown here, SimGrid still routes the copies. */
+    double host_bw;           /* bytes/s */
+    double host_latency_s;
 } pg_gpu;
 
 typedef struct platform_desc {

@@ -5,6 +5,8 @@
  * keeps 1/v of the rank's activation and parameters per chunk, so that the
  * rank's totals do not depend on how it is chunked.  Times are absolute
  * (ref_speed_flops = 0: never rescaled by the GPU's speed).
+ * Profiles are adapted to the experiment's micro batch size and tp here and
+ * nowhere else (workload.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,14 +45,46 @@ static int build_uniform(const experiment *e, int nstages, workload *w, pg_statu
     return 0;
 }
 
+/* A measured profile at e's micro batch size, one GPU's share of its tp
+ * group (workload.h gives the rules and their approximations). */
+static int adapt_profile(const experiment *e, workload *w, pg_status *st)
+{
+    if (w->micro_batch_size < 1 || e->micro_batch_size < 1)
+        return pg_fail(st, PG_EXIT_INPUT, "key 'micro_batch_size': %d with profile %s measured at %d",
+                       e->micro_batch_size, e->profile_path, w->micro_batch_size);
+    double batch = (double)e->micro_batch_size / w->micro_batch_size;
+    double tp = e->tp > 1 ? e->tp : 1;
+    double per_gpu = batch / tp;
+    for (int s = 0; s < w->nstages; s++) {
+        stage_cost *c = &w->stage[s];
+        c->f_s *= per_gpu;
+        c->b_s *= per_gpu;
+        c->w_s *= per_gpu;
+        c->attn_core_s *= per_gpu;
+        c->fwd_flops *= per_gpu;
+        c->act_b_bytes *= per_gpu;
+        c->act_w_bytes *= per_gpu;
+        c->attn_core_bytes *= per_gpu;
+        c->workspace_bytes *= per_gpu;
+        c->boundary_bytes *= batch;   /* the whole activation: sent on, and the tp collectives' size */
+        c->param_count /= tp;
+    }
+    w->micro_batch_size = e->micro_batch_size;
+    return 0;
+}
+
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
     switch (e->workload) {
     case WL_UNIFORM:
         return build_uniform(e, nstages, w, st);
-    case WL_PROFILE:
-        return workload_load_profile(e->profile_path, nstages, w, st);
+    case WL_PROFILE: {
+        int rc = workload_load_profile(e->profile_path, nstages, w, st);
+        if (rc == 0 && (rc = adapt_profile(e, w, st)) != 0)
+            workload_free(w);
+        return rc;
+    }
     case WL_GPT:
     case WL_HF:
         return costmodel_build(e, nstages, w, st);

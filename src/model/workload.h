@@ -8,6 +8,27 @@
  *
  * Memory per stage follows the zero-bubble accounting: F stores act_b_bytes
  * (what B needs), B releases act_b_bytes - act_w_bytes, W releases the rest.
+ *
+ * One GPU's share.  A stage's bytes (activations, workspace), parameters and
+ * fwd_flops are what ONE GPU of its tensor-parallel group holds and runs;
+ * so are its times, except workload=uniform's, which are the whole group's
+ * and which the simulator splits over the group (experiment_tp_share,
+ * sim.h's split_compute).  boundary_bytes is the whole activation sent on
+ * (the tp collectives' size too).
+ *
+ * Profiles are measured once, for one GPU at one micro batch size;
+ * workload_build adapts them, in one place, to the experiment:
+ *   - micro_batch_size (experiment.c defaults it to the profile's
+ *     model.micro_batch_size): times, activation, attention-core,
+ *     workspace and boundary bytes, and FLOPs scale linearly by
+ *     micro_batch_size / the profile's (an approximation: a GPU is less
+ *     efficient at small batches, so times of a smaller batch are optimistic);
+ *   - tp: times, FLOPs, parameters, activation, attention-core and workspace
+ *     bytes are divided by tp.  Exact for the sharded GEMMs and for Megatron
+ *     with sequence parallelism (tp.sequence_parallel=true); without it each
+ *     GPU also keeps the replicated LayerNorm and dropout activations
+ *     (10sbh of a layer's 34sbh + 5as^2b, Korthikanti et al. 2022), which
+ *     /tp leaves out, and the replicated LayerNorm parameters are divided too.
  */
 #ifndef PG_MODEL_WORKLOAD_H
 #define PG_MODEL_WORKLOAD_H
@@ -21,7 +42,7 @@ typedef struct stage_cost {
     double act_w_bytes;          /* still held after B, for W */
     double boundary_bytes;       /* output activation sent to the next stage; the gradient back is the same size */
     double param_count;          /* parameters held by the stage */
-    double fwd_flops;            /* model FLOPs of F (B + W = 2x), for MFU */
+    double fwd_flops;            /* model FLOPs of F on one GPU (B + W = 2x), for MFU */
     double workspace_bytes;      /* transient buffers while an op of this stage runs */
     int layers;                  /* transformer layers in the stage (informational) */
     /* Selective recomputation (Megatron's: the attention core only).  Set by
@@ -66,7 +87,8 @@ typedef struct workload {
     int micro_batch_size;        /* samples per microbatch */
 } workload;
 
-/* Build the workload of experiment e cut into nstages stages. */
+/* Build the workload of experiment e cut into nstages stages (profiles
+ * adapted to e's micro_batch_size and tp, above). */
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st);
 void workload_free(workload *w);
 

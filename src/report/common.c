@@ -82,6 +82,53 @@ const char *rpt_rank_host(const report_input *in, int rank)
     return (in->plat && g >= 0 && g < in->plat->ngpus) ? in->plat->gpu[g].host : "";
 }
 
+const char *rpt_recompute_word(recompute_policy p)
+{
+    switch (p) {
+    case RECOMPUTE_NONE: return "none";
+    case RECOMPUTE_FULL: return "full";
+    case RECOMPUTE_SELECTIVE: return "selective";
+    case RECOMPUTE_PLAN: return "plan";
+    case RECOMPUTE_LGD: return "lgd";
+    }
+    return "?";
+}
+
+const char *rpt_offload_word(offload_policy p)
+{
+    switch (p) {
+    case OFFLOAD_NONE: return "none";
+    case OFFLOAD_FULL: return "full";
+    case OFFLOAD_SELECTIVE: return "selective";
+    case OFFLOAD_PLAN: return "plan";
+    }
+    return "?";
+}
+
+const char *rpt_precision_word(precision_kind p)
+{
+    switch (p) {
+    case PRECISION_BF16: return "bf16";
+    case PRECISION_FP8: return "fp8";
+    }
+    return "?";
+}
+
+const char *rpt_attention_word(attention_kind a)
+{
+    switch (a) {
+    case ATTENTION_FLASH: return "flash";
+    case ATTENTION_LEGACY: return "legacy";
+    }
+    return "?";
+}
+
+long rpt_global_batch_size(const report_input *in)
+{
+    /* What ran; equal to global_batch_size when given (experiment.c checks it). */
+    return (long)in->exp->micro_batch_size * in->exp->dp * rpt_microbatches(in);
+}
+
 double rpt_max_peak_memory(const run_metrics *m)
 {
     double peak = 0;

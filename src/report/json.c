@@ -1,6 +1,10 @@
 /* json.c: the machine-readable result, exactly one JSON object.
  *
- * Top level: the contract's fields (makespan, span, stage_span[], ...),
+ * Top level: what ran (schedule, pp, microbatches; with an experiment its
+ * configuration: tp, dp, ep, cp, micro_batch_size, the effective
+ * global_batch_size, recompute, offload, precision, attention), the
+ * contract's fields (makespan, span, stage_span[], ..., offload_k: null
+ * without an offload policy),
  * each per-rank quantity also as a flat array indexed by rank (what scripts
  * plot), then "ranks" with one object per rank for everything else, and
  * "simulator" with the engine's statistics.  Numbers go through
@@ -218,6 +222,11 @@ static void metrics_fields(const report_input *in, jw *w)
     num(w, "samples_per_second", m->samples_per_s);
     num(w, "tokens_per_second", m->tokens_per_s);
     num(w, "mfu", m->mfu);
+    key(w, "offload_k");   /* null without an offload policy (or an unknown host route) */
+    if (m->has_offload_k)
+        sb_append_json_number(w->sb, m->offload_k);
+    else
+        sb_append(w->sb, "null");
     key(w, "ranks");
     sb_append(w->sb, "[");
     for (int r = 0; r < m->pp; r++) {
@@ -225,6 +234,24 @@ static void metrics_fields(const report_input *in, jw *w)
         rank_object(in, r, w->sb);
     }
     sb_append(w->sb, "]");
+}
+
+/* The configuration simulated (pp is written above): parallel degrees,
+ * batch (global_batch_size the effective one), the memory policies and the
+ * numerics, as the experiment's keys spell them. */
+static void configuration(const report_input *in, jw *w)
+{
+    const experiment *e = in->exp;
+    integer(w, "tp", e->tp);
+    integer(w, "dp", e->dp);
+    integer(w, "ep", e->ep);
+    integer(w, "cp", e->cp);
+    integer(w, "micro_batch_size", e->micro_batch_size);
+    integer(w, "global_batch_size", rpt_global_batch_size(in));
+    str(w, "recompute", rpt_recompute_word(e->recompute));
+    str(w, "offload", rpt_offload_word(e->offload));
+    str(w, "precision", rpt_precision_word(e->precision));
+    str(w, "attention", rpt_attention_word(e->attention));
 }
 
 void report_json(const report_input *in, strbuf *sb)
@@ -237,6 +264,7 @@ void report_json(const report_input *in, strbuf *sb)
     integer(&w, "pp", in->sched ? in->sched->pp : in->exp ? in->exp->pp : in->m ? in->m->pp : 0);
     integer(&w, "microbatches", rpt_microbatches(in));
     integer(&w, "stages_per_rank", rpt_stages_per_rank(in));
+    if (in->exp) configuration(in, &w);
     str(&w, "workload", rpt_workload_label(in, label, sizeof label));
     str(&w, "network", rpt_network_label(in, label, sizeof label));
     integer(&w, "exit_code", report_exit_code(in));

@@ -25,6 +25,15 @@ char *rpt_network_label(const report_input *in, char *buf, int len);
 const char *rpt_kind_name(int kind, char *buf, int len);
 /* SimGrid host of a rank's GPU, "" if unknown. */
 const char *rpt_rank_host(const report_input *in, int rank);
+/* The experiment's policy words, as its keys spell them ("?" for a value
+ * this layer does not know). */
+const char *rpt_recompute_word(recompute_policy p);
+const char *rpt_offload_word(offload_policy p);
+const char *rpt_precision_word(precision_kind p);
+const char *rpt_attention_word(attention_kind a);
+/* Samples per iteration over every replica, micro_batch_size x dp x
+ * microbatches (what ran: global_batch_size when given).  Needs in->exp. */
+long rpt_global_batch_size(const report_input *in);
 double rpt_max_peak_memory(const run_metrics *m);
 double rpt_max_peak_activations(const run_metrics *m);
 /* Idle fraction of one rank's own span (0 for an empty rank). */

@@ -1,6 +1,7 @@
 /* text.c: the human summary of a run.
  *
- * Three blocks: what ran (schedule, pipeline shape, workload, platform), one
+ * Three blocks: what ran (schedule, pipeline shape, parallel degrees, batch,
+ * memory and numeric policies, workload, platform), one
  * line per rank, then the totals.  Columns are right-aligned to the widest
  * cell so that the table stays straight whatever the units come out as.
  */
@@ -96,6 +97,14 @@ static void header(const report_input *in, strbuf *sb)
     if (rpt_order_chosen(in))
         sb_appendf(sb, "order      %s's, chosen by offload.order=search (pipegrid plan offload lists the orders)\n",
                    rpt_order_chosen(in));
+    if (in->exp) {
+        const experiment *e = in->exp;
+        sb_appendf(sb, "parallel   tp %d, cp %d, dp %d, pp %d (ep %d)\n", e->tp, e->cp, e->dp, pp, e->ep);
+        sb_appendf(sb, "batch      %d per microbatch, %ld per iteration\n", e->micro_batch_size,
+                   rpt_global_batch_size(in));
+        sb_appendf(sb, "policies   recompute %s, offload %s, %s, %s attention\n", rpt_recompute_word(e->recompute),
+                   rpt_offload_word(e->offload), rpt_precision_word(e->precision), rpt_attention_word(e->attention));
+    }
     sb_appendf(sb, "workload   %s\n", rpt_workload_label(in, label, sizeof label));
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
@@ -150,6 +159,10 @@ static void memory_plan_lines(const run_metrics *m, strbuf *sb)
         units_format_duration(stall, c, sizeof c);
         snprintf(line, sizeof line, "%s (PCIe busy up to %s per GPU, stalls %s in all)", a, b, c);
         total_line(sb, "offloaded", line);
+    }
+    if (m->has_offload_k) {
+        snprintf(line, sizeof line, "%.3g (rank 0: one microbatch's round-trip copy / its F + B + W)", m->offload_k);
+        total_line(sb, "offload k", line);
     }
     if (rec > 0) {
         units_format_duration(rec, a, sizeof a);

@@ -32,6 +32,13 @@
 /* FLOPs of one microbatch through one stage: forward, plus backward for the
  * input gradient and for the weights, each about as costly as the forward. */
 #define FLOPS_PER_FWD_FLOP 3.0
+/* An offload round trip: one D2H copy after F, one H2D copy before the backward. */
+#define COPIES_PER_ROUND_TRIP 2.0
+
+static int at_least_one(int n)
+{
+    return n > 1 ? n : 1;
+}
 
 typedef struct ev {
     double t;
@@ -299,16 +306,51 @@ static void throughput(const metrics_input *in, run_metrics *out)
     out->samples_per_s = samples / iter_s;
     out->tokens_per_s = out->samples_per_s * in->wl->seq_len;
 
+    /* Every GPU of the job counts: a pipeline rank's GPU stands for the
+     * tp x cp GPUs of its group in each of the dp replicas, and a stage's
+     * fwd_flops is one of those GPUs' share (workload.h). */
+    double gpus_per_rank = (double)at_least_one(in->tp) * at_least_one(in->cp) * at_least_one(in->dp);
     double model_flops = 0, peak_flops_per_s = 0;
     for (int s = 0; s < in->wl->nstages; s++)
-        model_flops += in->wl->stage[s].fwd_flops * FLOPS_PER_FWD_FLOP * in->sched->m;
+        model_flops += in->wl->stage[s].fwd_flops * gpus_per_rank * FLOPS_PER_FWD_FLOP * in->sched->m;
     for (int r = 0; r < out->pp; r++) {
         int g = out->rank[r].gpu;
         if (g < 0 || in->plat->gpu[g].speed_flops <= 0) return;   /* unknown peak: MFU 0 */
-        peak_flops_per_s += in->plat->gpu[g].speed_flops;
+        peak_flops_per_s += in->plat->gpu[g].speed_flops * gpus_per_rank;
     }
     if (model_flops > 0 && peak_flops_per_s > 0)
-        out->mfu = model_flops / (iter_s * peak_flops_per_s);   /* per replica: both sides per GPU */
+        out->mfu = model_flops / (iter_s * peak_flops_per_s);
+}
+
+/* PipeOffload's k of rank 0 (metrics.h). */
+static void offload_k(const metrics_input *in, run_metrics *out)
+{
+    if (!in->offload || !in->sched || !in->wl || !in->plat || out->pp < 1) return;
+    int g = out->rank[0].gpu;
+    if (g < 0 || in->plat->gpu[g].host_bw <= 0 || in->plat->gpu[g].speed_flops <= 0) return;
+    const pg_gpu *gpu = &in->plat->gpu[g];
+    /* One (stage, microbatch) per stage, offloaded under the plan's recompute
+     * choice of microbatch 0 (memplan with m = 1: choice of stage s is c[s]). */
+    int n = in->wl->nstages;
+    memplan one = { .nstages = n, .m = 1, .c = pg_xcalloc((size_t)n, sizeof *one.c) };
+    double copy_s = 0, ref_s = 0;
+    for (int s = 0; s < n && s < in->sched->nstages; s++) {
+        if (in->sched->stage_rank[s] != 0) continue;
+        if (in->plan && in->plan->m > 0) one.c[s] = plan_get(in->plan, s, 0);
+        one.c[s].offload = 1;
+        act_flow f;
+        act_flow_of(in->wl, &one, s, 0, &f);
+        if (f.offload_bytes > 0) copy_s += COPIES_PER_ROUND_TRIP * (gpu->host_latency_s + f.offload_bytes / gpu->host_bw);
+        const stage_cost *c = &in->wl->stage[s];
+        ref_s += c->f_s + c->b_s + c->w_s;
+    }
+    free(one.c);
+    double share = in->tp_time_share > 0 ? in->tp_time_share : 1.0;
+    double speed = in->wl->ref_speed_flops > 0 ? in->wl->ref_speed_flops / gpu->speed_flops : 1.0;
+    double compute_s = ref_s * share * speed;
+    if (compute_s <= 0) return;
+    out->offload_k = copy_s / compute_s;
+    out->has_offload_k = 1;
 }
 
 static int interval_start_cmp(const void *a, const void *b)
@@ -526,6 +568,7 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         out->bubble_ratio = (out->span - out->rank[out->span_rank].busy_s) / out->span;
     iteration_breakdown(tl, first_start, out);
     throughput(in, out);
+    offload_k(in, out);
 }
 
 void metrics_free(run_metrics *m)

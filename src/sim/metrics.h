@@ -16,6 +16,9 @@
  * capacity (platform cpu memory, 0 = unknown) puts its offloading ranks in oom.
  * Static memory shards the optimizer part over dp with zero1 (model/memory.h).
  * Events at the same instant release before they allocate.
+ * Stage costs are one GPU's share (model/workload.h: bytes, parameters and
+ * FLOPs always; times too except workload=uniform's, which tp_time_share
+ * scales), so MFU multiplies both its sides by the GPUs of a rank.
  */
 #ifndef PG_SIM_METRICS_H
 #define PG_SIM_METRICS_H
@@ -56,7 +59,19 @@ typedef struct run_metrics {
     int span_rank;               /* rank with the largest span */
     double total_busy_s;
     double samples_per_s, tokens_per_s;   /* per iteration_s, all dp replicas together */
-    double mfu;                  /* model FLOPs / (iteration_s x peak); 0 when either is unknown */
+    double mfu;                  /* model FLOPs of the whole job / (iteration_s x the peak of every GPU it
+                                  * uses, tp x cp x dp x pp); 0 when either is unknown */
+    /* PipeOffload's k, with an offload policy (metrics_input.offload):
+     * rank 0's round-trip copy time of one microbatch's offloadable
+     * activations (each of its stages' (stage, microbatch 0) under the plan's
+     * recompute choice, offloaded: act_flow_of's offload_bytes), one D2H and
+     * one H2D per stage, uncontended at the rank-0 GPU's host route
+     * (latency + bytes / bandwidth, pg_gpu.host_bw), divided by the same
+     * microbatch's F + B + W compute time on rank 0 (the workload's times on
+     * rank 0's GPU, one GPU's share).  has_offload_k 0: no offload policy, or
+     * the route or the times are unknown. */
+    int has_offload_k;
+    double offload_k;
     double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + optimizer_s */
     /* The iteration's breakdown (tensor / data parallelism, sim.h; without
      * collective records pipeline_s = makespan and the rest is 0):
@@ -90,6 +105,9 @@ typedef struct metrics_input {
     const memplan *plan;                /* NULL: no offload, no recompute */
     int zero1;                       /* shard the optimizer state over dp */
     int dp;
+    int tp, cp;                      /* GPUs per pipeline rank and replica: tp x cp (0 = 1) */
+    double tp_time_share;            /* experiment_tp_share: the part of a stage's time one GPU runs (0 = 1) */
+    int offload;                     /* 1: the experiment has an offload policy (offload_k is computed) */
 } metrics_input;
 
 void metrics_compute(const metrics_input *in, run_metrics *out);
