@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <xbt/config.h>
 #include <xbt/log.h>
 
@@ -276,6 +278,10 @@ typedef struct par_case {
     int replica_stride;       /* GPU distance between replicas (default tp) */
     int stepwise;             /* collectives step by step */
     const char *schedule;
+    int cp, ep;               /* 0 = 1 */
+    double a2a_bytes;         /* per stage: one MoE layer's all-to-all bytes per GPU (moe_layers = 1) */
+    double cp_kv_bytes;       /* per stage: one attention layer's K/V block (attn_layers = 1) */
+    int overlap_pairs;
 } par_case;
 
 typedef struct par_result {
@@ -300,23 +306,27 @@ static void simulate_par(const par_case *c, par_result *res)
     w.stage = calloc((size_t)s.nstages, sizeof *w.stage);
     for (int i = 0; i < s.nstages; i++) {
         w.stage[i] = (stage_cost){.f_s = c->f, .b_s = c->b, .w_s = c->w, .act_b_bytes = 1, .act_w_bytes = 0.5,
-                                  .boundary_bytes = c->boundary_bytes, .param_count = c->params, .layers = 1};
+                                  .boundary_bytes = c->boundary_bytes, .param_count = c->params, .layers = 1,
+                                  .moe_layers = c->a2a_bytes > 0, .a2a_bytes = c->a2a_bytes,
+                                  .attn_layers = c->cp_kv_bytes > 0, .cp_kv_bytes = c->cp_kv_bytes};
     }
     cluster(c->nodes ? c->nodes : 1, &res->plat);
-    int n = c->pp * c->dp * c->tp, stride = c->replica_stride ? c->replica_stride : c->tp;
+    int grp = c->tp * (c->cp > 1 ? c->cp : 1);
+    int n = c->pp * c->dp * grp, stride = c->replica_stride ? c->replica_stride : grp;
     int *gpu_of = calloc((size_t)n, sizeof *gpu_of), *rank_gpu = calloc((size_t)c->pp, sizeof *rank_gpu);
     for (int r = 0; r < c->pp; r++)
         for (int d = 0; d < c->dp; d++)
-            for (int t = 0; t < c->tp; t++)
-                gpu_of[(r * c->dp + d) * c->tp + t] = r * c->dp * stride + d * stride + t;
+            for (int t = 0; t < grp; t++)
+                gpu_of[(r * c->dp + d) * grp + t] = r * c->dp * stride + d * stride + t;
     for (int r = 0; r < c->pp; r++)
-        rank_gpu[r] = gpu_of[r * c->dp * c->tp];
+        rank_gpu[r] = gpu_of[r * c->dp * grp];
     double *opt = calloc((size_t)c->pp, sizeof *opt);
     for (int r = 0; r < c->pp; r++)
         opt[r] = c->optimizer_s;
     sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu_of, .split_compute = 1, .tp_comm = 1,
                         .grad_bytes_per_param = 2, .bucket_bytes = c->bucket_bytes, .overlap = c->overlap,
-                        .optimizer_s = c->optimizer_s > 0 ? opt : NULL, .stepwise_collectives = c->stepwise};
+                        .optimizer_s = c->optimizer_s > 0 ? opt : NULL, .stepwise_collectives = c->stepwise,
+                        .cp = c->cp, .ep = c->ep, .overlap_pairs = c->overlap_pairs};
     sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par};
     sim_outcome out;
     timeline_init(&res->tl);
@@ -332,7 +342,7 @@ static void simulate_par(const par_case *c, par_result *res)
         res->ib_bw = sg_host_get_route_bandwidth(g0, g8);
     }
     sched_times it;
-    ck_assert(sched_eval_ideal(&s, c->f / c->tp, c->b / c->tp, c->w / c->tp, res->nvl_lat, &it, &st) == 0);
+    ck_assert(sched_eval_ideal(&s, c->f / grp, c->b / grp, c->w / grp, res->nvl_lat, &it, &st) == 0);
     res->ideal_makespan = it.makespan;
     sched_times_free(&s, &it);
     metrics_input mi = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .tl = &res->tl,
@@ -466,6 +476,112 @@ START_TEST(test_replicas_run)
 }
 END_TEST
 
+/* Expert parallelism, uncontended, one node: every F and B runs its two
+ * all-to-alls (one MoE layer): each GPU sends a2a_bytes, split evenly over
+ * the other ep - 1 members, through its own NVLink port, so one all-to-all
+ * takes latency + a2a_bytes / bandwidth; ep = 1 runs none. */
+START_TEST(test_ep_alltoall_by_hand)
+{
+    const int eps[] = {1, 2, 4};
+    int ep = eps[_i];
+    par_case c = {.pp = 1, .m = 3, .tp = 1, .dp = 4, .ep = ep, .f = 1e-3, .b = 2e-3, .w = 1e-3,
+                  .a2a_bytes = BYTES / 10};
+    par_result r;
+    simulate_par(&c, &r);
+    double a2a = ep > 1 ? r.nvl_lat + c.a2a_bytes / r.nvl_bw : 0.0;
+    double per_mb = c.f + c.b + c.w + 2 * 2 * a2a;     /* two in F, two in B */
+    ck_assert_exact(r.m.makespan, c.m * per_mb);
+    if (ep > 1)
+        ck_assert_exact(r.m.ep_comm_s, c.m * 2 * 2 * a2a);
+    else
+        ck_assert(r.m.ep_comm_s == 0);
+    par_result_free(&r);
+}
+END_TEST
+
+/* The all-to-alls contend with a concurrent flow: replicas on two nodes
+ * (ep across InfiniBand) and a two-stage pipeline whose boundary transfers
+ * leave through the same NICs: the all-to-alls take longer than their
+ * uncontended closed form. */
+START_TEST(test_ep_alltoall_contends)
+{
+    par_case c = {.pp = 2, .m = 4, .tp = 1, .dp = 2, .ep = 2, .f = 1e-3, .b = 1e-3, .w = 1e-3, .nodes = 4,
+                  .replica_stride = GPUS_PER_NODE, .a2a_bytes = BYTES / 20, .boundary_bytes = 2 * BYTES};
+    par_result r;
+    simulate_par(&c, &r);
+    double alone = c.m * 2 * 2 * (r.ib_lat + c.a2a_bytes / r.ib_bw);
+    ck_assert_msg(r.m.ep_comm_s > alone * 1.01, "all-to-alls %.9g s with pipeline traffic, %.9g s alone",
+                  r.m.ep_comm_s, alone);
+    par_result_free(&r);
+}
+END_TEST
+
+/* The same case without pipeline bytes: exactly the closed form. */
+START_TEST(test_ep_alltoall_infiniband_alone)
+{
+    par_case c = {.pp = 2, .m = 4, .tp = 1, .dp = 2, .ep = 2, .f = 1e-3, .b = 1e-3, .w = 1e-3, .nodes = 4,
+                  .replica_stride = GPUS_PER_NODE, .a2a_bytes = BYTES / 20};
+    par_result r;
+    simulate_par(&c, &r);
+    ck_assert_exact(r.m.ep_comm_s, c.m * 2 * 2 * (r.ib_lat + c.a2a_bytes / r.ib_bw));
+    par_result_free(&r);
+}
+END_TEST
+
+/* Context parallelism, cp = 2 in one node: compute split over the group,
+ * and each attention layer's key/value block passed to the ring neighbour,
+ * twice the bytes in B. */
+START_TEST(test_cp_exchange_by_hand)
+{
+    par_case c = {.pp = 1, .m = 3, .tp = 1, .cp = 2, .dp = 1, .f = 2e-3, .b = 4e-3, .w = 2e-3,
+                  .cp_kv_bytes = BYTES / 10};
+    par_result r;
+    simulate_par(&c, &r);
+    double fwd = r.nvl_lat + c.cp_kv_bytes / r.nvl_bw, bwd = r.nvl_lat + 2 * c.cp_kv_bytes / r.nvl_bw;
+    ck_assert_exact(r.m.makespan, c.m * ((c.f + c.b + c.w) / 2 + fwd + bwd));
+    ck_assert_exact(r.m.cp_comm_s, c.m * (fwd + bwd));
+    par_result_free(&r);
+}
+END_TEST
+
+/* Makespan and all-to-all time of c, simulated in a child process (SimGrid
+ * runs one simulation per process). */
+static void simulate_in_child(const par_case *c, double out[2])
+{
+    int fd[2];
+    ck_assert(pipe(fd) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        par_result r;
+        simulate_par(c, &r);
+        double v[2] = {r.m.makespan, r.m.ep_comm_s};
+        _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
+    }
+    close(fd[1]);
+    ck_assert(read(fd[0], out, 2 * sizeof *out) == (ssize_t)(2 * sizeof *out));
+    close(fd[0]);
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* DualPipeV's overlapped pairs: with all-to-alls as long as the compute, the
+ * overlapped run is shorter than the same schedule run pair by pair, by no
+ * more than the all-to-all time there is to hide. */
+START_TEST(test_dualpipev_overlap_hides_alltoall)
+{
+    double res[2][2];
+    for (int ov = 0; ov < 2; ov++) {
+        par_case c = {.pp = 2, .m = 8, .tp = 1, .dp = 2, .ep = 2, .f = 1e-3, .b = 1e-3, .w = 1e-3,
+                      .schedule = "dualpipe-v", .a2a_bytes = BYTES, .overlap_pairs = ov};
+        simulate_in_child(&c, res[ov]);
+    }
+    ck_assert_msg(res[1][0] < res[0][0] * 0.99, "overlap %.9g s, none %.9g s", res[1][0], res[0][0]);
+    ck_assert(res[0][0] - res[1][0] <= res[0][1]);
+}
+END_TEST
+
 static Suite *collectives_suite(void)
 {
     Suite *s = suite_create("collectives");
@@ -485,6 +601,11 @@ static Suite *collectives_suite(void)
     tcase_add_loop_test(te, test_iteration_by_hand, 0, 2);
     tcase_add_loop_test(te, test_buckets_and_overlap, 0, 2);
     tcase_add_test(te, test_replicas_run);
+    tcase_add_loop_test(te, test_ep_alltoall_by_hand, 0, 3);
+    tcase_add_test(te, test_ep_alltoall_contends);
+    tcase_add_test(te, test_ep_alltoall_infiniband_alone);
+    tcase_add_test(te, test_cp_exchange_by_hand);
+    tcase_add_test(te, test_dualpipev_overlap_hides_alltoall);
     suite_add_tcase(s, te);
     return s;
 }

@@ -646,13 +646,15 @@ START_TEST(test_modern_keys)
     ck_assert_int_eq(load(NULL, given, &c, &e, &st), 0);
     ck_assert_exact(e.bytes_per_param, 20);
     config_free(&c);
-    const char *ep_ok[] = {"dp=4", "cp=2", "ep=8", NULL};
+    const char *ep_ok[] = {"dp=8", "cp=2", "ep=8", NULL};
     ck_assert_int_eq(load(NULL, ep_ok, &c, &e, &st), 0);
     ck_assert_int_eq(e.ep, 8);
     ck_assert_int_eq(e.cp, 2);
     config_free(&c);
     struct { const char *set[3]; const char *key; } bad[] = {
         {{"dp=4", "ep=3", NULL}, "'ep'"},
+        {{"dp=2", "cp=4", "ep=4"}, "'ep'"},
+        {{"dualpipe.overlap=maybe", NULL, NULL}, "'dualpipe.overlap'"},
         {{"precision=fp4", NULL, NULL}, "'precision'"},
         {{"attention=paged", NULL, NULL}, "'attention'"},
         {{"dp.grad_precision=fp16", NULL, NULL}, "'dp.grad_precision'"},

@@ -161,7 +161,7 @@ int job_build_schedule(job *j, pg_status *st)
 int job_build_platform(job *j, pg_status *st)
 {
     const experiment *e = &j->exp;
-    int needed = e->pp * e->tp * e->dp;
+    int needed = e->pp * e->tp * e->cp * e->dp;
     int rc;
     switch (e->network) {
     case NET_IDEAL: {
@@ -185,14 +185,14 @@ int job_build_platform(job *j, pg_status *st)
     j->have_plat = 1;
     if (j->plat.ngpus < needed)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
-                          "platform %s has %d GPUs, the job needs pp x tp x dp = %d x %d x %d = %d",
+                          "platform %s has %d GPUs, the job needs pp x tp x cp x dp = %d x %d x %d x %d = %d",
                           e->network == NET_PLATFORM ? e->platform_path : "(generated)", j->plat.ngpus, e->pp,
-                          e->tp, e->dp, needed);
-    /* Megatron's rank order: tp fastest, then dp, then pp. Pipeline rank r
-     * of the first data-parallel replica is GPU r * tp * dp. */
+                          e->tp, e->cp, e->dp, needed);
+    /* Megatron's rank order: tp fastest, then cp, then dp, then pp. Pipeline
+     * rank r of the first data-parallel replica is GPU r * tp * cp * dp. */
     j->rank_gpu = pg_xcalloc((size_t)e->pp, sizeof *j->rank_gpu);
     for (int r = 0; r < e->pp; r++)
-        j->rank_gpu[r] = r * e->tp * e->dp;
+        j->rank_gpu[r] = r * e->tp * e->cp * e->dp;
     return 0;
 }
 
@@ -304,10 +304,10 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
     const experiment *e = &j->exp;
     memset(jp, 0, sizeof *jp);
     int pp = j->sched.pp, tp = e->tp, dp = e->dp;
-    size_t n = (size_t)pp * (size_t)tp * (size_t)dp;
+    size_t n = (size_t)pp * (size_t)tp * (size_t)e->cp * (size_t)dp;
     jp->gpu = pg_xcalloc(n, sizeof *jp->gpu);
     for (size_t g = 0; g < n; g++)
-        jp->gpu[g] = (int)g;            /* Megatron: tp fastest, then dp, then pp */
+        jp->gpu[g] = (int)g;            /* Megatron: tp fastest, then cp, then dp, then pp */
     /* Each rank's optimizer step on its GPU type (cached by type). */
     jp->optimizer_s = pg_xcalloc((size_t)pp, sizeof *jp->optimizer_s);
     int split = experiment_times_are_tp_groups(e), any_opt = 0;
@@ -342,8 +342,9 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .bucket_bytes = job_dp_bucket_bytes(j), .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
+        .cp = e->cp, .ep = e->ep, .overlap_pairs = e->dualpipe_overlap,
     };
-    jp->active = tp > 1 || dp > 1 || any_opt;
+    jp->active = tp > 1 || dp > 1 || e->cp > 1 || any_opt;
     return 0;
 }
 

@@ -110,7 +110,10 @@ static const key_spec SCHEMA[] = {
     INT_KEY("dp", dp, "1", 1, MAX_RANKS, "data-parallel degree"),
     INT_KEY("ep", ep, "1", 1, MAX_RANKS,
             "expert-parallel degree (MoE models): the experts are spread over ep GPUs taken from the data-parallel "
-            "(x cp) ranks, which exchange tokens by all-to-alls; divides dp x cp"),
+            "replicas, which exchange tokens by all-to-alls; divides dp"),
+    CHOICE_KEY("dualpipe.overlap", "true|false", dualpipe_overlap, "true", BOOLS, NO_PATH, 0,
+               "schedule=dualpipe-v: run its paired forward and backward chunks overlapped, one's expert-parallel "
+               "all-to-alls under the other's compute (false: one after the other)"),
     INT_KEY("cp", cp, "1", 1, MAX_RANKS,
             "context-parallel degree: each sequence split over cp GPUs, attention's keys and values passed round "
             "a ring; the job uses tp x cp x dp x pp GPUs"),
@@ -551,11 +554,10 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         }
     }
     resolve_bytes_per_param(e, config_find(c, "memory.bytes_per_param") != NULL);
-    long dp_cp = (long)e->dp * e->cp;
-    if (dp_cp % e->ep != 0)
+    if (e->dp % e->ep != 0)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",
-                          "%d does not divide dp x cp = %d x %d (expert parallelism takes its GPUs from the "
-                          "data- and context-parallel ranks)", e->ep, e->dp, e->cp);
+                          "%d does not divide dp = %d (expert parallelism takes its GPUs from the data-parallel "
+                          "replicas)", e->ep, e->dp);
     if (e->workload == WL_HF && !config_find(c, "gpt.seq"))
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_workload, "workload",
                           "hf:%s needs gpt.seq (the sequence length to train at)", e->profile_path);

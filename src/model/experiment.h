@@ -38,7 +38,8 @@ typedef struct experiment {
 
     /* parallelism and batch */
     int tp, dp;
-    int ep;                         /* expert-parallel degree (MoE); divides dp x cp, adds no GPUs */
+    int ep;                         /* expert-parallel degree (MoE); divides dp, adds no GPUs */
+    int dualpipe_overlap;           /* 1: DualPipeV's paired ops overlap one's compute with the other's all-to-alls */
     int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
     double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */

@@ -186,7 +186,7 @@ static void order_from(const zb_model *z, const schedule *h, const int *pos, sch
                 int c = col(z, k, r, j);
                 sl[n].t = glp_mip_col_val(z->lp, c);
                 sl[n].pos = pos[c];
-                sl[n].op = (sched_op){r, j, (uint8_t)(k == K_F ? OP_F : k == K_B ? OP_B : OP_W)};
+                sl[n].op = (sched_op){.stage = r, .mb = j, .kind = (uint8_t)(k == K_F ? OP_F : k == K_B ? OP_B : OP_W)};
                 n++;
             }
         qsort(sl, (size_t)n, sizeof *sl, slot_cmp);

@@ -146,6 +146,8 @@ static void iteration(const run_metrics *m, jw *w)
     num(&it, "dp_allreduce_busy_seconds", m->dp_allreduce_busy_s);
     integer(&it, "dp_buckets", m->dp_buckets);
     num(&it, "tp_comm_seconds", m->tp_comm_s);
+    num(&it, "ep_alltoall_seconds", m->ep_comm_s);
+    num(&it, "cp_kv_seconds", m->cp_comm_s);
     sb_append(w->sb, "}");
 }
 

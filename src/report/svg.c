@@ -811,7 +811,9 @@ static int coll_strip(int kind)
     switch (kind) {
     case TLC_TP_ALLREDUCE:
     case TLC_TP_REDUCE_SCATTER:
-    case TLC_TP_ALLGATHER: return STRIP_TP;
+    case TLC_TP_ALLGATHER:
+    case TLC_EP_ALLTOALL:
+    case TLC_CP_KV: return STRIP_TP;
     case TLC_DP_ALLREDUCE: return STRIP_DP;
     default: return -1;
     }
@@ -825,6 +827,8 @@ static const char *coll_name(int kind)
     case TLC_TP_ALLGATHER: return "tp all-gather";
     case TLC_DP_ALLREDUCE: return "dp all-reduce";
     case TLC_OPTIMIZER: return "optimizer step";
+    case TLC_EP_ALLTOALL: return "ep all-to-all";
+    case TLC_CP_KV: return "cp key/value exchange";
     default: return "collective";
     }
 }

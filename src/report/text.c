@@ -233,6 +233,8 @@ static void totals(const report_input *in, strbuf *sb)
         total_line(sb, "dp all-reduce", line);
     }
     if (m->tp_comm_s > 0) total_line(sb, "tp collectives", units_format_duration(m->tp_comm_s, a, sizeof a));
+    if (m->ep_comm_s > 0) total_line(sb, "ep all-to-all", units_format_duration(m->ep_comm_s, a, sizeof a));
+    if (m->cp_comm_s > 0) total_line(sb, "cp exchange", units_format_duration(m->cp_comm_s, a, sizeof a));
     if (m->samples_per_s > 0) total_line(sb, "samples/s", format_rate(m->samples_per_s, a, sizeof a));
     if (m->tokens_per_s > 0) total_line(sb, "tokens/s", format_rate(m->tokens_per_s, a, sizeof a));
     if (m->mfu > 0) {

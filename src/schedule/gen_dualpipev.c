@@ -7,9 +7,10 @@
  *   5. pp-r-1 times B1, F1+B0;                    6. r+1 pairs B1, B0, deferring W
  *      from the middle of the step on;            7. pp-r-1 times W, B0 (W deferred);
  *   8. r+1 deferred W.
- * Simplifications of our op model (documented in the report): an overlapped
- * "F and B" pair of DualPipeV (compute of one chunk hidden under the other's
- * communication) is two sequential ops here, F first; a backward that does
+ * An overlapped "F and B" pair of DualPipeV is two ops, F first, the F
+ * marked overlap_next: the simulator runs their computes back to back while
+ * each one's expert-parallel all-to-alls proceed under the other's compute
+ * (sim.h).  Simplifications of our op model (documented in the report): a backward that does
  * not defer its W is B immediately followed by its W (our schedules never mix
  * fused and split backwards).  Deferred W's run oldest first, as DualPipeV's
  * weight-gradient queue does.  DualPipeV needs m >= 2pp. */
@@ -58,6 +59,7 @@ static void pair(dpv *d, int f, int b)
         fwd(d, f);
     } else {
         fwd(d, f);
+        sched_mark_overlap_next(d->s, d->r);   /* F and the B pushed next run as one overlapped pair */
         bwd(d, b, 0);
     }
 }

@@ -58,9 +58,9 @@ int group_interleaved_build(const sched_params *p, int g, const char *name, sche
                     long base = group_slots * k + (long)PASSES_PER_CHUNK * (g * c + i);
                     long f = base + (long)d * F_OFFSET, b = base + first_b;
                     int back_chunk = v - 1 - c;
-                    ops[n++] = (slot_op){f, {c * pp + d, mb, OP_F}};
-                    ops[n++] = (slot_op){b, {back_chunk * pp + d, mb, OP_B}};
-                    ops[n++] = (slot_op){b + 1, {back_chunk * pp + d, mb, OP_W}};
+                    ops[n++] = (slot_op){f, {.stage = c * pp + d, .mb = mb, .kind = OP_F}};
+                    ops[n++] = (slot_op){b, {.stage = back_chunk * pp + d, .mb = mb, .kind = OP_B}};
+                    ops[n++] = (slot_op){b + 1, {.stage = back_chunk * pp + d, .mb = mb, .kind = OP_W}};
                 }
             }
         }

@@ -59,6 +59,13 @@ void sched_push(schedule *s, int rank, op_kind kind, int stage, int mb)
     op->stage = stage;
     op->mb = mb;
     op->kind = (uint8_t)kind;
+    op->overlap_next = 0;
+}
+
+void sched_mark_overlap_next(schedule *s, int rank)
+{
+    if (rank >= 0 && rank < s->pp && s->nops[rank] > 0)
+        s->ops[rank][s->nops[rank] - 1].overlap_next = 1;
 }
 
 int sched_total_ops(const schedule *s)
@@ -78,6 +85,8 @@ void sched_copy(schedule *dst, const schedule *src)
         for (int i = 0; i < src->nops[r]; i++) {
             sched_op op = src->ops[r][i];
             sched_push(dst, r, (op_kind)op.kind, op.stage, op.mb);
+            if (op.overlap_next)
+                sched_mark_overlap_next(dst, r);
         }
 }
 

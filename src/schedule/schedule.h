@@ -37,6 +37,9 @@ typedef struct sched_op {
     int32_t stage;       /* 0 .. nstages-1, model order */
     int32_t mb;          /* microbatch 0 .. m-1 */
     uint8_t kind;        /* op_kind */
+    uint8_t overlap_next;/* 1: this op and the next one of the rank form an overlapped pair (DualPipeV's
+                          * forward and backward chunks of different microbatches: one's compute hides
+                          * the other's communication); the order is unchanged, only the simulator reads it */
 } sched_op;
 
 typedef struct schedule {
@@ -70,6 +73,8 @@ typedef struct sched_params {
 void sched_init(schedule *s, const char *name, int pp, int v, int m);
 void sched_free(schedule *s);
 void sched_push(schedule *s, int rank, op_kind kind, int stage, int mb);
+/* Mark the last op pushed on rank as overlapped with the next one pushed. */
+void sched_mark_overlap_next(schedule *s, int rank);
 int sched_total_ops(const schedule *s);
 /* Deep copy. */
 void sched_copy(schedule *dst, const schedule *src);

@@ -87,6 +87,40 @@
  *   - optimizer: when every reducer is done (a barrier: the step needs the
  *     global gradient norm), each rank spends its optimizer_s.
  *
+ * Context parallelism (par->cp > 1): a rank's group is tp x cp GPUs (the
+ * tp machinery above runs over all of them; its tensor-parallel collectives
+ * on cp rings of tp GPUs at once), and after an op's compute every
+ * attention layer passes its key/value block round the group's tp rings of
+ * cp GPUs: a ring all-gather of cp x cp_kv_bytes, i.e. cp - 1 steps of
+ * cp_kv_bytes per GPU, twice the bytes in B (keys, values and their
+ * gradients).  Not overlapped with the attention compute (Megatron overlaps
+ * it partly: an upper bound on its cost).  The gradient all-reduce runs per
+ * GPU of the group over the dp replicas (Megatron reduces over dp x cp: one
+ * step fewer per ring here).
+ *
+ * Expert parallelism (par->ep > 1): replicas d with the same d / ep form an
+ * expert-parallel group.  After an op's compute, its 2 x moe_layers
+ * all-to-alls (dispatch and combine per MoE layer in F, their gradients in
+ * B or BW) run among the group: every GPU of every member sends a2a_bytes /
+ * (ep - 1) to the same GPU of each other member.  The members' compute
+ * actors meet at a barrier (the exchange needs every member's tokens), the
+ * group's first replica starts all the transfers, fused as the tp
+ * collectives are (each pair's transfer carries all the op's all-to-alls,
+ * then the other all-to-alls' latencies are slept), and a second barrier
+ * releases the members when they are done.  Uncontended an all-to-all takes
+ * route latency + a2a_bytes / the GPU's link; with other traffic on the
+ * links it takes its fair share.  The all-to-alls sit after the op's
+ * compute, not between its layers: the same time without overlap.
+ *
+ * Overlapped pairs (par->overlap_pairs, ops marked overlap_next: DualPipeV's
+ * forward and backward chunks of different microbatches): the two computes
+ * run back to back while the first op's all-to-alls run under the second's
+ * compute (a helper actor joins the group's exchange); the second's follow.
+ * The first op is recorded up to the end of its compute, the second from
+ * there to the end of both ops' communication; the first's output is sent
+ * when its all-to-alls end.  Without a memory plan only (with one, pairs run
+ * in order).
+ *
  * Completion.  Every executed op is counted.  If the simulation ends with
  * ops left (SimGrid detects that every actor is blocked and stops), the run
  * is a deadlock and each blocked rank's next op is named.
@@ -171,8 +205,17 @@ typedef struct rank_state {
     sg_host_t *tp_host;         /* [tp] */
     double *tp_flops_per_ref_s; /* [tp] */
     int tp_same_time;           /* every GPU of the group runs an op in the same time */
-    coll_rings tp_ring;
+    coll_rings tp_ring;         /* cp rings of tp GPUs */
+    coll_rings cp_ring;         /* tp rings of cp GPUs */
+    struct ep_group *ep;        /* the expert-parallel group of this rank's replica, NULL: none */
 } rank_state;
+
+/* The expert-parallel group of ep replicas at one pipeline rank. */
+typedef struct ep_group {
+    int first;                  /* first replica */
+    sg_bar_t bar;
+    double latency_s;           /* largest route latency between two members' GPUs */
+} ep_group;
 
 /* One data-parallel replica of the pipeline. */
 typedef struct replica {
@@ -217,6 +260,9 @@ static struct {
     /* data parallelism / optimizer only */
     dp_rank *dpr;               /* [pp] */
     sg_bar_t opt_barrier;
+    /* context / expert parallelism */
+    int tp, cp, ep, grp;        /* grp = tp x cp GPUs per rank and replica */
+    ep_group *epg;              /* [pp * dp / ep] */
 } E;
 
 static int ran_once;
@@ -540,6 +586,152 @@ static void own_mailboxes(const rank_state *rs)
     }
 }
 
+/* The op's context-parallel key/value exchange (header). */
+static void cp_exchange(rank_state *rs, sched_op op)
+{
+    const stage_cost *c = &E.in->wl->stage[op.stage];
+    if (op.kind == OP_W || c->cp_kv_bytes <= 0)
+        return;
+    int count = c->attn_layers > 0 ? c->attn_layers : 1;
+    double bytes = E.cp * c->cp_kv_bytes * (op.kind == OP_F ? 1.0 : 2.0);
+    coll_mode mode = E.par->stepwise_collectives ? COLL_STEPWISE : COLL_FUSED;
+    double start_s = simgrid_get_clock();
+    E.events += coll_run(COLL_ALLGATHER, &rs->cp_ring, bytes, count, mode);
+    if (rs->record) {
+        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
+                       .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
+                       .kind = TLC_CP_KV, .op_kind = (uint8_t)op.kind};
+        timeline_add_coll(E.tl, &rec);
+    }
+}
+
+/* All-to-alls of op: 2 per MoE layer in F, B and BW. */
+static int a2a_count(sched_op op)
+{
+    const stage_cost *c = &E.in->wl->stage[op.stage];
+    if (op.kind == OP_W || c->moe_layers <= 0 || c->a2a_bytes <= 0)
+        return 0;
+    return 2 * c->moe_layers;
+}
+
+static sg_host_t member_host(int rep_index, int rank, int i)
+{
+    const rank_state *rs = &E.rep[rep_index].ranks[rank];
+    return rs->tp_host ? rs->tp_host[i] : rs->host;
+}
+
+/* The op's expert-parallel all-to-alls among rs's group (header). */
+static void ep_alltoall(rank_state *rs, sched_op op)
+{
+    int count = a2a_count(op);
+    if (count == 0 || rs->ep == NULL)
+        return;
+    ep_group *g = rs->ep;
+    const stage_cost *c = &E.in->wl->stage[op.stage];
+    double start_s = simgrid_get_clock();
+    sg_barrier_wait(g->bar);
+    if (rs->rep->index == g->first) {
+        double pair_bytes = count * c->a2a_bytes / (E.ep - 1);
+        size_t n = (size_t)E.grp * (size_t)E.ep * (size_t)(E.ep - 1), k = 0;
+        sg_comm_t *comms = pg_xmalloc(n * sizeof *comms);
+        for (int i = 0; i < E.grp; i++)
+            for (int a = g->first; a < g->first + E.ep; a++)
+                for (int b = g->first; b < g->first + E.ep; b++)
+                    if (a != b)
+                        comms[k++] = sgx_sendto_async(member_host(a, rs->rank, i), member_host(b, rs->rank, i),
+                                                      pair_bytes);
+        sg_comm_wait_all(comms, k);
+        free(comms);
+        E.events += (long)k;
+        if (count > 1)
+            sg_actor_sleep_for((count - 1) * g->latency_s);
+    }
+    sg_barrier_wait(g->bar);
+    if (rs->record) {
+        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
+                       .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
+                       .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
+        timeline_add_coll(E.tl, &rec);
+    }
+}
+
+/* An op's communication after its compute: tp collectives, cp exchange and,
+ * when with_a2a, its all-to-alls. */
+static void op_communication(rank_state *rs, sched_op op, int with_a2a)
+{
+    if (!E.par->tp_comm)
+        return;
+    if (E.tp > 1)
+        tp_collectives(rs, op);
+    if (E.cp > 1)
+        cp_exchange(rs, op);
+    if (with_a2a && E.ep > 1)
+        ep_alltoall(rs, op);
+}
+
+/* A helper actor running the first op of an overlapped pair's all-to-alls. */
+typedef struct pair_job {
+    rank_state *rs;
+    sched_op op;
+    sg_sem_t done;
+} pair_job;
+
+static void pair_a2a_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    pair_job *pj = sg_actor_self_get_data();
+    ep_alltoall(pj->rs, pj->op);
+    sg_sem_release(pj->done);
+}
+
+static void finish_op(rank_state *rs, sched_op op, double start_s, double end_s)
+{
+    rs->last_end_s = end_s;
+    if (rs->record) {
+        tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+                     .kind = op.kind};
+        timeline_add_op(E.tl, &rec);
+    }
+}
+
+/* Ops first and second (the next in the list) as an overlapped pair
+ * (header); rs->next is left on second.  0 on deadlock. */
+static int run_pair(rank_state *rs, sched_op first, sched_op second, double start_s)
+{
+    const stage_cost *c1 = &E.in->wl->stage[first.stage], *c2 = &E.in->wl->stage[second.stage];
+    run_compute(rs, rs->next, actmem_op_ref_s(c1, first.kind));
+    op_communication(rs, first, 0);
+    double mid_s = simgrid_get_clock();
+    rs->rep->done[done_index(first.kind, first.stage, first.mb)] = 1;
+    finish_op(rs, first, start_s, mid_s);
+    pair_job pj = {.rs = rs, .op = first, .done = sg_sem_init(0)};
+    int async = E.ep > 1 && E.par->tp_comm && a2a_count(first) > 0 && rs->ep != NULL;
+    if (async) {
+        sg_actor_t a = sg_actor_init("pair-a2a", rs->host);
+        sg_actor_set_data(a, &pj);
+        sg_actor_start(a, pair_a2a_actor, 0, NULL);
+    }
+    rs->next++;
+    if (!wait_for_input(rs, second)) {
+        sg_sem_destroy(pj.done);
+        return 0;
+    }
+    run_compute(rs, rs->next, actmem_op_ref_s(c2, second.kind));
+    op_communication(rs, second, 0);
+    if (async)
+        sg_sem_acquire(pj.done);
+    sg_sem_destroy(pj.done);
+    send_output(rs, first);
+    if (E.ep > 1 && E.par->tp_comm)
+        ep_alltoall(rs, second);
+    double end_s = simgrid_get_clock();
+    rs->rep->done[done_index(second.kind, second.stage, second.mb)] = 1;
+    finish_op(rs, second, mid_s, end_s);
+    send_output(rs, second);
+    return 1;
+}
+
 static void compute_actor(int argc, char **argv)
 {
     (void)argc;
@@ -564,11 +756,15 @@ static void compute_actor(int argc, char **argv)
             sg_actor_execute(actmem_op_ref_s(cost, op.kind) * rs->flops_per_ref_s);
             E.events++;
         } else {
-            run_compute(rs, rs->next, actmem_op_ref_s(cost, op.kind));
-            if (rs->tp > 1 && E.par->tp_comm)
-                tp_collectives(rs, op);
             if (rs->next == 0)
                 rs->first_start_s = start_s;
+            if (op.overlap_next && E.par->overlap_pairs && !E.plan && rs->next + 1 < s->nops[rs->rank]) {
+                if (!run_pair(rs, op, ops[rs->next + 1], start_s))
+                    return; /* deadlock: reported after the run */
+                continue;
+            }
+            run_compute(rs, rs->next, actmem_op_ref_s(cost, op.kind));
+            op_communication(rs, op, 1);
         }
         double end_s = simgrid_get_clock();
         rs->last_end_s = end_s;
@@ -679,6 +875,7 @@ static void engine_free(void)
             free(rs->tp_host);
             free(rs->tp_flops_per_ref_s);
             coll_rings_free(&rs->tp_ring);
+            coll_rings_free(&rs->cp_ring);
         }
         free(rep->offloaded);
         free(rep->reloaded);
@@ -688,6 +885,9 @@ static void engine_free(void)
         free(rep->done);
     }
     dp_free();
+    for (int i = 0; E.epg && i < E.in->sched->pp * (E.nrep / E.ep); i++)
+        sg_barrier_destroy(E.epg[i].bar);
+    free(E.epg);
     free(E.flow);
     free(E.rep);
     memset(&E, 0, sizeof E);
@@ -894,12 +1094,31 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
     }
 }
 
+/* Expert-parallel groups: ep consecutive replicas at each rank (header). */
+static void ep_setup(const sim_input *in)
+{
+    int pp = in->sched->pp, groups = E.nrep / E.ep;
+    E.epg = pg_xcalloc((size_t)pp * (size_t)groups, sizeof *E.epg);
+    for (int r = 0; r < pp; r++)
+        for (int k = 0; k < groups; k++) {
+            ep_group *g = &E.epg[(size_t)r * groups + k];
+            g->first = k * E.ep;
+            g->bar = sg_barrier_init((unsigned)E.ep);
+            for (int a = g->first; a < g->first + E.ep; a++) {
+                double lat = sg_host_get_route_latency(member_host(g->first, r, 0), member_host(a, r, 0));
+                if (a != g->first && lat > g->latency_s)
+                    g->latency_s = lat;
+                E.rep[a].ranks[r].ep = g;
+            }
+        }
+}
+
 /* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
 static void dp_setup(const sim_input *in)
 {
     const schedule *s = in->sched;
     const sim_parallel *par = in->par;
-    int tp = par->tp, dp = par->dp;
+    int tp = E.grp, dp = par->dp;
     E.dpr = pg_xcalloc((size_t)s->pp, sizeof *E.dpr);
     E.opt_barrier = sg_barrier_init((unsigned)s->pp);
     sg_host_t *hosts = pg_xmalloc((size_t)dp * sizeof *hosts);
@@ -940,9 +1159,14 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
 
     const schedule *s = in->sched;
     const sim_parallel *par = in->par;
-    int tp = par ? par->tp : 1, dp = par ? par->dp : 1;
+    int tp_degree = par ? par->tp : 1, dp = par ? par->dp : 1;
+    int cp = par && par->cp > 1 ? par->cp : 1, ep = par && par->ep > 1 ? par->ep : 1;
+    int tp = tp_degree * cp;   /* the GPUs of a rank's group: tp x cp */
     if (tp < 1 || dp < 1 || (par && (tp > 1 || dp > 1) && par->gpu == NULL))
         return pg_fail(st, PG_EXIT_INTERNAL, "sim_run: tp = %d, dp = %d without a GPU map", tp, dp);
+    if (dp % ep != 0)
+        return pg_fail(st, PG_EXIT_INPUT, "key 'ep': the simulator takes expert-parallel groups from the data-parallel "
+                       "replicas: ep = %d must divide dp = %d", ep, dp);
     simgrid_setup();
     char err[PG_MSG_MAX - 64];
     if (sgx_load_platform(in->plat->xml_path, err, sizeof err) != 0)
@@ -954,6 +1178,10 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     E.in = in;
     E.par = par;
     E.tl = tl;
+    E.tp = tp_degree;
+    E.cp = cp;
+    E.ep = ep;
+    E.grp = tp;
     E.nrep = dp;
     E.rep = pg_xcalloc((size_t)dp, sizeof *E.rep);
     for (int d = 0; d < dp; d++) {
@@ -994,7 +1222,14 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
                 }
             }
             if (tp > 1) {
-                coll_rings_add(&rs->tp_ring, rs->tp_host, tp);
+                for (int c = 0; c < cp && tp_degree > 1; c++)
+                    coll_rings_add(&rs->tp_ring, rs->tp_host + (size_t)c * tp_degree, tp_degree);
+                for (int t = 0; t < tp_degree && cp > 1; t++) {
+                    sg_host_t ring[cp];
+                    for (int c = 0; c < cp; c++)
+                        ring[c] = rs->tp_host[(size_t)c * tp_degree + t];
+                    coll_rings_add(&rs->cp_ring, ring, cp);
+                }
                 rs->tp_same_time = 1;
                 for (int t = 1; t < tp; t++)
                     if (rs->tp_flops_per_ref_s[t] / sg_host_get_speed(rs->tp_host[t]) !=
@@ -1019,6 +1254,8 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     }
     if (par && (dp > 1 || par->optimizer_s != NULL))
         dp_setup(in);
+    if (ep > 1)
+        ep_setup(in);
 
     char name[MAILBOX_NAME_MAX + 16];
     for (int d = 0; d < dp && E.plan; d++) {

@@ -477,6 +477,8 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
     double pipeline_end = first_start + out->makespan, reduce_end = 0, opt_end = 0;
     double *busy = pg_xcalloc((size_t)out->pp + 1, sizeof *busy);
     double *tp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *tp_s);
+    double *ep_s = pg_xcalloc((size_t)out->pp + 1, sizeof *ep_s);
+    double *cp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *cp_s);
     for (size_t i = 0; i < tl->ncolls; i++) {
         const tl_coll *c = &tl->colls[i];
         int r = c->rank >= 0 && c->rank < out->pp ? c->rank : -1;
@@ -493,6 +495,12 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
             if (c->end > opt_end) opt_end = c->end;
             if (c->end - c->start > out->optimizer_s) out->optimizer_s = c->end - c->start;
             break;
+        case TLC_EP_ALLTOALL:
+            if (r >= 0 && c->replica == 0) ep_s[r] += c->end - c->start;
+            break;
+        case TLC_CP_KV:
+            if (r >= 0 && c->replica == 0) cp_s[r] += c->end - c->start;
+            break;
         default:
             if (r >= 0 && c->replica == 0) tp_s[r] += c->end - c->start;
             break;
@@ -503,7 +511,11 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
     for (int r = 0; r < out->pp; r++) {
         if (busy[r] > out->dp_allreduce_busy_s) out->dp_allreduce_busy_s = busy[r];
         if (tp_s[r] > out->tp_comm_s) out->tp_comm_s = tp_s[r];
+        if (ep_s[r] > out->ep_comm_s) out->ep_comm_s = ep_s[r];
+        if (cp_s[r] > out->cp_comm_s) out->cp_comm_s = cp_s[r];
     }
+    free(ep_s);
+    free(cp_s);
     /* The optimizer starts at the synchronisation: its end is the iteration's. */
     double end = opt_end > 0 ? opt_end : pipeline_end + out->dp_allreduce_s;
     out->iteration_s = end - first_start;

@@ -83,6 +83,8 @@ typedef struct run_metrics {
     double pipeline_s, dp_allreduce_s, optimizer_s;
     double dp_allreduce_busy_s;  /* max over ranks of their buckets' summed time, exposed or not */
     double tp_comm_s;            /* max over ranks of time in tp collectives (replica 0) */
+    double ep_comm_s;            /* the same for expert-parallel all-to-alls */
+    double cp_comm_s;            /* the same for context-parallel key/value exchanges */
     int dp_buckets;              /* gradient buckets all-reduced, all ranks */
     double lower_bound;          /* 0 = not computed */
     int noom; int *oom;          /* ranks over capacity */

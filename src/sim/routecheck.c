@@ -21,7 +21,7 @@ int sim_check_routes(const sim_input *in, pg_status *st)
         return 0;
     const sim_parallel *par = in->par;
     int use_map = par && par->gpu;
-    int n = in->sched->pp * (use_map ? par->tp * par->dp : 1);
+    int n = in->sched->pp * (use_map ? par->tp * (par->cp > 1 ? par->cp : 1) * par->dp : 1);
     const int *gpu = use_map ? par->gpu : in->rank_gpu;
     int offload = in->plan && !plan_is_empty(in->plan);   /* copies go to the node's host memory */
     const char **host = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *host);

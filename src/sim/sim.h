@@ -23,7 +23,12 @@
  * hierarchical, over the platform's routes, during the last backward ops
  * with overlap), then every rank runs its optimizer step once all ranks'
  * reductions have ended (Megatron's gradient-norm all-reduce makes the step
- * a global synchronisation).  engine.c's header has the details.
+ * a global synchronisation).  Context parallelism passes each attention
+ * layer's keys and values round the cp GPUs of a group; expert parallelism
+ * runs each MoE layer's token dispatch and combine all-to-alls among the
+ * ep replicas of a group (workload.h), contending with everything else;
+ * DualPipeV's overlapped pairs hide one op's all-to-alls under the other's
+ * compute.  engine.c's header has the details.
  *
  * SimGrid allows one simulation per process: sim_run may be called once.
  */
@@ -55,6 +60,13 @@ typedef struct sim_parallel {
     dp_algo algo;                /* AUTO: hierarchical when a group spans nodes evenly, else ring */
     int stepwise_collectives;    /* 1: ring steps one by one (collectives.h STEPWISE); 0: FUSED */
     const double *optimizer_s;   /* [pp] optimizer step of each rank, seconds; NULL = none */
+    /* Context and expert parallelism (0 or 1: none).  With cp > 1 a rank's
+     * group is tp x cp GPUs, at index ((r * dp + d) * cp + c) * tp + t of gpu
+     * (Megatron's order: tp, cp, dp, pp); split_compute then splits a stage's
+     * time over tp x cp.  ep > 1 (dividing dp) groups ep consecutive replicas
+     * for the MoE all-to-alls. */
+    int cp, ep;
+    int overlap_pairs;           /* 1: ops marked overlap_next (schedule.h) run as overlapped pairs */
 } sim_parallel;
 
 typedef struct sim_input {
