@@ -339,6 +339,9 @@ assert t > 5.0, out[-300:]'
 LLAMA8=(--set workload=hf:profiles/models/llama3-8b.json --set gpt.seq=8192 --set pp=4 --set network=cluster
         --set cluster.gpu=h100-sxm)
 expect_rc "Llama-3-8B at seq 8192 on pp=4 H100 fits in 80 GB" 0 "$BIN" run "${LLAMA8[@]}" --format json
+expect_py "it says its H100 parameters are borrowed, not measured" '
+assert j["cost_model"].startswith("h100-sxm:") and "NOT measured" in j["cost_model"], j["cost_model"]'
+"$BIN" run "${LLAMA8[@]}" --format json >"$TMP/out" 2>/dev/null
 expect_py "its MFU is plausible (30-65 %) and memory under 80 GiB" '
 assert 0.30 < j["mfu"] < 0.65, j["mfu"]
 assert max(j["peak_memory_bytes"]) < 80 * 2**30, j["peak_memory_bytes"]'

@@ -783,6 +783,32 @@ static int platform_gpu_type(const experiment *e, char *type, size_t len, pg_sta
     return 0;
 }
 
+/* "h100-sxm: 4 datasheet numbers; 9 fitted parameters NOT measured on this
+ * type: ..." -- what `run` says about the parameters its times rest on.
+ * A fitted parameter whose source says "not measured" is borrowed. */
+static void describe_cost_basis(const gpu_params *g, char *out, size_t len)
+{
+    int datasheet = 0, fitted = 0, borrowed = 0;
+    const char *fit_source = "", *borrow_source = "";
+    for (int i = 0; i < GP_COUNT; i++) {
+        if (!gpu_param_fitted((gpu_param_id)i)) {
+            datasheet++;
+        } else if (strncmp(g->source[i], "not measured", strlen("not measured")) == 0) {
+            borrowed++;
+            borrow_source = g->source[i];
+        } else {
+            fitted++;
+            fit_source = g->source[i];
+        }
+    }
+    if (borrowed > 0)
+        snprintf(out, len, "%s: %d datasheet numbers; %d fitted parameters NOT measured on this GPU type (%.300s)",
+                 g->name, datasheet, borrowed, borrow_source);
+    else
+        snprintf(out, len, "%s: %d datasheet numbers; %d parameters fitted (%.300s)", g->name, datasheet, fitted,
+                 fit_source);
+}
+
 int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
@@ -809,5 +835,8 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .flash = e->attention == ATTENTION_FLASH, .fp8 = e->precision == PRECISION_FP8,
         .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
     };
-    return costmodel_build_shape(&g, &m, nstages, w, st);
+    rc = costmodel_build_shape(&g, &m, nstages, w, st);
+    if (rc == 0)
+        describe_cost_basis(&g, w->cost_basis, sizeof w->cost_basis);
+    return rc;
 }

@@ -268,6 +268,8 @@ void report_json(const report_input *in, strbuf *sb)
     integer(&w, "stages_per_rank", rpt_stages_per_rank(in));
     if (in->exp) configuration(in, &w);
     str(&w, "workload", rpt_workload_label(in, label, sizeof label));
+    if (in->wl && in->wl->cost_basis[0])
+        str(&w, "cost_model", in->wl->cost_basis);
     str(&w, "network", rpt_network_label(in, label, sizeof label));
     integer(&w, "exit_code", report_exit_code(in));
     if (in->m) metrics_fields(in, &w);
