@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Sum test results over check logs (*.log with "Checks: N, Failures: F, Errors: E")
-and shell-test logs ("contract: N passed, M failed", "sweep: ..."); print "tests: P passed, F failed"."""
+and shell-test logs ("contract: N passed, M failed", "sweep: ..."); print "tests: P passed, F failed".
+Each argument is a log file or a directory whose *.log files are read (not recursively): under make check
+automake's harness keeps one log per test, so every result is counted once."""
 import glob, os, re, sys
 
 passed = failed = 0
@@ -12,7 +14,7 @@ for arg in sys.argv[1:]:
         for n, f, e in re.findall(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)", text):
             passed += int(n) - int(f) - int(e)
             failed += int(f) + int(e)
-        for p, f in re.findall(r"^(?:contract|sweep|optimize): (\d+) passed, (\d+) failed$", text, re.M):
+        for p, f in re.findall(r"^(?:contract|sweep|optimize|install|readme): (\d+) passed, (\d+) failed$", text, re.M):
             passed += int(p)
             failed += int(f)
 print(f"tests: {passed} passed, {failed} failed")
