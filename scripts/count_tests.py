@@ -14,7 +14,7 @@ for arg in sys.argv[1:]:
         for n, f, e in re.findall(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)", text):
             passed += int(n) - int(f) - int(e)
             failed += int(f) + int(e)
-        for p, f in re.findall(r"^(?:contract|sweep|optimize|install|readme): (\d+) passed, (\d+) failed$", text, re.M):
+        for p, f in re.findall(r"^(?!tests:)[a-z][a-z0-9_-]*: (\d+) passed, (\d+) failed$", text, re.M):
             passed += int(p)
             failed += int(f)
 print(f"tests: {passed} passed, {failed} failed")
