@@ -9,6 +9,11 @@ passed = failed = 0
 for arg in sys.argv[1:]:
     files = [arg] if os.path.isfile(arg) else sorted(glob.glob(os.path.join(arg, "*.log")))
     for path in files:
+        # A test listed in XFAIL_TESTS (a known gap) that failed is what automake's harness expects;
+        # its own failed checks are not the suite's failures.
+        trs = path[:-len(".log")] + ".trs"
+        if os.path.isfile(trs) and ":test-result: XFAIL" in open(trs, errors="replace").read():
+            continue
         with open(path, errors="replace") as fh:
             text = fh.read()
         for n, f, e in re.findall(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)", text):
