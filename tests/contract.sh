@@ -2,7 +2,7 @@
 # contract.sh: the command lines of the command-line contract, run against a
 # built binary (default src/pipegrid).  Each check prints "ok - ..." or
 # "not ok - ...", and the script ends with "contract: N passed, M failed"
-# (also written to tests/contract.log for the suite's summary).
+# (make check keeps it as tests/contract.log for the suite's summary).
 set -u
 BIN=${1:-src/pipegrid}
 . "$(dirname "$0")/lib.sh" contract

@@ -5,7 +5,7 @@
 # parallel job list run for real by `parallel` (also through --sshlogin :),
 # and the Slurm array script run task by task as Slurm would.  Each check
 # prints "ok - ..." or "not ok - ...", and the script ends with
-# "sweep: N passed, M failed" (also written to tests/sweep.log).
+# "sweep: N passed, M failed" (make check keeps it as tests/sweep.log).
 set -u
 BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac

@@ -22,6 +22,14 @@
 #define IDEAL_MEMORY_BYTES (80.0 * 1024 * 1024 * 1024)
 #define SCHEDULE_FILE_PREFIX "file:"
 
+/* A key that does not apply (experiment_ignored_keys): a warning on
+ * stderr; the run goes on and its exit code is unchanged. */
+static void warn_ignored(const char *msg, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "pipegrid: warning: %s\n", msg);
+}
+
 int job_load_experiment(job *j, const cli_options *o, pg_status *st)
 {
     memset(j, 0, sizeof *j);
@@ -41,7 +49,10 @@ int job_load_experiment(job *j, const cli_options *o, pg_status *st)
     for (int i = 0; i < o->nsets; i++)
         if ((rc = config_apply_set(&j->cfg, o->sets[i], st)) != 0)
             return rc;
-    return experiment_from_config(&j->cfg, &j->exp, st);
+    if ((rc = experiment_from_config(&j->cfg, &j->exp, st)) != 0)
+        return rc;
+    experiment_ignored_keys(&j->cfg, &j->exp, warn_ignored, NULL);
+    return 0;
 }
 
 /* The cost-aware generators see one number per op kind: the slowest rank's

@@ -1,51 +1,117 @@
 /* main.c: pipegrid's entry point: dispatch to a subcommand. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "config.h"
 
-static const char USAGE[] =
+/* One entry per subcommand: its usage lines, printed by `pipegrid --help`
+ * (all of them, in this order) and by `pipegrid COMMAND --help` (its own). */
+typedef struct command_usage {
+    const char *name;
+    const char *text;
+} command_usage;
+
+static const command_usage USAGES[] = {
+    {"run",
+     "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE] [--svg FILE]\n"
+     "      simulate one experiment (the bundled default when no file is given)\n"},
+    {"schedule",
+     "  pipegrid schedule export [EXPERIMENT.yaml] [--set KEY=VALUE]... --format torch-csv\n"
+     "      print the schedule as PyTorch pipelining's compute-only CSV (replay it with schedule=file:PATH)\n"
+     "  pipegrid schedule show [EXPERIMENT.yaml] [--set KEY=VALUE]... [--simulated] [--color[=always|never]]\n"
+     "      draw the schedule in the terminal (ideal timing, or simulated with --simulated)\n"
+     "  pipegrid schedule list\n"
+     "      list the schedule generators\n"},
+    {"sweep",
+     "  pipegrid sweep [EXPERIMENT.yaml] --grid KEY=V1,V2,... [--grid ...]... [--set KEY=VALUE]... [-j N]\n"
+     "                 [--format csv] [-o FILE] [--chunk K/N]\n"
+     "      run every combination of the grid values, N processes at a time, one CSV row each;\n"
+     "      with -o FILE, rows already in FILE are kept and only the missing ones run (resume)\n"
+     "  pipegrid sweep ... --emit slurm|parallel [--chunks N] [-o FILE]\n"
+     "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"},
+    {"merge",
+     "  pipegrid merge [--grid KEY=V1,V2,...]... [-o FILE] PART.csv...\n"
+     "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"},
+    {"calibrate",
+     "  pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [-o FILE]\n"
+     "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"},
+    {"validate",
+     "  pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
+     "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"},
+    {"bound",
+     "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
+     "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"},
+    {"plan",
+     "  pipegrid plan remat [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
+     "      the rematerialization plan (forward-backward rematerialization ILP) of the schedule under\n"
+     "      memory.capacity: per rank, stage and microbatch, with its predicted makespan and peak memory\n"
+     "      (no simulation)\n"
+     "  pipegrid plan offload [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
+     "      the offload / recompute plan of offload=plan (OptPipe-style MILP) under memory.capacity, and its simulation\n"},
+    {"optimize",
+     "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N] [--format text|csv]\n"
+     "                    [-o BEST.yaml]\n"
+     "      simulate schedules x pp x microbatches x recompute / offload plans; print the Pareto front (throughput\n"
+     "      against peak memory); write the fastest plan that fits as an experiment file\n"},
+    {"keys",
+     "  pipegrid keys\n"
+     "      list every experiment key, its type, default and meaning\n"},
+};
+#define NCOMMANDS (sizeof USAGES / sizeof USAGES[0])
+
+static const char USAGE_HEAD[] =
     "pipegrid " PACKAGE_VERSION ": simulate pipeline-parallel training schedules on a simulated GPU cluster\n"
     "\n"
-    "usage:\n"
-    "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE] [--svg FILE]\n"
-    "      simulate one experiment (the bundled default when no file is given)\n"
-    "  pipegrid schedule export [EXPERIMENT.yaml] [--set KEY=VALUE]... --format torch-csv\n"
-    "      print the schedule as PyTorch pipelining's compute-only CSV (replay it with schedule=file:PATH)\n"
-    "  pipegrid schedule show [EXPERIMENT.yaml] [--set KEY=VALUE]... [--simulated] [--color[=always|never]]\n"
-    "      draw the schedule in the terminal (ideal timing, or simulated with --simulated)\n"
-    "  pipegrid schedule list\n"
-    "      list the schedule generators\n"
-    "  pipegrid sweep [EXPERIMENT.yaml] --grid KEY=V1,V2,... [--grid ...]... [--set KEY=VALUE]... [-j N]\n"
-    "                 [--format csv] [-o FILE] [--chunk K/N]\n"
-    "      run every combination of the grid values, N processes at a time, one CSV row each;\n"
-    "      with -o FILE, rows already in FILE are kept and only the missing ones run (resume)\n"
-    "  pipegrid sweep ... --emit slurm|parallel [--chunks N] [-o FILE]\n"
-    "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"
-    "  pipegrid merge [--grid KEY=V1,V2,...]... [-o FILE] PART.csv...\n"
-    "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"
-    "  pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [-o FILE]\n"
-    "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"
-    "  pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
-    "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"
-    "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
-    "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"
-    "  pipegrid plan remat [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
-    "      the rematerialization plan (seed 004 ILP) of the schedule under memory.capacity: per rank, stage\n"
-    "      and microbatch, with its predicted makespan and peak memory (no simulation)\n"
-    "  pipegrid plan offload [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
-    "      the offload / recompute plan of offload=plan (OptPipe-style MILP) under memory.capacity, and its simulation\n"
-    "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N] [--format text|csv]\n"
-    "                    [-o BEST.yaml]\n"
-    "      simulate schedules x pp x microbatches x recompute / offload plans; print the Pareto front (throughput\n"
-    "      against peak memory); write the fastest plan that fits as an experiment file\n"
-    "  pipegrid keys\n"
-    "      list every experiment key, its type, default and meaning\n"
-    "  pipegrid --help | --version\n"
+    "usage:\n";
+static const char USAGE_TAIL[] =
+    "  pipegrid --help | --version | COMMAND --help\n"
     "\n"
-    "Exit codes: 0 ok, 2 bad input, 3 out of memory predicted, 4 deadlock.\n"
+    "Exit codes: 0 ok, 1 environment failure (output not written), 2 bad input, 3 out of memory predicted,\n"
+    "4 deadlock.\n"
     "Quantities take SimGrid units: 80GiB, 34MiB, 150GBps, 100Gbps, 2us, 1.5ms.\n";
+
+static void print_usage(FILE *f)
+{
+    fputs(USAGE_HEAD, f);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fputs(USAGES[i].text, f);
+    fputs(USAGE_TAIL, f);
+}
+
+static const command_usage *find_usage(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(USAGES[i].name, name) == 0)
+            return &USAGES[i];
+    return NULL;
+}
+
+static int is_help(const char *arg)
+{
+    return arg && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0);
+}
+
+/* `pipegrid COMMAND --help` and `pipegrid schedule|plan VERB --help`. */
+static int wants_command_help(int argc, char **argv)
+{
+    if (argc > 2 && is_help(argv[2]))
+        return 1;
+    return argc > 3 && is_help(argv[3]) && (strcmp(argv[1], "schedule") == 0 || strcmp(argv[1], "plan") == 0);
+}
+
+/* Whatever a command printed must have reached standard output: a full disk
+ * or a closed pipe (`pipegrid keys > /dev/full`) is an environment failure,
+ * never a silent success. */
+static int finish_stdout(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "pipegrid: cannot write to standard output: %s\n", strerror(errno));
+        return rc == PG_EXIT_OK ? PG_EXIT_INTERNAL : rc;
+    }
+    return rc;
+}
 
 int cli_report_error(const pg_status *st)
 {
@@ -53,19 +119,20 @@ int cli_report_error(const pg_status *st)
     return st->code ? st->code : PG_EXIT_INTERNAL;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(USAGE, stderr);
-        return PG_EXIT_INPUT;
-    }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(USAGE, stdout);
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        print_usage(stdout);
         return PG_EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("pipegrid %s\n", PACKAGE_VERSION);
+        return PG_EXIT_OK;
+    }
+    const command_usage *u = find_usage(cmd);
+    if (u && wants_command_help(argc, argv)) {
+        printf("usage:\n%s", u->text);
         return PG_EXIT_OK;
     }
     if (strcmp(cmd, "run") == 0)
@@ -90,4 +157,13 @@ int main(int argc, char **argv)
         return cmd_keys(argc, argv);
     fprintf(stderr, "pipegrid: unknown command '%s' (see pipegrid --help)\n", cmd);
     return PG_EXIT_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return PG_EXIT_INPUT;
+    }
+    return finish_stdout(dispatch(argc, argv));
 }

@@ -73,8 +73,9 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
     int c;
     /* "-": the experiment file may come before the options, as the usage
      * lines write it (`run EXPERIMENT.yaml --set ...`): getopt hands every
-     * non-option over as c == 1, in place. */
-    while ((c = getopt_long(argc, argv, "-s:f:g:j:o:", LONG_OPTIONS, NULL)) != -1) {
+     * non-option over as c == 1, in place.  ":" next: an option missing its
+     * value comes back as ':', not as an unknown option. */
+    while ((c = getopt_long(argc, argv, "-:s:f:g:j:o:", LONG_OPTIONS, NULL)) != -1) {
         const char *why = NULL;
         long n;
         unsigned bit;
@@ -113,7 +114,8 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
             else return pg_fail(st, PG_EXIT_INPUT, "--color: '%s' is not always, never or auto", optarg);
             break;
         case ':':
-            return pg_fail(st, PG_EXIT_INPUT, "%s: missing value", argv[optind - 1]);
+            return pg_fail(st, PG_EXIT_INPUT, "option %s needs a value%s", argv[optind - 1],
+                           optopt == 's' ? " (--set KEY=VALUE)" : optopt == 'g' ? " (--grid KEY=V1,V2,...)" : "");
         default:
             return pg_fail(st, PG_EXIT_INPUT, "unknown option '%s' (see pipegrid --help)", argv[optind - 1]);
         }

@@ -198,8 +198,8 @@ static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_statu
         size_t off = 0;
         for (size_t i = 0; i < n && off < sizeof known; i++)
             off += (size_t)snprintf(known + off, sizeof known - off, "%s%s", i ? ", " : "", all[i].name);
-        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.gpu': unknown GPU type '%.64s' (known: %s)", e->cluster_gpu,
-                       known);
+        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "cluster.gpu"), "cluster.gpu",
+                          "unknown GPU type '%.64s' (known: %s)", e->cluster_gpu, known);
     }
     if (e->cluster_nodes < 1)
         return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.nodes': must be at least 1 (got %d)", e->cluster_nodes);

@@ -15,15 +15,20 @@
 
 #include "model/memory.h"
 #include "util/datapath.h"
+#include "util/pglimits.h"
 #include "util/units.h"
 #include "util/yamltree.h"
 
 /* Largest values the integer keys accept: far above any real job, low enough
  * that products such as tp*dp*pp and pp*microbatches*chunks fit in an int64
- * and nothing downstream allocates absurd arrays from a typo. */
+ * and nothing downstream allocates absurd arrays from a typo.  The pipeline's
+ * own (pp, microbatches, chunks) and durations are util/pglimits.h's, which
+ * the schedule layer shares, so one key has one limit. */
 #define MAX_RANKS 65536
-#define MAX_MICROBATCHES (1 << 20)
-#define MAX_CHUNKS 1024
+#define MAX_PP PG_MAX_PP
+#define MAX_MICROBATCHES PG_MAX_MICROBATCHES
+#define MAX_CHUNKS PG_MAX_CHUNKS
+#define MAX_DURATION PG_MAX_DURATION_S
 #define MAX_BATCH (1 << 30)
 #define MAX_MODEL_DIM (1 << 30)
 #define MAX_NODES (1 << 20)
@@ -100,7 +105,7 @@ static const key_spec SCHEMA[] = {
     TEXT_KEY("schedule", T_SCHEDULE, "name|file:PATH", schedule, "1f1b",
              "pipeline schedule: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, v-half, v-min, v-zb, zb-auto, "
              "hanayo, dualpipe-v, gis, gis-h (PipeOffload's group-interleaved 1F1B), or file:PATH (a torch-csv schedule)"),
-    INT_KEY("pp", pp, "4", 1, MAX_RANKS, "pipeline ranks (GPUs per pipeline)"),
+    INT_KEY("pp", pp, "4", 1, MAX_PP, "pipeline ranks (GPUs per pipeline)"),
     INT_KEY("microbatches", microbatches, "8", 1, MAX_MICROBATCHES,
             "microbatches per iteration; when absent and global_batch_size is given: "
             "global_batch_size / (micro_batch_size x dp)"),
@@ -146,11 +151,11 @@ static const key_spec SCHEMA[] = {
                "uniform (uniform.* keys), gpt (gpt.* keys and the GPU's cost model), hf:PATH (a Hugging Face "
                "config.json, e.g. hf:profiles/models/llama3-8b.json, and the GPU's cost model), or a profile "
                "YAML path"),
-    NUM_KEY("uniform.f", uniform_f_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
+    NUM_KEY("uniform.f", uniform_f_s, T_DURATION, "seconds", "1s", 0, MAX_DURATION, 1,
             "workload=uniform: F time of one rank's share of the model for one microbatch"),
-    NUM_KEY("uniform.b", uniform_b_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
+    NUM_KEY("uniform.b", uniform_b_s, T_DURATION, "seconds", "1s", 0, MAX_DURATION, 1,
             "workload=uniform: B (input gradient) time of one rank's share for one microbatch"),
-    NUM_KEY("uniform.w", uniform_w_s, T_DURATION, "seconds", "1s", 0, HUGE_NUM, 1,
+    NUM_KEY("uniform.w", uniform_w_s, T_DURATION, "seconds", "1s", 0, MAX_DURATION, 1,
             "workload=uniform: W (weight gradient) time of one rank's share for one microbatch"),
     NUM_KEY("uniform.w_fraction", uniform_w_fraction, T_NUMBER, "fraction", "0.4324", 0, 1, 0,
             "workload=uniform: part of M_B that W still needs after B (32h/(34h+5as) at h=4096, a=32, s=1024)"),
@@ -177,7 +182,7 @@ static const key_spec SCHEMA[] = {
             "MoE models: tokens an expert takes, as a multiple of its even share (capacity factor); 0 = dropless"),
     CHOICE_KEY("network", "ideal|cluster|PATH", network, "ideal", NETWORKS, NET_PLATFORM, F(platform_path),
                "ideal (latency only), cluster (generated from cluster.*), or a SimGrid platform XML path"),
-    NUM_KEY("ideal.latency", ideal_latency_s, T_DURATION, "seconds", "0", 0, HUGE_NUM, 0,
+    NUM_KEY("ideal.latency", ideal_latency_s, T_DURATION, "seconds", "0", 0, MAX_DURATION, 0,
             "network=ideal: seconds added to every dependency between two different ranks"),
     INT_KEY("cluster.nodes", cluster_nodes, "1", 1, MAX_NODES, "network=cluster: nodes"),
     INT_KEY("cluster.gpus_per_node", cluster_gpus_per_node, "8", 1, MAX_RANKS, "network=cluster: GPUs per node"),
@@ -191,7 +196,7 @@ static const key_spec SCHEMA[] = {
             "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
     NUM_KEY("memory.limit", memory_limit, T_NUMBER, "M_B units", "0", 0, HUGE_NUM, 0,
             "activation-memory limit per rank in stage-activation units M_B, for schedules that take one; 0 = none"),
-    NUM_KEY("zb_auto.time_limit", zb_auto_time_limit_s, T_DURATION, "seconds", "2s", 0, HUGE_NUM, 0,
+    NUM_KEY("zb_auto.time_limit", zb_auto_time_limit_s, T_DURATION, "seconds", "2s", 0, MAX_DURATION, 0,
             "schedule=zb-auto: time GLPK may spend refining the heuristic with the ZB paper's ILP (only up to 120 "
             "ops); 0 = heuristic only"),
     NUM_KEY("memory.capacity", memory_capacity_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
@@ -214,9 +219,9 @@ static const key_spec SCHEMA[] = {
                "the GEMM inputs: PipeOffload's), or plan (the rematerialization ILP under memory.capacity)"),
     CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,
                "split backward: after B keep what W needs (keep), or keep only the stage input and recompute "
-               "the forward before W (recompute, seed 004)"),
-    NUM_KEY("recompute.time_limit", recompute_time_limit_s, T_DURATION, "seconds", "20s", 0, HUGE_NUM, 0,
-            "recompute=plan: time GLPK may spend on the rematerialization ILP (seed 004) after its greedy warm "
+               "the forward before W (recompute: the backward option of forward-backward rematerialization planning)"),
+    NUM_KEY("recompute.time_limit", recompute_time_limit_s, T_DURATION, "seconds", "20s", 0, MAX_DURATION, 0,
+            "recompute=plan: time GLPK may spend on the forward-backward rematerialization ILP after its greedy warm "
             "start; 0 = greedy only"),
     NUM_KEY("recompute.gap", recompute_gap, T_NUMBER, "fraction", "0.001", 0, 1, 0,
             "recompute=plan: relative optimality gap at which the ILP stops"),
@@ -297,7 +302,9 @@ static void describe(const key_spec *k, char *buf, size_t len)
 {
     char range[128] = "";
     if (k->type != T_TEXT && k->type != T_SCHEDULE && k->type != T_CHOICE) {
-        if (k->max < HUGE_NUM)
+        if (k->max < HUGE_NUM && k->min_open)
+            snprintf(range, sizeof range, " > %.15g and <= %.15g", k->min, k->max);
+        else if (k->max < HUGE_NUM)
             snprintf(range, sizeof range, " between %.15g and %.15g", k->min, k->max);
         else
             snprintf(range, sizeof range, " %s %.15g", k->min_open ? ">" : ">=", k->min);
@@ -617,6 +624,81 @@ int experiment_from_config(const config *c, experiment *e, pg_status *st)
     e->origin_workload = experiment_origin(e, "workload");
     e->origin_network = experiment_origin(e, "network");
     return cross_check(c, e, st);
+}
+
+/* ---- keys that do not apply ----------------------------------------------
+ * Which keys mean something under which settings: the one table of it.  A key
+ * given (in a file or by --set) whose setting is not in force is reported by
+ * experiment_ignored_keys; the CLI prints each as a warning and goes on (a
+ * sweep or an experiment file legitimately carries keys for other settings,
+ * so refusing would break those; silently ignoring them hid typos of intent
+ * such as gpt.* with a profile).  An entry's key ending in '.' covers every key
+ * under that prefix; the first entry that matches a key decides. */
+static int wl_is_gpt(const experiment *e) { return e->workload == WL_GPT; }
+static int wl_is_modelled(const experiment *e) { return experiment_workload_is_modelled(e); }
+static int wl_is_uniform(const experiment *e) { return e->workload == WL_UNIFORM; }
+static int net_is_cluster(const experiment *e) { return e->network == NET_CLUSTER; }
+static int net_is_ideal(const experiment *e) { return e->network == NET_IDEAL; }
+static int sched_has_chunks(const experiment *e)
+{
+    return strcmp(e->schedule, "interleaved") == 0 || strcmp(e->schedule, "hanayo") == 0 ||
+           strcmp(e->schedule, "gis") == 0 || strcmp(e->schedule, "gis-h") == 0;
+}
+static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
+static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
+static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
+static int offload_is_plan(const experiment *e) { return e->offload == OFFLOAD_PLAN; }
+
+typedef struct applicability {
+    const char *key;                      /* a key, or a prefix ending in '.' */
+    int (*applies)(const experiment *e);
+    const char *when;                     /* the settings it needs, for the message */
+} applicability;
+
+static const applicability APPLIES[] = {
+    {"gpt.seq", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
+    {"gpt.", wl_is_gpt, "workload=gpt"},
+    {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"moe.capacity_factor", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"uniform.", wl_is_uniform, "workload=uniform"},
+    {"cluster.", net_is_cluster, "network=cluster"},
+    {"ideal.latency", net_is_ideal, "network=ideal"},
+    {"chunks", sched_has_chunks, "schedule=interleaved, hanayo, gis or gis-h (V-shape schedules always have 2)"},
+    {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
+    {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
+    {"offload.ratio", offload_is_selective, "offload=selective"},
+    {"offload.order", offload_is_plan, "offload=plan"},
+};
+
+static const applicability *applicability_of(const char *key)
+{
+    for (size_t i = 0; i < sizeof APPLIES / sizeof APPLIES[0]; i++) {
+        size_t n = strlen(APPLIES[i].key);
+        int prefix = n > 0 && APPLIES[i].key[n - 1] == '.';
+        if (prefix ? strncmp(key, APPLIES[i].key, n) == 0 : strcmp(key, APPLIES[i].key) == 0)
+            return &APPLIES[i];
+    }
+    return NULL;
+}
+
+int experiment_ignored_keys(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
+                            void *ctx)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        const cfg_entry *en = &c->entries[i];
+        const applicability *a = applicability_of(en->key);
+        if (!a || a->applies(e))
+            continue;
+        pg_status msg;
+        pg_status_clear(&msg);
+        pg_fail_at(&msg, PG_EXIT_OK, en->origin, en->key, "ignored: applies only with %s", a->when);
+        if (report)
+            report(msg.msg, ctx);
+        n++;
+    }
+    return n;
 }
 
 const exp_key_doc *experiment_key_docs(size_t *count)

@@ -137,6 +137,16 @@ int experiment_from_config(const config *c, experiment *e, pg_status *st);
  * refuse before running anything.  0, or PG_EXIT_INPUT naming at and key. */
 int experiment_check_value(const char *key, const char *value, pg_origin at, pg_status *st);
 
+/* Keys given in c (a file or --set) that e's settings make meaningless
+ * (gpt.* without workload=gpt, cluster.* without network=cluster, chunks
+ * with a schedule that has none, offload.ratio without offload=selective,
+ * ...: the table in experiment.c).  For each, in the config's order,
+ * report(msg, ctx) gets "FILE:LINE: key 'KEY': ignored: applies only with
+ * SETTING"; returns how many.  They are warnings, not errors: the run goes on
+ * without them. */
+int experiment_ignored_keys(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
+                            void *ctx);
+
 /* The schema, for `pipegrid keys` and the README. */
 typedef struct exp_key_doc {
     const char *key;

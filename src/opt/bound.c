@@ -208,7 +208,7 @@ int bound_lower(const bound_input *in, bound_result *out, pg_status *st)
     if (serial >= 0 && serial <= out->lower_bound * (1 + BOUND_LIMIT_SLACK)) {
         out->exact = 1;
         out->exact_reason = "K leaves room for one activation: microbatches are serialised on rank 0 "
-                            "(seed 000, K = 1), and the one-at-a-time schedule reaches the bound";
+                            "(Mind Bubbles and Memory's exact case K = 1), and the one-at-a-time schedule reaches the bound";
     }
     bound_chain_free(&c);
     return 0;

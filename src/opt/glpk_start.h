@@ -15,6 +15,7 @@
 typedef struct glpk_start {
     const double *x;          /* [ncols + 1], 1-based; NULL: nothing to give */
     int given;
+    double deadline_s;        /* workclock.h deadline of the search (its deterministic mode) */
 } glpk_start;
 
 /* Gives s->x to the search if this is its first heuristic call; returns 1
@@ -22,7 +23,8 @@ typedef struct glpk_start {
  * for the next call). */
 int glpk_start_offer(glp_tree *tree, glpk_start *s);
 
-/* A callback for glp_iocp.cb_func, cb_info a glpk_start. */
+/* A callback for glp_iocp.cb_func, cb_info a glpk_start: the start, and the
+ * work limit of workclock.h's deterministic mode at s->deadline_s. */
 void glpk_start_callback(glp_tree *tree, void *info);
 
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "opt/glpk_start.h"
+#include "opt/workclock.h"
 #include "opt/offload_internal.h"
 
 /* Objective weight of the seconds an option spends (tie-break only). */
@@ -277,6 +278,7 @@ static void callback(glp_tree *tree, void *info)
     cb_info *cb = info;
     int reason = glp_ios_reason(tree);
     glpk_start_offer(tree, &cb->start);
+    workclock_glpk_tick(tree, cb->start.deadline_s);
     if (reason == GLP_ISELECT) {
         int a, n, t;
         glp_ios_tree_size(tree, &a, &n, &t);
@@ -324,7 +326,7 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
     res->nrows = glp_get_num_rows(z.lp);
     int ok = 0;
     double *x0 = greedy_fits ? warm_start(&z, greedy) : NULL;
-    cb_info cb = {{x0, 0}, OFFLOAD_MILP_MAX_NODES, 0};
+    cb_info cb = {{x0, 0, workclock_s() + MILP_TIME_LIMIT_S}, OFFLOAD_MILP_MAX_NODES, 0};
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
@@ -340,7 +342,7 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
         io.presolve = GLP_OFF;   /* the warm start is in the original columns */
         io.cb_func = callback;
         io.cb_info = &cb;
-        io.tm_lim = MILP_TIME_LIMIT_S * MS_PER_S;
+        io.tm_lim = workclock_tm_lim_ms(MILP_TIME_LIMIT_S);
         io.mip_gap = 1e-4;
         int rc = glp_intopt(z.lp, &io);
         int ms = glp_mip_status(z.lp);

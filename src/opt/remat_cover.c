@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "opt/remat_internal.h"
+#include "opt/workclock.h"
 
 #define MS_PER_S 1000.0
 /* The cut's right-hand side is lowered by this much so that GLPK's own
@@ -42,6 +43,7 @@ double rm_col_cost(const rm_ilp *z, int col)
 
 typedef struct cover_cb {
     double bound;
+    double deadline_s;   /* workclock.h: the search's work limit in deterministic mode */
 } cover_cb;
 
 static void cover_callback(glp_tree *tree, void *info)
@@ -52,6 +54,7 @@ static void cover_callback(glp_tree *tree, void *info)
         double b = glp_ios_node_bound(tree, best);
         if (b > cb->bound) cb->bound = b;
     }
+    workclock_glpk_tick(tree, cb->deadline_s);
 }
 
 /* Among a rank's many covers of least cost (its microbatches are largely
@@ -112,16 +115,16 @@ static int cover_rank(const rm_ilp *z, int tm_ms, const int *map, int ncols, pla
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
-    sm.tm_lim = tm_ms;
+    sm.tm_lim = workclock_tm_lim_ms(tm_ms / MS_PER_S);
     if (glp_simplex(lp, &sm) == 0 && glp_get_status(lp) == GLP_OPT) {
-        cover_cb cb = {glp_get_obj_val(lp)};
+        cover_cb cb = {glp_get_obj_val(lp), workclock_s() + tm_ms / MS_PER_S};
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;
         io.mir_cuts = GLP_ON;
         io.cb_func = cover_callback;
         io.cb_info = &cb;
-        io.tm_lim = tm_ms;
+        io.tm_lim = workclock_tm_lim_ms(tm_ms / MS_PER_S);
         int rc = glp_intopt(lp, &io);
         *bound = cb.bound;
         if (rc == 0 && glp_mip_status(lp) == GLP_OPT) {

@@ -34,6 +34,7 @@
 
 #include "opt/glpk_start.h"
 #include "opt/remat_internal.h"
+#include "opt/workclock.h"
 
 #define MS_PER_S 1000.0
 /* A binary is taken as set above this value (GLPK returns 0/1 up to its
@@ -385,6 +386,7 @@ static void callback(glp_tree *tree, void *info)
         polish_incumbent(tree, cb);
         improve_incumbent(tree, cb);
     }
+    workclock_glpk_tick(tree, cb->deadline_s);
     if (reason == GLP_ISELECT || reason == GLP_IBINGO || reason == GLP_IHEUR) {
         int best = glp_ios_best_node(tree);
         if (best > 0) cb->bound = glp_ios_node_bound(tree, best);
@@ -434,11 +436,10 @@ void rm_ilp_free(rm_ilp *z)
     memset(z, 0, sizeof *z);
 }
 
+/* The planner's clock: wall time, or workclock.h's deterministic work clock. */
 static double wall_s(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return workclock_s();
 }
 
 /* Share of the time limit the per-rank covers may use. */
@@ -498,10 +499,10 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
     double left = in->time_limit_s - (wall_s() - t0);
-    sm.tm_lim = left > 0 ? (int)(left * MS_PER_S) : 1;
+    sm.tm_lim = workclock_tm_lim_ms(left);
     int src = glp_simplex(z.lp, &sm);
     if (src == 0 && glp_get_status(z.lp) == GLP_OPT) {
-        cb_info cb = {&z, {x0, 0}, glp_get_obj_val(z.lp), warm_makespan, in->time_limit_s * POLISH_CB_SHARE,
+        cb_info cb = {&z, {x0, 0, 0}, glp_get_obj_val(z.lp), warm_makespan, in->time_limit_s * POLISH_CB_SHARE,
                       pg_xmalloc(((size_t)md->npairs + 1) * sizeof *cb.c),
                       pg_xmalloc(((size_t)md->total + 1) * sizeof *cb.end),
                       rm_lns_new(&z, in->gap), wall_s(), 0, 0, in->time_limit_s * LNS_STEP_SHARE,
@@ -515,7 +516,7 @@ static int solve(const rm_model *md, const remat_input *in, const double *keep_m
         io.mip_gap = in->gap;
         io.mir_cuts = GLP_ON;
         left = in->time_limit_s * (1.0 - POLISH_TIME_SHARE) - (wall_s() - t0);
-        io.tm_lim = left > 0 ? (int)(left * MS_PER_S) : 1;
+        io.tm_lim = workclock_tm_lim_ms(left);
         cb.deadline_s = cb.t0_s + (left > 0 ? left : 0);
         int rc = glp_intopt(z.lp, &io);
         rm_lns_free(cb.lns);

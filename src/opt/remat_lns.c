@@ -28,6 +28,7 @@
 
 #include "opt/glpk_start.h"
 #include "opt/remat_internal.h"
+#include "opt/workclock.h"
 
 #define MS_PER_S 1000.0
 /* Microbatches in the first windows. */
@@ -112,10 +113,10 @@ static int solve_window(rm_lns *l, plan_choice *c, double deadline_s, double (*c
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
-    sm.tm_lim = (int)((deadline_s - clock_s()) * MS_PER_S) + 1;
+    sm.tm_lim = workclock_tm_lim_ms(deadline_s - clock_s());
     if (glp_simplex(z->lp, &sm) != 0 || glp_get_status(z->lp) != GLP_OPT) return 0;
     double *x = rm_ilp_point(z, c, l->end, best);
-    glpk_start cb = {x, 0};
+    glpk_start cb = {x, 0, deadline_s};
     glp_iocp io;
     glp_init_iocp(&io);
     io.msg_lev = GLP_MSG_OFF;
@@ -124,8 +125,7 @@ static int solve_window(rm_lns *l, plan_choice *c, double deadline_s, double (*c
     io.mip_gap = l->gap;
     io.cb_func = glpk_start_callback;
     io.cb_info = &cb;
-    double left = deadline_s - clock_s();
-    io.tm_lim = left > 0 ? (int)(left * MS_PER_S) + 1 : 1;
+    io.tm_lim = workclock_tm_lim_ms(deadline_s - clock_s());
     glp_intopt(z->lp, &io);
     free(x);
     int ms = glp_mip_status(z->lp);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "opt/glpk_start.h"
+#include "opt/workclock.h"
 
 /* Tolerance for spans and memory counts. */
 #define ZB_EPS 1e-9
@@ -258,14 +259,14 @@ int zb_ilp_refine(const sched_params *p, schedule *inout, double time_limit_s, p
     int lp_rc = glp_simplex(z.lp, &sm);
     int improved = 0;
     if (lp_rc == 0 && glp_get_status(z.lp) == GLP_OPT) {
-        glpk_start cb = {z.x0, 0};
+        glpk_start cb = {z.x0, 0, workclock_s() + time_limit_s};
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;
         io.presolve = GLP_OFF;   /* the warm start is given in the original columns */
         io.cb_func = glpk_start_callback;
         io.cb_info = &cb;
-        io.tm_lim = (int)(time_limit_s * MS_PER_S);
+        io.tm_lim = workclock_tm_lim_ms(time_limit_s);
         glp_intopt(z.lp, &io);
         int ms = glp_mip_status(z.lp);
         if ((ms == GLP_OPT || ms == GLP_FEAS) && glp_mip_obj_val(z.lp) < span0 * (1.0 - ZB_MIN_GAIN)) {

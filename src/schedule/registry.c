@@ -5,13 +5,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/pglimits.h"
 #include "util/strbuf.h"
 
-/* Sanity limits on parameters: far beyond any real pipeline, low enough that
- * a typo cannot make us allocate gigabytes of op lists. */
-#define SCHED_MAX_PP 4096
-#define SCHED_MAX_CHUNKS 64
-#define SCHED_MAX_MICROBATCHES 1000000
+/* Sanity limits on parameters: the experiment schema's (util/pglimits.h),
+ * re-checked for library callers, and the total op count (a product of
+ * keys, which no single key's range can bound). */
+#define SCHED_MAX_PP PG_MAX_PP
+#define SCHED_MAX_CHUNKS PG_MAX_CHUNKS
+#define SCHED_MAX_MICROBATCHES PG_MAX_MICROBATCHES
 #define SCHED_MAX_TOTAL_OPS 50000000LL
 /* A stage and microbatch have at most three ops (F, B, W). */
 #define SCHED_MAX_OPS_PER_STAGE_MB 3
@@ -52,12 +54,12 @@ const sched_generator *sched_find_generator(const char *name)
 static int check_params(const sched_params *p, pg_status *st)
 {
     if (p->pp < 1 || p->pp > SCHED_MAX_PP)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'pp': must be 1..%d (got %d)", SCHED_MAX_PP, p->pp);
+        return pg_fail(st, PG_EXIT_INPUT, "key 'pp': expected an integer between 1 and %d, got '%d'", SCHED_MAX_PP, p->pp);
     if (p->m < 1 || p->m > SCHED_MAX_MICROBATCHES)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'microbatches': must be 1..%d (got %d)", SCHED_MAX_MICROBATCHES,
+        return pg_fail(st, PG_EXIT_INPUT, "key 'microbatches': expected an integer between 1 and %d, got '%d'", SCHED_MAX_MICROBATCHES,
                        p->m);
     if (p->chunks < 1 || p->chunks > SCHED_MAX_CHUNKS)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'chunks': must be 1..%d (got %d)", SCHED_MAX_CHUNKS, p->chunks);
+        return pg_fail(st, PG_EXIT_INPUT, "key 'chunks': expected an integer between 1 and %d, got '%d'", SCHED_MAX_CHUNKS, p->chunks);
     long long ops = (long long)p->pp * p->chunks * p->m * SCHED_MAX_OPS_PER_STAGE_MB;
     if (ops > SCHED_MAX_TOTAL_OPS)
         return pg_fail(st, PG_EXIT_INPUT,

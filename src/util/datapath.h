@@ -5,6 +5,10 @@
  * directory), under $PIPEGRID_DATA_DIR, under the source tree the binary was
  * built from (PG_SOURCE_DIR, so an uninstalled build finds its data from any
  * directory), and under the installed data directory (PG_DATA_DIR).  An
+ * installed binary (one that runs from PG_BIN_DIR, or from ROOT/PG_BIN_DIR
+ * after `make install DESTDIR=ROOT`) skips the source tree and reads
+ * ROOT/PG_DATA_DIR instead, so what `make install` leaves out is an error
+ * there, not silently read from the build's sources.  An
  * absolute name is only taken as given.  Only regular files match, so a
  * directory named like a profile is never "found".
  */

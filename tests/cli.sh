@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# cli.sh: command-line hygiene against a built binary (default src/pipegrid):
+# output that cannot be written fails, per-command --help, clear messages for
+# a missing option value, out-of-range durations, an unknown cluster.gpu in a
+# file, one limit per key, user-facing text free of internal references, and
+# keys that do not apply to the settings warned about (exit 0).
+set -u
+BIN=${1:-src/pipegrid}
+case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+. "$(dirname "$0")/lib.sh" cli
+cd "$TMP" || exit 1
+U=(--set workload=uniform --set network=ideal --set pp=4 --set microbatches=8 --format json)
+
+# ---- output to a full device is an error, not a silent success ----
+for c in keys "schedule list" --help --version "run --help"; do
+    # shellcheck disable=SC2086
+    "$BIN" $c >/dev/full 2>"$TMP/err"
+    rc=$?
+    if [ "$rc" = 1 ]; then ok "$c > /dev/full exits 1"; else not_ok "$c > /dev/full exits 1" "exit $rc"; fi
+    expect_err "$c > /dev/full says why" "cannot write to standard output"
+    # shellcheck disable=SC2086
+    expect_rc "$c exits 0" 0 "$BIN" $c
+done
+
+# ---- per-command help ----
+for c in run schedule sweep merge calibrate validate bound plan optimize keys; do
+    expect_rc "pipegrid $c --help exits 0" 0 "$BIN" "$c" --help
+    if grep -q "pipegrid $c" "$TMP/out" && ! grep -q "pipegrid run \[" "$TMP/out" || [ "$c" = run ]
+    then ok "pipegrid $c --help prints its own usage"; else not_ok "pipegrid $c --help prints its own usage" "$(head -3 "$TMP/out")"; fi
+done
+expect_rc "pipegrid schedule show --help exits 0" 0 "$BIN" schedule show --help
+
+# ---- messages ----
+expect_rc "--set without a value: exit 2" 2 "$BIN" run --set
+expect_err "--set without a value says so" "option --set needs a value"
+expect_rc "uniform.f=1e300: exit 2 (not a deadlock)" 2 "$BIN" run "${U[@]}" --set uniform.f=1e300
+expect_err "uniform.f=1e300: a range message naming the key" "key 'uniform.f': expected a duration > 0 and <= "
+printf 'network: cluster\ncluster:\n  gpu: z100\nworkload: uniform\n' >gpu.yaml
+expect_rc "unknown cluster.gpu in a file: exit 2" 2 "$BIN" run gpu.yaml
+expect_err "unknown cluster.gpu: file:line and key" "gpu.yaml:3: key 'cluster.gpu': unknown GPU type 'z100'"
+# One limit per key: the schema's message, whatever the value beyond it.
+for kv in pp=5000 pp=100000; do
+    expect_rc "$kv: exit 2" 2 "$BIN" run "${U[@]}" --set schedule=1f1b --set "$kv"
+    expect_err "$kv: the one limit of pp" "key 'pp': expected an integer between 1 and 4096"
+done
+for kv in chunks=100 chunks=2000; do
+    expect_rc "$kv: exit 2" 2 "$BIN" run "${U[@]}" --set schedule=interleaved --set "$kv"
+    expect_err "$kv: the one limit of chunks" "key 'chunks': expected an integer between 1 and 64"
+done
+for kv in microbatches=1000001 microbatches=2000000; do
+    expect_rc "$kv: exit 2" 2 "$BIN" run "${U[@]}" --set "$kv"
+    expect_err "$kv: the one limit of microbatches" "key 'microbatches': expected an integer between 1 and 1000000"
+done
+
+# ---- user-facing text names papers and features, not internal seeds or issues ----
+for c in keys --help "plan --help" "schedule list"; do
+    # shellcheck disable=SC2086
+    "$BIN" $c >"$TMP/out" 2>&1
+    if grep -Eiq "seed [0-9A-E]|issue [0-9]" "$TMP/out"; then not_ok "$c: no seed / issue numbers" "$(grep -Ei "seed [0-9A-E]|issue [0-9]" "$TMP/out" | head -2)"
+    else ok "$c: no seed / issue numbers"; fi
+done
+
+# ---- keys that do not apply: a warning naming file:line, key and the setting; exit 0 ----
+check_ignored() {   # NAME KEY SETTING ARGS...
+    local name=$1 key=$2 setting=$3
+    shift 3
+    expect_rc "$name: exit 0" 0 "$BIN" run "$@"
+    expect_err "$name: warned" "warning: --set: key '$key': ignored: applies only with $setting"
+}
+check_ignored "gpt.* with a profile" gpt.layers "workload=gpt" --set workload=profiles/zb-gpt-1.5b.yaml \
+    --set network=ideal --set gpt.layers=4 --format json
+check_ignored "cluster.* with an XML network" cluster.nodes "network=cluster" \
+    --set network=platforms/dgx-h100-1node.xml --set workload=uniform --set cluster.nodes=2 --format json
+check_ignored "chunks with 1f1b" chunks "schedule=interleaved or schedule=hanayo" "${U[@]}" --set schedule=1f1b --set chunks=4
+check_ignored "offload.ratio without offload=selective" offload.ratio "offload=selective" "${U[@]}" --set offload.ratio=0.3
+for k in precision=fp8 attention=legacy moe.capacity_factor=1.25; do
+    check_ignored "$k with a uniform workload" "${k%%=*}" "workload=gpt or workload=hf:PATH" "${U[@]}" --set "$k"
+    check_ignored "$k with a profile" "${k%%=*}" "workload=gpt or workload=hf:PATH" --set network=ideal \
+        --set workload=profiles/zb-gpt-1.5b.yaml --set "$k" --format json
+done
+printf 'workload: uniform\nnetwork: ideal\ngpt:\n  hidden: 1024\n' >ign.yaml
+expect_rc "ignored key in a file: exit 0" 0 "$BIN" run ign.yaml --format json
+expect_err "ignored key in a file: file:line" "ign.yaml:4: key 'gpt.hidden': ignored: applies only with workload=gpt"
+expect_rc "keys that apply: no warning" 0 "$BIN" run "${U[@]}" --set schedule=interleaved --set chunks=2 \
+    --set offload=selective --set offload.ratio=0.5
+if grep -q warning "$TMP/err"; then not_ok "keys that apply: no warning" "$(cat "$TMP/err")"; else ok "keys that apply: no warning"; fi
+
+test_summary
