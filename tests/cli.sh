@@ -71,7 +71,7 @@ check_ignored "gpt.* with a profile" gpt.layers "workload=gpt" --set workload=pr
     --set network=ideal --set gpt.layers=4 --format json
 check_ignored "cluster.* with an XML network" cluster.nodes "network=cluster" \
     --set network=platforms/dgx-h100-1node.xml --set workload=uniform --set cluster.nodes=2 --format json
-check_ignored "chunks with 1f1b" chunks "schedule=interleaved or schedule=hanayo" "${U[@]}" --set schedule=1f1b --set chunks=4
+check_ignored "chunks with 1f1b" chunks "schedule=interleaved, hanayo, gis or gis-h" "${U[@]}" --set schedule=1f1b --set chunks=4
 check_ignored "offload.ratio without offload=selective" offload.ratio "offload=selective" "${U[@]}" --set offload.ratio=0.3
 for k in precision=fp8 attention=legacy moe.capacity_factor=1.25; do
     check_ignored "$k with a uniform workload" "${k%%=*}" "workload=gpt or workload=hf:PATH" "${U[@]}" --set "$k"

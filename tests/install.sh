@@ -44,12 +44,10 @@ expect_rc "installed: a shipped platform" 0 "$BIN" run --set network=platforms/d
     --set workload=uniform "${SMALL[@]}"
 # A model config shipped under profiles/models/ (when the tree has them).
 share=$(dirname "$(dirname "$BIN")")/share/pipegrid
-for cfg in "$share"/profiles/models/*.json; do
-    [ -f "$cfg" ] || break
-    rel=profiles/models/$(basename "$cfg")
-    expect_rc "installed: workload=hf:$rel" 0 "$BIN" run --set "workload=hf:$rel" --set gpt.seq=1024 \
-        --set network=cluster --set cluster.gpu=h100-sxm --set cluster.nodes=1 --set pp=1 --set microbatches=1 \
+cfg=profiles/models/llama3-8b.json
+if [ -f "$share/$cfg" ]; then
+    expect_rc "installed: workload=hf:$cfg" 0 "$BIN" run --set "workload=hf:$cfg" --set gpt.seq=1024 \
+        --set network=cluster --set cluster.gpu=h100-sxm --set cluster.nodes=1 --set pp=4 --set microbatches=4 \
         --format json
-    break
-done
+fi
 test_summary
