@@ -18,11 +18,10 @@ int workclock_deterministic(void)
     return mode;
 }
 
-static double virtual_s;
-
 double workclock_s(void)
 {
     if (workclock_deterministic()) {
+        static double virtual_s;
         virtual_s += WORKCLOCK_TICK_S;
         return virtual_s;
     }
@@ -43,9 +42,6 @@ int workclock_tm_lim_ms(double limit_s)
 
 void workclock_glpk_tick(glp_tree *tree, double deadline_s)
 {
-    if (!workclock_deterministic())
-        return;
-    virtual_s += WORKCLOCK_GLPK_TICK_S;
-    if (virtual_s > deadline_s)
+    if (workclock_deterministic() && workclock_s() > deadline_s)
         glp_ios_terminate(tree);
 }

@@ -8,7 +8,6 @@
  * Deterministic mode (environment PIPEGRID_DETERMINISTIC=1; the test suite
  * and the README examples set it) turns every time limit into a work limit:
  * each read of workclock_s() advances a virtual clock by WORKCLOCK_TICK_S
- * (WORKCLOCK_GLPK_TICK_S per GLPK callback call)
  * instead of reading the wall clock, GLPK gets no time limit of its own
  * (workclock_tm_lim_ms), and each call of a search's callback reads the clock
  * once and ends the search (glp_ios_terminate) once past its deadline
@@ -23,11 +22,8 @@
 #include <glpk.h>
 
 #define WORKCLOCK_ENV "PIPEGRID_DETERMINISTIC"
-/* Virtual seconds one clock read stands for in deterministic mode (a local
- * search's step), and one GLPK callback call (far cheaper: GLPK calls back
- * several times per node). */
+/* Virtual seconds one clock read stands for in deterministic mode. */
 #define WORKCLOCK_TICK_S 5e-3
-#define WORKCLOCK_GLPK_TICK_S 1e-4
 
 /* 1 in deterministic mode (read once per process). */
 int workclock_deterministic(void);
