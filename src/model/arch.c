@@ -133,19 +133,19 @@ int arch_run_check(const arch *a, const arch_run *r, pg_status *st)
 
 /* ---- dimensions ------------------------------------------------------------ */
 
-static double q_dim(const arch *a)       /* query width (all heads) */
+double arch_q_dim(const arch *a)       /* query width (all heads) */
 {
     if (a->attn == ARCH_ATTN_MLA)
         return (double)a->heads * (a->mla.qk_nope_head_dim + a->mla.qk_rope_head_dim);
     return (double)a->heads * a->head_dim;
 }
 
-static double kv_dim(const arch *a)      /* key width, value width alike for MHA/GQA */
+double arch_kv_dim(const arch *a)      /* key width, value width alike for MHA/GQA */
 {
     return (double)a->kv_heads * a->head_dim;
 }
 
-static double o_dim(const arch *a)       /* attention output width (values of all heads) */
+double arch_o_dim(const arch *a)       /* attention output width (values of all heads) */
 {
     if (a->attn == ARCH_ATTN_MLA)
         return (double)a->heads * a->mla.v_head_dim;
@@ -175,14 +175,14 @@ static double attn_weights(const arch *a)
                                       : h * a->heads * qk_head;
         double kv = h * (m->kv_lora_rank + m->qk_rope_head_dim) +
                     (double)m->kv_lora_rank * a->heads * (m->qk_nope_head_dim + m->v_head_dim);
-        return q + kv + o_dim(a) * h;
+        return q + kv + arch_o_dim(a) * h;
     }
-    return h * (q_dim(a) + 2 * kv_dim(a)) + o_dim(a) * h;
+    return h * (arch_q_dim(a) + 2 * arch_kv_dim(a)) + arch_o_dim(a) * h;
 }
 
 static double attn_biases(const arch *a)
 {
-    double qkv = q_dim(a) + 2 * kv_dim(a);
+    double qkv = arch_q_dim(a) + 2 * arch_kv_dim(a);
     if (a->linear_bias)
         return qkv + a->hidden;
     return a->qkv_bias ? qkv : 0.0;
@@ -323,7 +323,7 @@ double arch_layer_fwd_flops(const arch *a, const arch_run *r, int layer)
     double tokens = (double)r->seq * r->micro_batch;
     double linear = FLOPS_PER_MAC * tokens * linear_weights_per_token(a, layer);
     /* QK^T over q_dim and AV over o_dim, full s x s */
-    double core = FLOPS_PER_MAC * (double)r->micro_batch * r->seq * r->seq * (q_dim(a) + o_dim(a));
+    double core = FLOPS_PER_MAC * (double)r->micro_batch * r->seq * r->seq * (arch_q_dim(a) + arch_o_dim(a));
     return linear + core;
 }
 
@@ -399,14 +399,14 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
     double gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
     L.norm_inputs = NORMS_PER_LAYER * x.hid;
     L.gemm_inputs_norm = 2 * x.hid;
-    double k_width = a->attn == ARCH_ATTN_MLA ? q_dim(a) : kv_dim(a);
-    double qkv_width = q_dim(a) + k_width + (a->attn == ARCH_ATTN_MLA ? o_dim(a) : kv_dim(a));
+    double k_width = a->attn == ARCH_ATTN_MLA ? arch_q_dim(a) : arch_kv_dim(a);
+    double qkv_width = arch_q_dim(a) + k_width + (a->attn == ARCH_ATTN_MLA ? arch_o_dim(a) : arch_kv_dim(a));
     L.qkv = BF16_BYTES * T * qkv_width / t;
     if (r->flash)
         L.core_extra = FP32_BYTES * (double)r->micro_batch * a->heads / t * ((double)r->seq / r->cp);
     else
         L.core_extra = arch_layer_attn_core_bytes(a, r);
-    L.proj_in = BF16_BYTES * T * o_dim(a) / t;
+    L.proj_in = BF16_BYTES * T * arch_o_dim(a) / t;
     L.masks = 2 * x.mask;
     L.out_grads = BF16_BYTES * T * qkv_width / t + x.hid;           /* QKV output grad, proj output grad */
     if (a->attn == ARCH_ATTN_MLA) {
@@ -496,6 +496,6 @@ double arch_cp_kv_bytes(const arch *a, const arch_run *r)
     if (r->cp <= 1)
         return 0.0;
     double T = (double)r->seq / r->cp * r->micro_batch;
-    double width = a->attn == ARCH_ATTN_MLA ? q_dim(a) + o_dim(a) : 2 * kv_dim(a);
+    double width = a->attn == ARCH_ATTN_MLA ? arch_q_dim(a) + arch_o_dim(a) : 2 * arch_kv_dim(a);
     return BF16_BYTES * T * width / r->tp;
 }

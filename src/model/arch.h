@@ -91,6 +91,12 @@ static inline int arch_is_moe_layer(const arch *a, int layer)
     return a->moe.experts > 0 && layer >= a->moe.dense_layers;
 }
 
+/* Attention widths (all heads): queries, keys (= values for MHA/GQA; MLA's
+ * keys are per head, as wide as its queries), and the attention output. */
+double arch_q_dim(const arch *a);
+double arch_kv_dim(const arch *a);
+double arch_o_dim(const arch *a);
+
 /* ---- parameters ------------------------------------------------------------ */
 
 /* Whole model (every expert counted once): the number model cards publish. */

@@ -237,15 +237,9 @@ static dims dims_of(const gpt_shape *m)
     d.T = d.sl * d.b;
     d.n = d.T * d.h;
     d.rep = m->sequence_parallel ? d.t : 1.0;
-    if (a->attn == ARCH_ATTN_MLA) {
-        d.q = (double)a->heads * (a->mla.qk_nope_head_dim + a->mla.qk_rope_head_dim);
-        d.kv = d.q;
-        d.o = (double)a->heads * a->mla.v_head_dim;
-    } else {
-        d.q = (double)a->heads * a->head_dim;
-        d.kv = (double)a->kv_heads * a->head_dim;
-        d.o = d.q;
-    }
+    d.q = arch_q_dim(a);
+    d.kv = a->attn == ARCH_ATTN_MLA ? d.q : arch_kv_dim(a);
+    d.o = arch_o_dim(a);
     d.e = d.b * (d.a_heads / d.t) * d.sl * d.s;
     d.c = d.T * d.V / d.t;
     d.Tk = d.T * a->moe.top_k * (m->capacity_factor > 0 ? m->capacity_factor : 1.0);

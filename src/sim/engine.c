@@ -766,14 +766,8 @@ static void compute_actor(int argc, char **argv)
             run_compute(rs, rs->next, actmem_op_ref_s(cost, op.kind));
             op_communication(rs, op, 1);
         }
-        double end_s = simgrid_get_clock();
-        rs->last_end_s = end_s;
         rs->rep->done[done_index(op.kind, op.stage, op.mb)] = 1;
-        if (rs->record) {
-            tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
-                         .kind = op.kind};
-            timeline_add_op(E.tl, &rec);
-        }
+        finish_op(rs, op, start_s, simgrid_get_clock());
         send_output(rs, op);
         if (E.plan && op.kind == OP_F && E.flow[item_of(op.stage, op.mb)].offload_bytes > 0)
             copy_push(&rs->d2h, (int)item_of(op.stage, op.mb));
