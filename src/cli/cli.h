@@ -88,6 +88,12 @@ int job_build_plan(job *j, memplan *out, pg_status *st);
  * chosen order replaces j->sched.  After job_build_schedule and
  * job_build_platform.  The caller frees out (plan_free). */
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st);
+/* offload=full|selective: PipeOffload's chunk count (offload.chunks, or the
+ * preset's) and, with offload.rules=pipeoffload, what the plan's copy rules
+ * need (schedule/plan.h: each rank's host link, each stage's op seconds, the
+ * warm-up postponement); returns the memory pol then points into (free it
+ * after plan_build), or NULL. */
+double *job_offload_policy(const job *j, plan_policy *pol);
 /* The generators' parameters for the experiment (per-rank-share times). */
 int job_sched_params(const experiment *e, sched_params *p, pg_status *st);
 /* recompute=plan (job_remat.c): the rematerialization plan (opt/remat_ilp.h)

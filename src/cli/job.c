@@ -259,10 +259,12 @@ int job_build_plan(job *j, memplan *out, pg_status *st)
     }
     double *bytes = offload_bytes_per_stage(j, pol.fwd);
     pol.offload_bytes = bytes;
+    double *po = job_offload_policy(j, &pol);   /* offload branch: PipeOffload's chunks and rules (plan.h) */
     pg_status inner;
     pg_status_clear(&inner);
     int rc = plan_build(&j->sched, &pol, out, &inner);
     free(bytes);
+    free(po);
     if (rc != 0)
         return pg_fail_at(st, inner.code, experiment_origin(e, "offload"), "offload", "%s", inner.msg);
     return 0;

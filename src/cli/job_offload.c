@@ -20,6 +20,46 @@
 
 #include "cli/cli.h"
 
+double *job_offload_policy(const job *j, plan_policy *pol)
+{
+    const experiment *e = &j->exp;
+    int v = j->sched.v > 0 ? j->sched.v : 1;
+    pol->offload_chunks = e->offload_preset == OFFLOAD_PRESET_PO_H   ? (v + 1) / 2
+                          : e->offload_preset == OFFLOAD_PRESET_PO_F ? v
+                                                                     : e->offload_chunks;
+    if (pol->offload_chunks > v) pol->offload_chunks = v;   /* more chunks than a rank has: all of them */
+    if (!e->offload_rules || pol->offload == PLAN_OFFLOAD_NONE) return NULL;
+    int pp = j->sched.pp, n = j->wl.nstages;
+    double *buf = pg_xcalloc(2 * (size_t)pp + 3 * (size_t)n + 1, sizeof *buf);
+    double *copy_bw = buf, *copy_lat_s = buf + pp, *f_s = buf + 2 * pp, *b_s = f_s + n, *w_s = b_s + n;
+    /* The rules compare copies with the workload's op seconds, which are
+     * reference seconds (workload.h): a copy of c seconds on a GPU of speed S
+     * lasts c x S / ref_speed reference seconds. */
+    for (int r = 0; r < pp; r++) {
+        const pg_gpu *g = &j->plat.gpu[j->rank_gpu[r]];
+        double ref_per_real = j->wl.ref_speed_flops > 0 && g->speed_flops > 0 ? g->speed_flops / j->wl.ref_speed_flops
+                                                                               : 1.0;
+        copy_bw[r] = g->host_bw / ref_per_real;
+        copy_lat_s[r] = g->host_latency_s * ref_per_real;
+    }
+    for (int s = 0; s < n; s++) {
+        f_s[s] = j->wl.stage[s].f_s;
+        b_s[s] = j->wl.stage[s].b_s;
+        w_s[s] = j->wl.stage[s].w_s;
+    }
+    pol->copy_bw = copy_bw;
+    pol->copy_lat_s = copy_lat_s;
+    pol->stage_f_s = f_s;
+    pol->stage_b_s = b_s;
+    pol->stage_w_s = w_s;
+    pol->postpone_warmup = e->offload_postpone;
+    /* rank 0's GPU sets the time base of the copy slots (the rules assume one GPU type) */
+    const pg_gpu *g0 = &j->plat.gpu[j->rank_gpu[0]];
+    pol->sim_s_per_plan_s = j->wl.ref_speed_flops > 0 && g0->speed_flops > 0 ? j->wl.ref_speed_flops / g0->speed_flops
+                                                                             : 1.0;
+    return buf;
+}
+
 /* The simulated makespan of schedule s with plan p, or INFINITY. */
 static double simulate_makespan(const job *j, const schedule *s, const memplan *p)
 {

@@ -83,6 +83,9 @@ static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1},
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
+static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
+static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h", OFFLOAD_PRESET_PO_H},
+                                         {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
@@ -210,6 +213,20 @@ static const key_spec SCHEMA[] = {
                "OptPipe-style MILP choosing offload / recompute / keep per activation under memory.capacity)"),
     NUM_KEY("offload.ratio", offload_ratio, T_NUMBER, "fraction", "0.5", 0, 1, 0,
             "offload=selective: fraction of activation bytes offloaded"),
+    INT_KEY("offload.chunks", offload_chunks, "0", 0, 64,
+            "offload=selective: offload whole chunks, every activation of each rank's first N local chunks "
+            "(chunk 0 lives longest; PipeOffload's offload_chunk_num) instead of offload.ratio; 0 = by ratio"),
+    CHOICE_KEY("offload.rules", "engine|pipeoffload", offload_rules, "engine", OFFLOAD_RULES, NO_PATH, 0,
+               "offload=full|selective: engine (skip an activation whose compute window is under its two copies, "
+               "reload k ops ahead) or pipeoffload (the PipeOffload repository's: skip when the gap, idle time "
+               "included, is under 3 round trips; the reload ends one B before its B)"),
+    CHOICE_KEY("offload.postpone", "true|false", offload_postpone, "true", BOOLS, NO_PATH, 0,
+               "offload.rules=pipeoffload: postpone warm-up forwards as late as they can go (PipeOffload's "
+               "postpone_forward_in_warmup), so copies can free memory before the warm-up peak"),
+    CHOICE_KEY("offload.preset", "none|po-h|po-f", offload_preset, "none", OFFLOAD_PRESETS, NO_PATH, 0,
+               "PipeOffload's PO-H (offload the first ceil(v/2) chunks of each rank) or PO-F (all chunks), with "
+               "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run them with schedule=gis-h "
+               "(PO-H) or gis (PO-F), docs/offload.md"),
     CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
                "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
                "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
@@ -561,6 +578,17 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         }
     }
     resolve_bytes_per_param(e, config_find(c, "memory.bytes_per_param") != NULL);
+    if (e->offload_preset != OFFLOAD_PRESET_NONE) {
+        const cfg_entry *off = config_find(c, "offload");
+        if (off && e->offload != OFFLOAD_SELECTIVE)
+            return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "offload"), "offload",
+                              "contradicts offload.preset (a preset is offload=selective by whole chunks)");
+        if (config_find(c, "offload.chunks"))
+            return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "offload.chunks"), "offload.chunks",
+                              "contradicts offload.preset (the preset sets the chunks)");
+        e->offload = OFFLOAD_SELECTIVE;
+        e->offload_rules = 1;
+    }
     if (e->dp % e->ep != 0)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",
                           "%d does not divide dp = %d (expert parallelism takes its GPUs from the data-parallel "
@@ -648,6 +676,11 @@ static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, 
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
 static int offload_is_plan(const experiment *e) { return e->offload == OFFLOAD_PLAN; }
+static int offload_has_rules(const experiment *e) { return e->offload_rules && e->offload != OFFLOAD_NONE; }
+static int offload_is_policy(const experiment *e)
+{
+    return e->offload == OFFLOAD_FULL || e->offload == OFFLOAD_SELECTIVE;
+}
 
 typedef struct applicability {
     const char *key;                      /* a key, or a prefix ending in '.' */
@@ -668,6 +701,9 @@ static const applicability APPLIES[] = {
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
     {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
     {"offload.ratio", offload_is_selective, "offload=selective"},
+    {"offload.chunks", offload_is_selective, "offload=selective"},
+    {"offload.rules", offload_is_policy, "offload=full or offload=selective"},
+    {"offload.postpone", offload_has_rules, "offload.rules=pipeoffload"},
     {"offload.order", offload_is_plan, "offload=plan"},
 };
 

@@ -22,6 +22,10 @@
 typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT, WL_HF } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
 typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } offload_policy;
+/* offload.preset: PipeOffload's PO-H (half of each rank's chunks, from chunk 0)
+ * and PO-F (all of them), each with its copy rules; they set offload=selective,
+ * offload.chunks (ceil(v/2) or v, resolved against the schedule) and offload.rules. */
+typedef enum { OFFLOAD_PRESET_NONE = 0, OFFLOAD_PRESET_PO_H, OFFLOAD_PRESET_PO_F } offload_preset_kind;
 /* RECOMPUTE_LGD: PipeOffload's --recompute-lgd (norms, activation function
  * and dropout recomputed in the backward, the GEMM inputs kept). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN, RECOMPUTE_LGD } recompute_policy;
@@ -81,6 +85,10 @@ typedef struct experiment {
     offload_policy offload;
     double offload_ratio;
     int offload_order_search;       /* offload=plan: 1 = also plan other op orders (opt/offload_order.h) */
+    int offload_chunks;             /* offload=selective: > 0 whole chunks per rank instead of offload.ratio */
+    int offload_rules;              /* 1: PipeOffload's lifespan filter and reload rule (schedule/plan.h) */
+    int offload_preset;             /* OFFLOAD_PRESET_*: PO-H / PO-F (docs/offload.md) */
+    int offload_postpone;           /* offload.rules=pipeoffload: postpone warm-up forwards (schedule/plan.h) */
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */

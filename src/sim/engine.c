@@ -542,6 +542,9 @@ static void copy_actor(int argc, char **argv)
                 ce->waiting_item = item;
                 sg_sem_acquire(ce->wake);
             }
+            /* offload branch: PipeOffload's reload slot (schedule/plan.h reload_release_s) */
+            if (E.plan->reload_release_s)
+                sg_actor_sleep_until(E.plan->reload_release_s[item]);
         }
         double bytes = E.flow[item].offload_bytes;
         double start_s = simgrid_get_clock();
@@ -746,6 +749,9 @@ static void compute_actor(int argc, char **argv)
             for (int t = rs->trig_first[rs->next]; t < rs->trig_first[rs->next + 1]; t++)
                 copy_push(&rs->h2d, rs->trig_items[t]);
         }
+        /* offload branch: warm-up postponement, a forward the plan releases later (schedule/plan.h f_release_s) */
+        if (E.plan && E.plan->f_release_s && op.kind == OP_F)
+            sg_actor_sleep_until(E.plan->f_release_s[item_of(op.stage, op.mb)]);
         if (!wait_for_input(rs, op))
             return; /* deadlock: reported after the run */
         if (E.plan)
@@ -954,6 +960,9 @@ static void plan_triggers(rank_state *rs)
         int j = i;
         while (j - 1 > f_index[item] && (j == i || ahead_s < need_s))
             ahead_s += op_seconds(rs, ops[--j]);
+        /* offload branch: a plan that carries PipeOffload's reload rule (schedule/plan.h reload_at) sets the trigger */
+        if (E.plan->reload_at != NULL && E.plan->reload_at[item] > f_index[item] && E.plan->reload_at[item] <= i)
+            j = E.plan->reload_at[item];
         consumer[nc] = i;
         trigger[nc++] = j;
     }
