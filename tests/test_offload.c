@@ -1,0 +1,214 @@
+/* test_offload.c: PipeOffload's decisions as plan data (schedule/plan.h,
+ * src/schedule/plan_postpone.c): whole-chunk selective offload, the
+ * lifespan filter, the reload slot and the warm-up postponement.
+ *
+ * Every expected number is worked out by hand below from the ideal timing
+ * of 1F1B (p 4, m 8, F = 1 s, fused BW = B + W = 2 s, no communication):
+ * rank r runs p - r - 1 warm-up forwards, then alternates; rank 0's BW(j)
+ * starts at 10 + 3j, its F(j) ends at j + 1 for j < 4 and at 13 + 3(j - 4)
+ * after; rank 1's BW(j) starts at 8 + 3j, its F(j) ends at j + 2 for j < 3
+ * and at 3j + 2 after; rank 2's BW(j) at 6 + 3j, F(j) ends at 3 + j for j < 2
+ * and 3j + 3 after; rank 3 runs each BW right after its F.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule/plan.h"
+#include "schedule/schedule.h"
+#include "testutil.h"
+
+#define PP 4
+#define M 8
+
+static void gen(const char *name, int chunks, schedule *s)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    sched_params p = {.pp = PP, .m = M, .chunks = chunks, .t_f = 1, .t_b = 1, .t_w = 1, .w_fraction = 0.5};
+    ck_assert_msg(sched_generate(name, &p, s, &st) == 0, "%s", st.msg);
+}
+
+/* Full offload of 1F1B under the repository's rules, one byte per
+ * activation, no latency.  The gap of an activation is (its BW's start -
+ * the BW's 2 s) - its F's end:
+ *   rank 0: 7, 9, 11, 13, then 7 for j >= 4;
+ *   rank 1: 4, 6, 8, then 4;   rank 2: 1, 3, then 1;   rank 3: -2.
+ * At 0.8 B/s a copy takes 1.25 s, 3 round trips 7.5 s: offloaded are rank
+ * 0's mb 1, 2, 3 and rank 1's mb 2 (a gap equal to 3 round trips is
+ * skipped, as in the repository).  At 1 B/s (6 s): rank 0's eight and rank
+ * 1's mb 2. */
+START_TEST(test_lifespan_filter)
+{
+    schedule s;
+    gen("1f1b", 1, &s);
+    double bytes[PP] = {1, 1, 1, 1}, lat[PP] = {0, 0, 0, 0};
+    double slow[PP] = {0.8, 0.8, 0.8, 0.8}, fast[PP] = {1, 1, 1, 1};
+    plan_policy pol = {.offload = PLAN_OFFLOAD_FULL, .t_f = 1, .t_b = 1, .t_w = 1, .offload_bytes = bytes,
+                       .copy_bw = slow, .copy_lat_s = lat};
+    memplan pl;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(pl.noffload, 4);
+    ck_assert_int_eq(pl.nlifespan_skipped, PP * M - 4);
+    for (int mb = 0; mb < M; mb++) {
+        ck_assert_int_eq(plan_get(&pl, 0, mb).offload, mb >= 1 && mb <= 3);
+        ck_assert_int_eq(plan_get(&pl, 1, mb).offload, mb == 2);
+        ck_assert_int_eq(plan_get(&pl, 2, mb).offload, 0);
+        ck_assert_int_eq(plan_get(&pl, 3, mb).offload, 0);
+    }
+    plan_free(&pl);
+    pol.copy_bw = fast;
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(pl.noffload, M + 1);
+    for (int mb = 0; mb < M; mb++) ck_assert_int_eq(plan_get(&pl, 0, mb).offload, 1);
+    plan_free(&pl);
+    /* without the rules nothing is filtered by the plan (the engine's own rule applies at run time) */
+    pol.copy_bw = NULL;
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(pl.noffload, PP * M);
+    ck_assert_ptr_null(pl.reload_at);
+    ck_assert_ptr_null(pl.reload_release_s);
+    plan_free(&pl);
+    sched_free(&s);
+}
+END_TEST
+
+/* The reload slot: the H2D copy (1.25 s at 0.8 B/s) must end one BW (2 s)
+ * before the BW, so it starts by BW start - 3.25 s: rank 0's mb 1, 2, 3 by
+ * 9.75, 12.75, 15.75 s, rank 1's mb 2 by 14 - 3.25 = 10.75 s.  Rank 0's list
+ * is F0 F1 F2 F3 BW0 F4 BW1 F5 BW2 F6 BW3 ... (F3 starts at 3, BW0 at 10, F4
+ * at 12, F5 at 15): the last op starting by 9.75 is F3 (index 3), by 12.75
+ * F4 (5), by 15.75 F5 (7).  Rank 1's list F0 F1 F2 BW0 F3 ... (BW0 at 8, F3
+ * at 10): by 10.75, F3 (index 4).  With sim_s_per_plan_s 2 the release
+ * times double (a GPU half as fast as the timing's). */
+START_TEST(test_reload_slot)
+{
+    schedule s;
+    gen("1f1b", 1, &s);
+    double bytes[PP] = {1, 1, 1, 1}, lat[PP] = {0, 0, 0, 0}, bw[PP] = {0.8, 0.8, 0.8, 0.8};
+    plan_policy pol = {.offload = PLAN_OFFLOAD_FULL, .t_f = 1, .t_b = 1, .t_w = 1, .offload_bytes = bytes,
+                       .copy_bw = bw, .copy_lat_s = lat};
+    memplan pl;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_ptr_nonnull(pl.reload_at);
+    static const struct { int stage, mb, trigger; double release_s; } want[] = {
+        {0, 1, 3, 9.75}, {0, 2, 5, 12.75}, {0, 3, 7, 15.75}, {1, 2, 4, 10.75}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        size_t k = (size_t)want[i].stage * M + (size_t)want[i].mb;
+        ck_assert_int_eq(pl.reload_at[k], want[i].trigger);
+        ck_assert_rel(pl.reload_release_s[k], want[i].release_s, PG_REL_TOL);
+    }
+    ck_assert_int_eq(pl.reload_at[0], -1);   /* (0, 0): filtered, no reload */
+    plan_free(&pl);
+    pol.sim_s_per_plan_s = 2;
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_rel(pl.reload_release_s[1], 2 * 9.75, PG_REL_TOL);
+    plan_free(&pl);
+    sched_free(&s);
+}
+END_TEST
+
+/* Warm-up postponement on the same 1F1B.  Rank 3 has nothing to move; rank 2
+ * (F0 F1 BW0, BW0 at 6): F1 may end by 6 - 2 = 4 but must start by rank 3's
+ * F1 (6) - 1: latest 3, where it is.  Rank 1 (F0 F1 F2 BW0, BW0 at 8): F2 by
+ * min(8 - 2 - 1, rank 2's F2 at 8 - 1) = 5 (was 3: moved); F1 by min(5 - 1,
+ * rank 2's F1 at 3 - 1) = 2 (where it is).  Rank 0 (BW0 at 10): F3 by
+ * min(10 - 2 - 1, rank 1's F3 at 10 - 1) = 7 (was 3), F2 by min(7 - 1, rank
+ * 1's F2, now at 5, - 1) = 4 (was 2), F1 by min(3, 2 - 1) = 1 (where it is).
+ * F0 of the last chunk ends each walk.  Three forwards move; the makespan
+ * stays (10 + 3 x 7 + 2 = 33 = (m + p - 1)(F + BW)). */
+START_TEST(test_postpone_warmup)
+{
+    schedule s;
+    gen("1f1b", 1, &s);
+    pg_status st;
+    pg_status_clear(&st);
+    double f[PP] = {1, 1, 1, 1}, b[PP] = {1, 1, 1, 1}, w[PP] = {1, 1, 1, 1};
+    sched_times t;
+    ck_assert_msg(plan_eval_times(&s, f, b, w, 0, &t, &st) == 0, "%s", st.msg);
+    ck_assert_rel(t.makespan, 33, PG_REL_TOL);
+    ck_assert_int_eq(plan_postpone_warmup(&s, &t, 0), 3);
+    ck_assert_rel(t.start[1][2], 5, PG_REL_TOL);
+    ck_assert_rel(t.start[0][3], 7, PG_REL_TOL);
+    ck_assert_rel(t.start[0][2], 4, PG_REL_TOL);
+    ck_assert_rel(t.start[0][1], 1, PG_REL_TOL);
+    ck_assert_rel(t.start[2][1], 3, PG_REL_TOL);
+    ck_assert_rel(t.end[0][s.nops[0] - 1], 33, PG_REL_TOL);
+    sched_times_free(&s, &t);
+    /* through a plan: the release times of the moved forwards (0 elsewhere) */
+    double bytes[PP] = {1, 1, 1, 1}, lat[PP] = {0, 0, 0, 0}, bw[PP] = {1, 1, 1, 1};
+    plan_policy pol = {.offload = PLAN_OFFLOAD_FULL, .t_f = 1, .t_b = 1, .t_w = 1, .offload_bytes = bytes,
+                       .copy_bw = bw, .copy_lat_s = lat, .stage_f_s = f, .stage_b_s = b, .stage_w_s = w,
+                       .postpone_warmup = 1};
+    memplan pl;
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(pl.npostponed, 3);
+    ck_assert_rel(pl.f_release_s[1 * M + 2], 5, PG_REL_TOL);
+    ck_assert_rel(pl.f_release_s[0 * M + 3], 7, PG_REL_TOL);
+    ck_assert_rel(pl.f_release_s[0 * M + 2], 4, PG_REL_TOL);
+    ck_assert_exact(pl.f_release_s[0 * M + 1], 0);
+    /* the filter sees the postponed timing: rank 0's F2 now ends at 5 and F3 at 8,
+     * their BWs start at 16 and 19, gaps 9 and 9 (were 11 and 13); every rank-0
+     * gap still exceeds 3 round trips of 1 s, and rank 1's F2 (ends at 6, BW2 at
+     * 14: gap 6) is now filtered */
+    for (int mb = 0; mb < M; mb++) ck_assert_int_eq(plan_get(&pl, 0, mb).offload, 1);
+    ck_assert_int_eq(plan_get(&pl, 1, 2).offload, 0);
+    ck_assert_int_eq(pl.noffload, M);
+    plan_free(&pl);
+    sched_free(&s);
+}
+END_TEST
+
+/* Whole chunks: GIS with 2 chunks per rank; offload.chunks 1 takes every
+ * microbatch of each rank's local chunk 0 (stages 0..3 in the looping
+ * placement), nothing of chunk 1; 2 takes all; 3 is more than a rank has. */
+START_TEST(test_whole_chunks)
+{
+    schedule s;
+    gen("gis", 2, &s);
+    ck_assert_int_eq(s.v, 2);
+    plan_policy pol = {.offload = PLAN_OFFLOAD_SELECTIVE, .offload_ratio = 0.1, .offload_chunks = 1,
+                       .t_f = 2, .t_b = 2, .t_w = 2};
+    memplan pl;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(pl.noffload, PP * M);
+    for (int stage = 0; stage < s.nstages; stage++)
+        for (int mb = 0; mb < M; mb++)
+            ck_assert_int_eq(plan_get(&pl, stage, mb).offload, sched_stage_chunk(&s, stage) == 0);
+    for (int stage = 0; stage < PP; stage++) ck_assert_int_eq(sched_stage_chunk(&s, stage), 0);
+    plan_free(&pl);
+    pol.offload_chunks = 2;
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(pl.noffload, 2 * PP * M);
+    plan_free(&pl);
+    pol.offload_chunks = 3;
+    ck_assert_int_eq(plan_build(&s, &pol, &pl, &st), PG_EXIT_INPUT);
+    ck_assert(strstr(st.msg, "offload chunks 3") != NULL);
+    plan_free(&pl);
+    sched_free(&s);
+}
+END_TEST
+
+static Suite *offload_suite(void)
+{
+    Suite *s = suite_create("offload");
+    TCase *tc = tcase_create("plan");
+    tcase_add_test(tc, test_lifespan_filter);
+    tcase_add_test(tc, test_reload_slot);
+    tcase_add_test(tc, test_postpone_warmup);
+    tcase_add_test(tc, test_whole_chunks);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pg_run_suite(offload_suite());
+}
