@@ -27,7 +27,6 @@ double *job_offload_policy(const job *j, plan_policy *pol)
     pol->offload_chunks = e->offload_preset == OFFLOAD_PRESET_PO_H   ? (v + 1) / 2
                           : e->offload_preset == OFFLOAD_PRESET_PO_F ? v
                                                                      : e->offload_chunks;
-    if (pol->offload_chunks > v) pol->offload_chunks = v;   /* more chunks than a rank has: all of them */
     if (!e->offload_rules || pol->offload == PLAN_OFFLOAD_NONE) return NULL;
     int pp = j->sched.pp, n = j->wl.nstages;
     double *buf = pg_xcalloc(2 * (size_t)pp + 3 * (size_t)n + 1, sizeof *buf);
