@@ -62,11 +62,26 @@ static void write_orders(const offload_order_result *ores, int search_asked)
     }
 }
 
+/* The job's capacity, as the ladder took it (job_offload.c). */
+static double ladder_top_gib(const job *j)
+{
+    double cap = j->exp.memory_capacity_bytes;
+    for (int r = 0; cap <= 0 && r < j->sched.pp; r++) {
+        double g = j->plat.gpu[j->rank_gpu[r]].memory_bytes;
+        if (g > 0 && (cap <= 0 || g < cap)) cap = g;
+    }
+    return cap / GIB;
+}
+
 static void write_text(const job *j, const memplan *p, const offload_plan_result *res,
                        const offload_order_result *ores, const run_metrics *m, const sim_outcome *out)
 {
     printf("offload plan for %s: pp %d, %d microbatches, %d stage%s per rank\n", j->sched.name, j->sched.pp,
            j->sched.m, j->sched.v, j->sched.v > 1 ? "s" : "");
+    if (ores->ladder_rungs > 1)
+        printf("  capacity     plans made for %d capacities from %.3f GiB down (offload_ladder.h); the one that\n"
+               "               runs was made for %.3f GiB\n",
+               ores->ladder_rungs, ladder_top_gib(j), ores->planned_capacity_bytes / GIB);
     write_orders(ores, j->exp.offload_order_search);
     printf("  solver       %s (%d binaries, %d rows, %ld nodes)\n", offload_solve_status_name(res->status),
            res->nbinaries, res->nrows, res->nodes);
@@ -97,11 +112,12 @@ static void write_json(const job *j, const offload_plan_result *res, const offlo
     printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
            "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
            "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"plans_weighed\":%d,\"orders_searched\":%d,\"chosen\":\"%s\","
-           "\"copy_model\":\"%s\"}\n",
+           "\"copy_model\":\"%s\",\"planned_capacity_bytes\":%.9g,\"capacities_planned\":%d}\n",
            j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
            res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
            m->noom, ores->n, ores->searched, ores->chosen >= 0 ? ores->cand[ores->chosen].name : "none fits",
-           copy_model_name(ores->chosen >= 0 ? ores->cand[ores->chosen].copy_model : OFFLOAD_COPIES_SHARED));
+           copy_model_name(ores->chosen >= 0 ? ores->cand[ores->chosen].copy_model : OFFLOAD_COPIES_SHARED),
+           ores->planned_capacity_bytes, ores->ladder_rungs);
 }
 
 int cmd_plan_offload(int argc, char **argv)

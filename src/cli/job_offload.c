@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "opt/offload_ladder.h"
 
 double *job_offload_policy(const job *j, plan_policy *pol)
 {
@@ -133,7 +134,18 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
                                                                           : 2},
         .params = &params, .search = e->offload_order_search, .judge = judge_by_simulation, .judge_ctx = j};
     schedule best;
-    rc = offload_order_choose(&in, &best, out, res, ores, st);
+    /* the job's capacity: memory.capacity, else the smallest GPU of the pipeline */
+    double cap = e->memory_capacity_bytes;
+    for (int r = 0; cap <= 0 && r < j->sched.pp; r++) {
+        double g = j->plat.gpu[j->rank_gpu[r]].memory_bytes;
+        if (g > 0 && (cap <= 0 || g < cap)) cap = g;
+    }
+    offload_ladder_result lres;
+    if (cap > 0) {
+        rc = offload_ladder_choose(&in, cap, e->offload_capacities, &best, out, res, ores, &lres, st);
+    } else {
+        rc = offload_order_choose(&in, &best, out, res, ores, st);
+    }
     if (rc == 0) {   /* the chosen order replaces the schedule: every report shows what ran */
         sched_free(&j->sched);
         j->sched = best;

@@ -227,6 +227,10 @@ static const key_spec SCHEMA[] = {
                "PipeOffload's PO-H (offload the first ceil(v/2) chunks of each rank) or PO-F (all chunks), with "
                "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run them with schedule=gis-h "
                "(PO-H) or gis (PO-F), docs/offload.md"),
+    INT_KEY("offload.capacities", offload_capacities, "2", 0, 12,
+            "offload=plan: also plan for this many capacities of a fixed grid (4 per doubling, from 1 GiB) below "
+            "memory.capacity and run the fastest plan that fits: more memory never runs slower than the plans "
+            "made for less (src/opt/offload_ladder.h); each costs one more planning"),
     CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
                "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
                "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
@@ -705,6 +709,7 @@ static const applicability APPLIES[] = {
     {"offload.rules", offload_is_policy, "offload=full or offload=selective"},
     {"offload.postpone", offload_has_rules, "offload.rules=pipeoffload"},
     {"offload.order", offload_is_plan, "offload=plan"},
+    {"offload.capacities", offload_is_plan, "offload=plan"},
 };
 
 static const applicability *applicability_of(const char *key)

@@ -88,6 +88,7 @@ typedef struct experiment {
     int offload_chunks;             /* offload=selective: > 0 whole chunks per rank instead of offload.ratio */
     int offload_rules;              /* 1: PipeOffload's lifespan filter and reload rule (schedule/plan.h) */
     int offload_preset;             /* OFFLOAD_PRESET_*: PO-H / PO-F (docs/offload.md) */
+    int offload_capacities;         /* offload=plan: grid capacities below memory.capacity also planned */
     int offload_postpone;           /* offload.rules=pipeoffload: postpone warm-up forwards (schedule/plan.h) */
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */

@@ -325,14 +325,16 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
     res->nbinaries = glp_get_num_int(z.lp);
     res->nrows = glp_get_num_rows(z.lp);
     int ok = 0;
+    /* GLPK reports scaling and basis construction on stdout whatever msg_lev
+     * says (the warm start's simplex builds a basis when it has none): off for
+     * the whole solve, so that --format json stays JSON */
+    int term = glp_term_out(GLP_OFF);
     double *x0 = greedy_fits ? warm_start(&z, greedy) : NULL;
     cb_info cb = {{x0, 0, workclock_s() + MILP_TIME_LIMIT_S}, OFFLOAD_MILP_MAX_NODES, 0};
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
-    int term = glp_term_out(GLP_OFF);   /* scaling reports on stdout otherwise */
     glp_scale_prob(z.lp, GLP_SF_AUTO);
-    glp_term_out(term);
     glp_std_basis(z.lp);
     int lprc = glp_simplex(z.lp, &sm);
     if (lprc == 0 && glp_get_status(z.lp) == GLP_OPT) {
@@ -356,6 +358,7 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
             }
         }
     }
+    glp_term_out(term);
     res->nodes = cb.nodes;
     free(x0);
     for (int r = 0; r < md->pp && z.ecol; r++)

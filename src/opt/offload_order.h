@@ -76,6 +76,10 @@ typedef struct offload_order_result {
     int chosen;                    /* index into cand, -1 if none fits (the given order's first plan is kept) */
     int searched;                  /* orders were searched (search asked and one stage per rank) */
     offload_order_candidate cand[OFFLOAD_ORDER_MAX_CANDIDATES];
+    /* offload_ladder.h: the capacity the chosen plan was made for (0: the
+     * job's; no ladder ran) and how many capacities were planned */
+    double planned_capacity_bytes;
+    int ladder_rungs;
 } offload_order_result;
 
 typedef struct offload_order_input {
