@@ -72,4 +72,21 @@ expect_err "... naming the key" "key 'offload.chunks': contradicts offload.prese
 expect_rc "offload.chunks beyond the chunks per rank fails" 2 "$BIN" run "${GIS[@]}" --set schedule=gis \
     --set offload=selective --set offload.chunks=3
 expect_err "... naming the key" "key 'offload': offload chunks 3 is outside \[0, 2\]"
+# ---- offload=plan: more memory never runs slower (offload_ladder.h) ----
+# The README's OptPipe comparison: 16 GB static per GPU, 4 GiB activations.
+U=(--set workload=uniform --set uniform.f=0.1 --set uniform.b=0.1 --set uniform.w=0.1 --set uniform.activation=4GiB
+   --set uniform.params=1e9 --set network=cluster --set pp=8 --set microbatches=24 --set schedule=1f1b
+   --set offload=plan --set recompute=full --format json)
+expect_rc "offload=plan at 32 GiB, its own plan only, runs" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB \
+    --set offload.capacities=0
+cp "$TMP/out" "$TMP/plan32.json"
+expect_rc "plan offload at 40 GiB runs" 0 "$BIN" plan offload "${U[@]}" --set memory.capacity=40GiB
+expect_py() { # NAME PYTHON: PYTHON sees j (the last command's JSON) and p32 (the 32 GiB run's)
+    if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); p32=json.load(open(sys.argv[2])); exec(sys.argv[3])' \
+        "$TMP/out" "$TMP/plan32.json" "$2" 2>"$TMP/pyerr"; then ok "$1"; else not_ok "$1" "$(tail -1 "$TMP/pyerr")"; fi
+}
+expect_py "40 GiB plans its capacity and the 2 grid capacities below (38.05 and 32 GiB), no slower than 32 GiB's" '
+assert j["capacities_planned"] == 3, j["capacities_planned"]
+assert any(abs(j["planned_capacity_bytes"] - c * 2**30) <= 1e-9 * c * 2**30 for c in (40, 2**5.25, 32)), j["planned_capacity_bytes"]
+assert j["oom_ranks"] == 0 and j["makespan"] <= p32["makespan"] * (1 + 1e-9), (j["makespan"], p32["makespan"])'
 test_summary

@@ -112,7 +112,7 @@ static void write_json(const job *j, const offload_plan_result *res, const offlo
     printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
            "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
            "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"plans_weighed\":%d,\"orders_searched\":%d,\"chosen\":\"%s\","
-           "\"copy_model\":\"%s\",\"planned_capacity_bytes\":%.9g,\"capacities_planned\":%d}\n",
+           "\"copy_model\":\"%s\",\"planned_capacity_bytes\":%.17g,\"capacities_planned\":%d}\n",
            j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
            res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
            m->noom, ores->n, ores->searched, ores->chosen >= 0 ? ores->cand[ores->chosen].name : "none fits",
