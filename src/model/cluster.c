@@ -65,6 +65,7 @@ typedef struct gen {
     const gpu_system *gs;
     int gpus;              /* per node */
     double nvl_bw, pcie_bw, nic_bw;
+    double uplink_bw;      /* PCIe-switch uplink shared by GPUS_PER_PCIE_SWITCH GPUs */
     int links_on_top;      /* links declared in the top zone, not the node zones (star layout) */
 } gen;
 
@@ -75,7 +76,7 @@ static void uplink(gen *g, int n, int sw)
     sb_appendf(g->sb,
                IND "<link id=\"n%0*d-sw%d-up\" bandwidth=\"%sBps\" latency=\"%ss\" "
                    "sharing_policy=\"SPLITDUPLEX\"/>\n",
-               g->nw, n, sw, NUM(g->pcie_bw), NUM(PCIE_UPLINK_LATENCY_S));
+               g->nw, n, sw, NUM(g->uplink_bw), NUM(PCIE_UPLINK_LATENCY_S));
 }
 
 /* The SPLITDUPLEX link nN-gI-<kind> of GPU i. */
@@ -168,8 +169,15 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
     sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw),
                e->cluster_nvlink_bw > 0 ? " (set by cluster.nvlink_bw)" : "");
-    sb_appendf(sb, "     PCIe %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
-               NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
+    if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0)
+        sb_appendf(sb,
+                   "     PCIe %s B/s per GPU per direction, uplink %s B/s shared by %d GPUs (cluster.host_link=\n"
+                   "     measured: %s B/s each while the %d copy at once, / %s alone; source: %s),\n",
+                   NUM(g->pcie_bw), NUM(g->uplink_bw), GPUS_PER_PCIE_SWITCH, NUM(gs->host_link_bw),
+                   GPUS_PER_PCIE_SWITCH, NUM(HOST_LINK_SOLO_SHARE), gs->host_link_source);
+    else
+        sb_appendf(sb, "     PCIe %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
+                   NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
     sb_appendf(sb, "     InfiniBand NIC %s B/s per GPU per direction%s.\n", NUM(g->nic_bw),
                e->cluster_ib_bw > 0 ? " (set by cluster.ib_bw)" : "");
     sb_appendf(sb, "     Source of the %s figures: %s.\n", gs->name, gs->source);
@@ -223,6 +231,13 @@ static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_statu
         .pcie_bw = e->cluster_pcie_bw > 0 ? e->cluster_pcie_bw : gs->pcie_bw,
         .nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw,
     };
+    g.uplink_bw = g.pcie_bw;
+    if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0 && gs->host_link_bw > 0) {
+        /* both GPUs of a switch copying at once get host_link_bw each (the
+         * uplink), one alone host_link_bw / HOST_LINK_SOLO_SHARE (its own link) */
+        g.pcie_bw = gs->host_link_bw / HOST_LINK_SOLO_SHARE;
+        g.uplink_bw = gs->host_link_bw * GPUS_PER_PCIE_SWITCH;
+    }
     int star = nodes > STAR_ABOVE_NODES;
     g.links_on_top = star;
     header(&g, e, nodes, star);

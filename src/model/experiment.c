@@ -83,6 +83,7 @@ static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1},
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
+static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
 static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
 static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h", OFFLOAD_PRESET_PO_H},
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
@@ -197,6 +198,11 @@ static const key_spec SCHEMA[] = {
             "network=cluster: NIC bandwidth per GPU; 0 = the GPU system's"),
     NUM_KEY("cluster.pcie_bw", cluster_pcie_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
             "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
+    CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
+               NO_PATH, 0,
+               "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "
+               "rate of the GPU type (PipeOffload's 15 GB/s A100, 21 GB/s H100 per direction while both GPUs of a "
+               "PCIe switch copy; a GPU alone gets 1/0.7 of it), with its source in the platform's header"),
     NUM_KEY("memory.limit", memory_limit, T_NUMBER, "M_B units", "0", 0, HUGE_NUM, 0,
             "activation-memory limit per rank in stage-activation units M_B, for schedules that take one; 0 = none"),
     NUM_KEY("zb_auto.time_limit", zb_auto_time_limit_s, T_DURATION, "seconds", "2s", 0, MAX_DURATION, 0,

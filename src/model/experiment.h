@@ -73,6 +73,7 @@ typedef struct experiment {
     int cluster_nodes, cluster_gpus_per_node;
     char cluster_gpu[64];
     double cluster_nvlink_bw, cluster_ib_bw, cluster_pcie_bw;   /* bytes/s; 0 = GPU type default */
+    int cluster_host_link_measured;  /* 1: PCIe links from the GPU type's measured host link (gpu_system) */
 
     /* memory */
     double memory_limit;            /* M_B units; 0 = none */

@@ -88,7 +88,16 @@ typedef struct gpu_system {
     double nic_bw;            /* per GPU NIC, bytes/s */
     double host_memory_bytes; /* per node */
     const char *source;
+    /* Measured effective host link (cluster.host_link=measured): bytes/s per
+     * GPU and direction while both GPUs behind one PCIe switch copy at once
+     * (PipeOffload's B_o); a GPU copying alone gets it / HOST_LINK_SOLO_SHARE. */
+    double host_link_bw;
+    const char *host_link_source;
 } gpu_system;
+/* PipeOffload's repository times a copy alone at 0.7 of a copy while its
+ * paired GPU copies too (zerobubble/scheduler/offloading.py, solo vs
+ * parallel offload time). */
+#define HOST_LINK_SOLO_SHARE 0.7
 const gpu_system *gpu_system_find(const char *name);
 const gpu_system *gpu_systems(size_t *count);
 

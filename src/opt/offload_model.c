@@ -45,13 +45,32 @@ static const gpu_system *gpu_of(const offload_plan_input *in, int rank)
     return g->type[0] ? gpu_system_find(g->type) : NULL;
 }
 
+/* With cluster.host_link=measured (cluster.c): the GPU type's measured host link. */
+static const gpu_system *measured_link(const offload_plan_input *in, int rank)
+{
+    if (in->exp->network != NET_CLUSTER || !in->exp->cluster_host_link_measured || in->exp->cluster_pcie_bw > 0)
+        return NULL;
+    const gpu_system *gs = gpu_of(in, rank);
+    return gs != NULL && gs->host_link_bw > 0 ? gs : NULL;
+}
+
 /* Route bandwidth GPU -> host memory, uncontended. */
 static double route_bw(const offload_plan_input *in, int rank)
 {
     if (in->exp->network == NET_CLUSTER && in->exp->cluster_pcie_bw > 0)
         return in->exp->cluster_pcie_bw;
+    const gpu_system *m = measured_link(in, rank);
+    if (m != NULL) return m->host_link_bw / HOST_LINK_SOLO_SHARE;
     const gpu_system *gs = gpu_of(in, rank);
     return gs != NULL ? gs->pcie_bw : DEFAULT_PCIE_BW;
+}
+
+/* The PCIe-switch uplink's bandwidth (cluster.c: the route's rate, or twice
+ * the measured paired rate). */
+static double uplink_bw(const offload_plan_input *in, int rank)
+{
+    const gpu_system *m = measured_link(in, rank);
+    return m != NULL ? m->host_link_bw * GPUS_PER_UPLINK : route_bw(in, rank);
 }
 
 /* Pipeline ranks whose GPUs sit behind the same PCIe-switch uplink. */
@@ -214,7 +233,8 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
         double scale = experiment_tp_share(in->exp) *
                        (in->wl->ref_speed_flops > 0 && g->speed_flops > 0 ? in->wl->ref_speed_flops / g->speed_flops
                                                                           : 1.0);
-        md->shared_bw[r] = route_bw(in, r) / uplink_sharers(in, r);
+        md->shared_bw[r] = uplink_bw(in, r) / uplink_sharers(in, r);
+        if (md->shared_bw[r] > route_bw(in, r)) md->shared_bw[r] = route_bw(in, r);
         md->copy_bw[r] = in->copy_uncontended ? route_bw(in, r) : md->shared_bw[r];
         md->copy_lat_s[r] = PCIE_LATENCY_S;
         int n = s->nops[r];
