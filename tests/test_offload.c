@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/arch.h"
 #include "model/config.h"
+#include "model/hfconfig.h"
 #include "model/experiment.h"
 #include "model/platform.h"
 #include "model/workload.h"
@@ -23,6 +25,7 @@
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "testutil.h"
+#include "util/datapath.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -300,6 +303,36 @@ START_TEST(test_ladder_runs_the_fastest)
 }
 END_TEST
 
+/* ---- PipeOffload's models (its Table 2), profiles/models/pipeoffload-*.json --- */
+
+/* GQA with 8 key/value heads, GeLU MLP of 4h, tied vocabulary of 32000: the
+ * configs must give the paper's sizes (within 1 %, as test_hfconfig holds the
+ * other shipped models). */
+START_TEST(test_pipeoffload_models)
+{
+    static const struct { const char *file; double billions; int layers, hidden; } ref[] = {
+        {"profiles/models/pipeoffload-10.5b.json", 10.5, 38, 5120},
+        {"profiles/models/pipeoffload-18.1b.json", 18.1, 46, 6144},
+        {"profiles/models/pipeoffload-42.9b.json", 42.9, 62, 8192},
+        {"profiles/models/pipeoffload-66.6b.json", 66.6, 62, 10240},
+    };
+    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++) {
+        char path[4096];
+        ck_assert(datapath_find(ref[i].file, path, sizeof path) == 0);
+        arch a;
+        pg_status st;
+        pg_status_clear(&st);
+        ck_assert_msg(hfconfig_load(path, &a, &st) == 0, "%s", st.msg);
+        ck_assert_int_eq(a.layers, ref[i].layers);
+        ck_assert_int_eq(a.hidden, ref[i].hidden);
+        ck_assert_int_eq(a.kv_heads, 8);
+        double b = arch_params_total(&a) / 1e9;
+        ck_assert_msg(fabs(b / ref[i].billions - 1) <= 0.01, "%s: %.3fB, published %.1fB", ref[i].file, b,
+                      ref[i].billions);
+    }
+}
+END_TEST
+
 static Suite *offload_suite(void)
 {
     Suite *s = suite_create("offload");
@@ -314,6 +347,9 @@ static Suite *offload_suite(void)
     tcase_add_test(tl, test_ladder_runs_the_fastest);
     tcase_set_timeout(tl, 120);
     suite_add_tcase(s, tl);
+    TCase *tm = tcase_create("models");
+    tcase_add_test(tm, test_pipeoffload_models);
+    suite_add_tcase(s, tm);
     return s;
 }
 
