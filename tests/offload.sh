@@ -111,4 +111,16 @@ expect_py "40 GiB plans its capacity and the 2 grid capacities below (38.05 and 
 assert j["capacities_planned"] == 3, j["capacities_planned"]
 assert any(abs(j["planned_capacity_bytes"] - c * 2**30) <= 1e-9 * c * 2**30 for c in (40, 2**5.25, 32)), j["planned_capacity_bytes"]
 assert j["oom_ranks"] == 0 and j["makespan"] <= p32["makespan"] * (1 + 1e-9), (j["makespan"], p32["makespan"])'
+expect_rc "PipeOffload's heuristic at 32 GiB runs" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB \
+    --set offload=full --set offload.rules=pipeoffload
+cp "$TMP/out" "$TMP/po32.json"
+expect_rc "offload=plan at 32 GiB (no ladder) runs" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB \
+    --set offload.capacities=0
+if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); po = json.load(open(sys.argv[2]))
+assert po["oom"] == [] and j["oom"] == [], (po["oom"], j["oom"])
+assert j["makespan"] <= po["makespan"] * (1 + 1e-9), (j["makespan"], po["makespan"])' "$TMP/out" "$TMP/po32.json" 2>"$TMP/pyerr"
+then ok "offload=plan is never slower than PipeOffload's heuristic at the same memory (32 GiB)"
+else not_ok "offload=plan is never slower than PipeOffload's heuristic at the same memory" "$(tail -1 "$TMP/pyerr")"; fi
 test_summary

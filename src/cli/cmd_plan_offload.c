@@ -9,6 +9,7 @@
  * The recompute key is the planner's ceiling (none: offload or keep;
  * selective: + selective recompute; full or plan: all six options).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,10 @@ static void write_orders(const offload_order_result *ores, int search_asked)
         const offload_order_candidate *c = &ores->cand[i];
         printf("  %c %-26s %-6s ", i == ores->chosen ? '*' : ' ', c->name, copy_model_name(c->copy_model));
         if (c->status == OFFLOAD_SOLVED_INFEASIBLE) printf("%12s %12s\n", "no fit", "-");
-        else if (!c->fits) printf("%12.6g %12s\n", c->model_makespan_s, "out of mem");
+        else if (isnan(c->model_makespan_s)) {   /* not the MILP's (PipeOffload's rules): no model estimate */
+            if (!c->fits) printf("%12s %12s\n", "-", "out of mem");
+            else printf("%12s %12.6g\n", "-", c->judged_makespan_s);
+        } else if (!c->fits) printf("%12.6g %12s\n", c->model_makespan_s, "out of mem");
         else printf("%12.6g %12.6g\n", c->model_makespan_s, c->judged_makespan_s);
     }
 }
@@ -87,7 +91,8 @@ static void write_text(const job *j, const memplan *p, const offload_plan_result
            res->nbinaries, res->nrows, res->nodes);
     printf("  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
            j->sched.nstages * j->sched.m);
-    printf("  model        makespan %.6g s\n", res->model_makespan_s);
+    if (isnan(res->model_makespan_s)) printf("  model        none (PipeOffload's rules, judged by simulation)\n");
+    else printf("  model        makespan %.6g s\n", res->model_makespan_s);
     printf("  simulated    makespan %.6g s%s\n", out->completed ? m->makespan : 0.0,
            out->completed ? "" : " (did not complete)");
     printf("\nrank   kept  offloaded  recomputed  peak memory / capacity  offloaded GiB  recompute s  stalls s\n");
@@ -106,15 +111,17 @@ static void write_text(const job *j, const memplan *p, const offload_plan_result
 static void write_json(const job *j, const offload_plan_result *res, const offload_order_result *ores,
                        const run_metrics *m)
 {
+    char model[32] = "null";   /* PipeOffload's plan has no model estimate */
+    if (!isnan(res->model_makespan_s)) snprintf(model, sizeof model, "%.9g", res->model_makespan_s);
     double peak = 0;
     for (int r = 0; r < m->pp; r++)
         if (m->rank[r].peak_memory_bytes > peak) peak = m->rank[r].peak_memory_bytes;
     printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
-           "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
+           "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%s,\"makespan\":%.9g,"
            "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"plans_weighed\":%d,\"orders_searched\":%d,\"chosen\":\"%s\","
            "\"copy_model\":\"%s\",\"planned_capacity_bytes\":%.17g,\"capacities_planned\":%d}\n",
            j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
-           res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
+           res->nrows, res->nodes, res->noffload, res->nrecompute, model, m->makespan, peak,
            m->noom, ores->n, ores->searched, ores->chosen >= 0 ? ores->cand[ores->chosen].name : "none fits",
            copy_model_name(ores->chosen >= 0 ? ores->cand[ores->chosen].copy_model : OFFLOAD_COPIES_SHARED),
            ores->planned_capacity_bytes, ores->ladder_rungs);

@@ -119,6 +119,40 @@ static double judge_by_simulation(void *ctx, const schedule *s, const memplan *p
     return makespan;
 }
 
+/* PipeOffload's heuristic on the job's order: full offload under its rules
+ * (lifespan filter, reload slots, postponed warm-up), judged by simulation;
+ * returns its makespan (INFINITY: it does not fit) and the plan in *po. */
+static double pipeoffload_candidate(job *j, memplan *po)
+{
+    job jj = *j;   /* shallow: the policy reads the experiment's offload keys */
+    jj.exp.offload = OFFLOAD_FULL;
+    jj.exp.offload_rules = 1;
+    jj.exp.offload_postpone = 1;
+    jj.exp.offload_preset = OFFLOAD_PRESET_NONE;
+    jj.exp.offload_chunks = 0;
+    plan_policy pol = {.offload = PLAN_OFFLOAD_FULL,
+                       .t_comm = j->exp.network == NET_IDEAL ? j->exp.ideal_latency_s : 0.0};
+    int v = j->sched.v > 0 ? j->sched.v : 1;
+    double *bytes = pg_xcalloc((size_t)j->wl.nstages + 1, sizeof *bytes);
+    for (int s = 0; s < j->wl.nstages; s++) {
+        const stage_cost *c = &j->wl.stage[s];
+        bytes[s] = c->act_b_bytes;   /* offload alone: F keeps everything */
+        if (c->f_s * v > pol.t_f) pol.t_f = c->f_s * v;
+        if (c->b_s * v > pol.t_b) pol.t_b = c->b_s * v;
+        if (c->w_s * v > pol.t_w) pol.t_w = c->w_s * v;
+    }
+    pol.offload_bytes = bytes;
+    double *buf = job_offload_policy(&jj, &pol);
+    pg_status st;
+    pg_status_clear(&st);
+    double makespan = INFINITY;
+    if (plan_build(&j->sched, &pol, po, &st) == 0)
+        makespan = judge_by_simulation(j, &j->sched, po);
+    free(buf);
+    free(bytes);
+    return makespan;
+}
+
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st)
 {
     const experiment *e = &j->exp;
@@ -145,6 +179,37 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
         rc = offload_ladder_choose(&in, cap, e->offload_capacities, &best, out, res, ores, &lres, st);
     } else {
         rc = offload_order_choose(&in, &best, out, res, ores, st);
+    }
+    if (rc == 0 && ores->n < OFFLOAD_ORDER_MAX_CANDIDATES) {
+        /* PipeOffload's own heuristic on the given order is a candidate too:
+         * offload=plan must never run slower than it at the same memory */
+        memplan po;
+        double po_s = pipeoffload_candidate(j, &po);
+        double chosen_s = ores->chosen >= 0 && ores->cand[ores->chosen].fits ? ores->cand[ores->chosen].judged_makespan_s
+                                                                             : INFINITY;
+        offload_order_candidate *c = &ores->cand[ores->n];
+        memset(c, 0, sizeof *c);
+        snprintf(c->name, sizeof c->name, "%.24s PipeOffload", j->sched.name);
+        c->copy_model = OFFLOAD_COPIES_ONLY;
+        c->status = OFFLOAD_SOLVED_PIPEOFFLOAD;
+        c->model_makespan_s = NAN;
+        c->judged_makespan_s = po_s;
+        c->fits = isfinite(po_s);
+        ores->n++;
+        if (c->fits && (isnan(chosen_s) || po_s < chosen_s)) {
+            ores->chosen = ores->n - 1;
+            ores->planned_capacity_bytes = cap;
+            plan_free(out);
+            *out = po;
+            sched_free(&best);
+            sched_copy(&best, &j->sched);
+            memset(res, 0, sizeof *res);
+            res->status = OFFLOAD_SOLVED_PIPEOFFLOAD;
+            res->model_makespan_s = NAN;
+            res->noffload = po.noffload;
+        } else {
+            plan_free(&po);
+        }
     }
     if (rc == 0) {   /* the chosen order replaces the schedule: every report shows what ran */
         sched_free(&j->sched);
