@@ -24,6 +24,8 @@
 #include "opt/offload_ladder.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
+#include "sim/sim.h"
+#include "sim/timeline.h"
 #include "testutil.h"
 #include "util/datapath.h"
 
@@ -206,6 +208,70 @@ START_TEST(test_whole_chunks)
 }
 END_TEST
 
+/* ---- the engine executes the plan (sim/engine.c's offload branch) --------- */
+
+/* 1F1B p 4, m 8, F = B = W = 1 s, 1 GiB activations on the ideal network
+ * (copies take no time there, so every copy starts exactly when the plan
+ * lets it).  The rules are decided as if a copy took 1 s (1 GiB/s): 3 round
+ * trips = 6 s, so rank 0 offloads all eight (postponed gaps 7, 9, 9, 9, 7,
+ * ...: test_postpone_warmup); its reloads start at BW(j)'s start - 2 - 1 =
+ * 7 + 3j, its postponed F2 and F3 at 4 and 7 (rank 1's F2 at 5); and the
+ * makespan stays 1F1B's 33 s. */
+START_TEST(test_engine_executes_the_slots)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    schedule s;
+    gen("1f1b", 1, &s);
+    workload w;
+    memset(&w, 0, sizeof w);
+    w.nstages = PP;
+    w.stage = calloc(PP, sizeof *w.stage);
+    for (int i = 0; i < PP; i++)
+        w.stage[i] = (stage_cost){.f_s = 1, .b_s = 1, .w_s = 1, .act_b_bytes = GIB, .act_w_bytes = GIB / 2};
+    platform_desc plat;
+    ck_assert(platform_make_ideal(PP, 0.0, 1e12, 80 * GIB, &plat, &st) == 0);
+    int rank_gpu[PP] = {0, 1, 2, 3};
+    double f[PP] = {1, 1, 1, 1}, b[PP] = {1, 1, 1, 1}, wt[PP] = {1, 1, 1, 1};
+    double bytes[PP] = {GIB, GIB, GIB, GIB}, lat[PP] = {0, 0, 0, 0}, bw[PP] = {GIB, GIB, GIB, GIB};
+    plan_policy pol = {.offload = PLAN_OFFLOAD_FULL, .t_f = 1, .t_b = 1, .t_w = 1, .offload_bytes = bytes,
+                       .copy_bw = bw, .copy_lat_s = lat, .stage_f_s = f, .stage_b_s = b, .stage_w_s = wt,
+                       .postpone_warmup = 1};
+    memplan pl;
+    ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);
+    sim_input in = {.sched = &s, .wl = &w, .plat = &plat, .rank_gpu = rank_gpu, .zero_byte_messages = 1, .plan = &pl};
+    timeline tl;
+    timeline_init(&tl);
+    sim_outcome o;
+    ck_assert_msg(sim_run(&in, &tl, &o, &st) == 0, "%s", st.msg);
+    ck_assert(o.completed);
+    int reloads = 0;
+    for (size_t i = 0; i < tl.ncopies; i++) {
+        const tl_copy *c = &tl.copies[i];
+        if (c->rank != 0 || c->dir != COPY_H2D) continue;
+        ck_assert_msg(fabs(c->start - (7 + 3 * c->mb)) < 1e-9, "reload of mb %d at %g, want %d", c->mb, c->start,
+                      7 + 3 * c->mb);
+        reloads++;
+    }
+    ck_assert_int_eq(reloads, M);
+    double last_end = 0;
+    for (size_t i = 0; i < tl.nops; i++) {
+        const tl_op *op = &tl.ops[i];
+        if (op->end > last_end) last_end = op->end;
+        if (op->kind != OP_F) continue;
+        if (op->rank == 0 && op->mb == 2) ck_assert_rel(op->start, 4, PG_REL_TOL);
+        if (op->rank == 0 && op->mb == 3) ck_assert_rel(op->start, 7, PG_REL_TOL);
+        if (op->rank == 1 && op->mb == 2) ck_assert_rel(op->start, 5, PG_REL_TOL);
+    }
+    ck_assert_rel(last_end, 33, PG_REL_TOL);
+    timeline_free(&tl);
+    plan_free(&pl);
+    platform_free(&plat);
+    free(w.stage);
+    sched_free(&s);
+}
+END_TEST
+
 /* ---- offload=plan's capacity ladder (opt/offload_ladder.h) ---------------- */
 
 /* The grid: 2^(i/4) GiB strictly below the capacity, largest first. */
@@ -342,6 +408,9 @@ static Suite *offload_suite(void)
     tcase_add_test(tc, test_postpone_warmup);
     tcase_add_test(tc, test_whole_chunks);
     suite_add_tcase(s, tc);
+    TCase *te = tcase_create("engine");
+    tcase_add_test(te, test_engine_executes_the_slots);
+    suite_add_tcase(s, te);
     TCase *tl = tcase_create("ladder");
     tcase_add_test(tl, test_ladder_rungs);
     tcase_add_test(tl, test_ladder_runs_the_fastest);
