@@ -143,8 +143,18 @@ int cmd_keys(int argc, char **argv)
         if ((int)strlen(docs[i].default_text) > wdef) wdef = (int)strlen(docs[i].default_text);
     }
     printf("%-*s  %-*s  %-*s  %s\n", wkey, "KEY", wtype, "TYPE", wdef, "DEFAULT", "MEANING");
-    for (size_t i = 0; i < n; i++)
-        printf("%-*s  %-*s  %-*s  %s\n", wkey, docs[i].key, wtype, docs[i].type, wdef, docs[i].default_text,
+    strbuf names;
+    sb_init(&names);
+    sched_names(0, ", ", ", ", &names);
+    for (size_t i = 0; i < n; i++) {
+        printf("%-*s  %-*s  %-*s  %s", wkey, docs[i].key, wtype, docs[i].type, wdef, docs[i].default_text,
                docs[i].help);
+        /* The schema cannot list the schedules (it sits below the schedule
+         * layer): the registry's names follow the key's help. */
+        if (strcmp(docs[i].key, "schedule") == 0)
+            printf(": %s", names.data ? names.data : "");
+        printf("\n");
+    }
+    sb_free(&names);
     return PG_EXIT_OK;
 }
