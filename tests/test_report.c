@@ -86,6 +86,8 @@ static void fixture_run(fixture *f, double capacity_override_bytes)
 /* ---- python3 as the parser -------------------------------------------------- */
 
 #define TMPDIR_TEMPLATE "/tmp/pg-test-report-XXXXXX"
+/* check's per-test limit for the writers' tests (python3 runs inside). */
+#define PYTHON_TCASE_TIMEOUT_S 600
 static char tmpdir[] = TMPDIR_TEMPLATE;
 
 static void setup(void)
@@ -459,6 +461,10 @@ static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("writers");
+    /* Each test starts python3 a few times: on a loaded machine (or under a
+     * sanitizer) that can take longer than check's 4 s default, which would
+     * make the result depend on wall time.  The limit only catches a hang. */
+    tcase_set_timeout(tc, PYTHON_TCASE_TIMEOUT_S);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_json_parses_and_has_fields);
     tcase_add_test(tc, test_json_deadlock_and_bound);
