@@ -174,22 +174,12 @@ static int is_dark(uint32_t rgb)
 
 /* ---- output ------------------------------------------------------------------ */
 
-typedef struct writer {
-    FILE *f;
-    strbuf sb;
-    int failed;
-} writer;
-
-static void flush(writer *w)
-{
-    if (w->sb.len && fwrite(w->sb.data, 1, w->sb.len, w->f) != w->sb.len) w->failed = 1;
-    sb_reset(&w->sb);
-}
+/* The picture streams through the report layer's buffered file writer. */
+typedef rpt_file writer;
 
 static strbuf *out(writer *w)
 {
-    if (w->sb.len >= SVG_FLUSH_BYTES) flush(w);
-    return &w->sb;
+    return rpt_file_buf(w);
 }
 
 /* A coordinate to 1/100 px, trailing zeros trimmed ("12.5", "40"); never "-0". */
@@ -1131,11 +1121,9 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
 
 int report_svg(const report_input *in, const char *path, pg_status *st)
 {
-    writer w = { .f = fopen(path, "w") };
-    if (!w.f)
-        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){ path, 0 }, "--svg", "cannot open for writing: %s",
-                          strerror(errno));
-    sb_init(&w.sb);
+    writer w;
+    int rc = rpt_file_open(&w, path, "--svg", SVG_FLUSH_BYTES, st);
+    if (rc != 0) return rc;
     static const timeline empty;
     report_input local = *in;
     if (!local.tl) local.tl = &empty;
@@ -1156,10 +1144,6 @@ int report_svg(const report_input *in, const char *path, pg_status *st)
         memory_section(&local, &L, peak, &w);
     }
     sb_append(out(&w), "</svg>\n");
-    flush(&w);
-    sb_free(&w.sb);
     free(peak);
-    if (fclose(w.f) != 0) w.failed = 1;
-    if (w.failed) return pg_fail(st, PG_EXIT_INTERNAL, "%s: error writing the picture: %s", path, strerror(errno));
-    return 0;
+    return rpt_file_close(&w, path, "picture", st);
 }

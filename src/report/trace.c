@@ -44,25 +44,19 @@ static int tid_of(int stream, int lane)
     return stream * TRACE_MAX_LANES + lane;
 }
 
+/* The report layer's buffered file writer, and the events written so far
+ * (for the separators). */
 typedef struct writer {
-    FILE *f;
-    strbuf sb;
-    int failed;
-    int nevents;   /* events written so far (for the separators) */
+    rpt_file file;
+    int nevents;
 } writer;
-
-static void flush(writer *w)
-{
-    if (w->sb.len && fwrite(w->sb.data, 1, w->sb.len, w->f) != w->sb.len) w->failed = 1;
-    sb_reset(&w->sb);
-}
 
 /* Starts a new event object; the caller closes it with "}". */
 static strbuf *event(writer *w)
 {
-    if (w->sb.len >= TRACE_FLUSH_BYTES) flush(w);
-    sb_append(&w->sb, w->nevents++ ? ",\n{" : "\n{");
-    return &w->sb;
+    strbuf *sb = rpt_file_buf(&w->file);
+    sb_append(sb, w->nevents++ ? ",\n{" : "\n{");
+    return sb;
 }
 
 /* Microseconds with picosecond resolution, trailing zeros trimmed.  Written
@@ -423,27 +417,26 @@ static void process_metadata(const report_input *in, writer *w, int pp)
 static void other_data(const report_input *in, writer *w)
 {
     char label[RPT_LABEL_MAX];
-    sb_append(&w->sb, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
-    sb_append_json_string(&w->sb, rpt_schedule_name(in));
-    sb_appendf(&w->sb, ",\"microbatches\":%d,\"workload\":", rpt_microbatches(in));
-    sb_append_json_string(&w->sb, rpt_workload_label(in, label, sizeof label));
-    sb_append(&w->sb, ",\"network\":");
-    sb_append_json_string(&w->sb, rpt_network_label(in, label, sizeof label));
+    strbuf *sb = rpt_file_buf(&w->file);
+    sb_append(sb, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
+    sb_append_json_string(sb, rpt_schedule_name(in));
+    sb_appendf(sb, ",\"microbatches\":%d,\"workload\":", rpt_microbatches(in));
+    sb_append_json_string(sb, rpt_workload_label(in, label, sizeof label));
+    sb_append(sb, ",\"network\":");
+    sb_append_json_string(sb, rpt_network_label(in, label, sizeof label));
     if (in->m) {
-        sb_append(&w->sb, ",\"makespan_s\":");
-        sb_append_json_number(&w->sb, in->m->makespan);
+        sb_append(sb, ",\"makespan_s\":");
+        sb_append_json_number(sb, in->m->makespan);
     }
-    sb_append(&w->sb, "}}\n");
+    sb_append(sb, "}}\n");
 }
 
 int report_trace(const report_input *in, const char *path, pg_status *st)
 {
-    writer w = { .f = fopen(path, "w") };
-    if (!w.f)
-        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){ path, 0 }, "--trace", "cannot open for writing: %s",
-                          strerror(errno));
-    sb_init(&w.sb);
-    sb_append(&w.sb, "{\"traceEvents\":[");
+    writer w = { .nevents = 0 };
+    int rc = rpt_file_open(&w.file, path, "--trace", TRACE_FLUSH_BYTES, st);
+    if (rc != 0) return rc;
+    sb_append(rpt_file_buf(&w.file), "{\"traceEvents\":[");
     static const timeline empty;
     report_input local = *in;
     if (!local.tl) local.tl = &empty;
@@ -455,9 +448,5 @@ int report_trace(const report_input *in, const char *path, pg_status *st)
     copy_events(&local, &w, pp);
     memory_events(&local, &w);
     other_data(&local, &w);
-    flush(&w);
-    sb_free(&w.sb);
-    if (fclose(w.f) != 0) w.failed = 1;
-    if (w.failed) return pg_fail(st, PG_EXIT_INTERNAL, "%s: error writing the trace: %s", path, strerror(errno));
-    return 0;
+    return rpt_file_close(&w.file, path, "trace", st);
 }
