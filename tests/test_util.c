@@ -19,7 +19,7 @@
 
 #define KIB 1024.0
 #define MIB (KIB * KIB)
-#define GIB (KIB * MIB)
+/* GIB: util/units.h (2^30), the one definition */
 #define TIB (KIB * GIB)
 
 /* ---------------------------------------------------------------- error */

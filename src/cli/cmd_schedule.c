@@ -59,10 +59,10 @@ static int simulated_times(job *j, sched_times *times, pg_status *st)
             const tl_op *op = &tl.ops[i];
             if (op->kind >= OP_KIND_COUNT || op->rank < 0 || op->rank >= s->pp || next[op->rank] >= s->nops[op->rank])
                 continue;
-            times->start[op->rank][next[op->rank]] = op->start;
-            times->end[op->rank][next[op->rank]++] = op->end;
-            if (i == 0 || op->start < first) first = op->start;
-            if (i == 0 || op->end > last) last = op->end;
+            times->start[op->rank][next[op->rank]] = op->start_s;
+            times->end[op->rank][next[op->rank]++] = op->end_s;
+            if (i == 0 || op->start_s < first) first = op->start_s;
+            if (i == 0 || op->end_s > last) last = op->end_s;
         }
         for (int r = 0; r < s->pp; r++) {
             if (s->nops[r] == 0) continue;

@@ -141,7 +141,7 @@ static void simulator(const report_input *in, rpt_json *w)
 static void metrics_fields(const report_input *in, rpt_json *w)
 {
     const run_metrics *m = in->m;
-    rpt_json_num(w, "makespan", m->makespan);
+    rpt_json_num(w, "makespan", m->makespan_s);
     rpt_json_num(w, "span", m->span);
     rpt_json_int(w, "span_rank", m->span_rank);
     rank_array(w, "stage_span", m, offsetof(rank_metrics, span));
@@ -182,7 +182,7 @@ static void metrics_fields(const report_input *in, rpt_json *w)
     /* makespan / lower_bound: 1 is optimal for this workload and placement. */
     rpt_json_key(w, "bound_ratio");
     if (m->lower_bound > 0)
-        sb_append_json_number(w->sb, m->makespan / m->lower_bound);
+        sb_append_json_number(w->sb, m->makespan_s / m->lower_bound);
     else
         sb_append(w->sb, "null");
     rpt_json_num(w, "samples_per_second", m->samples_per_s);

@@ -188,7 +188,7 @@ void report_offload_text(const report_offload_input *in, strbuf *o)
     sb_appendf(o, "  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
                s->nstages * s->m);
     sb_appendf(o, "  model        makespan %.6g s\n", res->model_makespan_s);
-    sb_appendf(o, "  simulated    makespan %.6g s%s\n", completed ? m->makespan : 0.0,
+    sb_appendf(o, "  simulated    makespan %.6g s%s\n", completed ? m->makespan_s : 0.0,
                completed ? "" : " (did not complete)");
     sb_append(o, "\nrank   kept  offloaded  recomputed  peak memory / capacity  offloaded GiB  recompute s  stalls s\n");
     for (int r = 0; r < s->pp; r++) {
@@ -221,7 +221,7 @@ void report_offload_json(const report_offload_input *in, strbuf *sb)
     rpt_json_int(&w, "offloaded", res->noffload);
     rpt_json_int(&w, "recomputed", res->nrecompute);
     rpt_json_num(&w, "model_makespan", res->model_makespan_s);
-    rpt_json_num(&w, "makespan", m->makespan);
+    rpt_json_num(&w, "makespan", m->makespan_s);
     rpt_json_num(&w, "max_peak_memory_bytes", rpt_max_peak_memory(m));
     rpt_json_int(&w, "oom_ranks", m->noom);
     rpt_json_int(&w, "plans_weighed", ores->n);

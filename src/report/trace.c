@@ -140,7 +140,7 @@ static void op_events(const report_input *in, writer *w)
         else
             snprintf(name, sizeof name, "%s%d", kind, op->mb);
         strbuf *sb = event(w);
-        slice_head(sb, name, kind, op->rank, tid_of(STREAM_COMPUTE, 0), op->start, op->end);
+        slice_head(sb, name, kind, op->rank, tid_of(STREAM_COMPUTE, 0), op->start_s, op->end_s);
         sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"kind\":\"%s\"}}", op->stage, op->mb, kind);
     }
 }
@@ -170,11 +170,11 @@ static void sort_intervals(interval *iv, size_t n)
 
 static double makespan_of(const report_input *in)
 {
-    if (in->m) return in->m->makespan;
+    if (in->m) return in->m->makespan_s;
     double lo = 0, hi = 0;
     for (size_t i = 0; i < in->tl->nops; i++) {
-        if (i == 0 || in->tl->ops[i].start < lo) lo = in->tl->ops[i].start;
-        if (i == 0 || in->tl->ops[i].end > hi) hi = in->tl->ops[i].end;
+        if (i == 0 || in->tl->ops[i].start_s < lo) lo = in->tl->ops[i].start_s;
+        if (i == 0 || in->tl->ops[i].end_s > hi) hi = in->tl->ops[i].end_s;
     }
     return hi - lo;
 }
@@ -185,7 +185,7 @@ static void bubble_events(const report_input *in, writer *w)
     if (n == 0) return;
     interval *iv = pg_xmalloc(n * sizeof *iv);
     for (size_t i = 0; i < n; i++)
-        iv[i] = (interval){ in->tl->ops[i].rank, in->tl->ops[i].start, in->tl->ops[i].end, i };
+        iv[i] = (interval){ in->tl->ops[i].rank, in->tl->ops[i].start_s, in->tl->ops[i].end_s, i };
     sort_intervals(iv, n);
     double min_gap = makespan_of(in) * TRACE_MIN_GAP_REL;
     double busy_until = iv[0].end;
@@ -248,13 +248,13 @@ static void xfer_events(const report_input *in, writer *w, int pp)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const tl_xfer *x = &in->tl->xfers[i];
-        if (x->src_rank >= 0 && x->src_rank < pp) iv[k++] = (interval){ x->src_rank, x->start, x->end, i };
+        if (x->src_rank >= 0 && x->src_rank < pp) iv[k++] = (interval){ x->src_rank, x->start_s, x->end_s, i };
     }
     assign_lanes(iv, k, send_lane, send_lanes);
     k = 0;
     for (size_t i = 0; i < n; i++) {
         const tl_xfer *x = &in->tl->xfers[i];
-        if (x->dst_rank >= 0 && x->dst_rank < pp) iv[k++] = (interval){ x->dst_rank, x->start, x->end, i };
+        if (x->dst_rank >= 0 && x->dst_rank < pp) iv[k++] = (interval){ x->dst_rank, x->start_s, x->end_s, i };
     }
     assign_lanes(iv, k, recv_lane, recv_lanes);
     free(iv);
@@ -283,7 +283,7 @@ static void xfer_events(const report_input *in, writer *w, int pp)
             if (!(side == 0 ? src_ok : dst_ok)) continue;
             strbuf *sb = event(w);
             slice_head(sb, name, side == 0 ? "send" : "recv", side == 0 ? x->src_rank : x->dst_rank,
-                       side == 0 ? send_tid : recv_tid, x->start, x->end);
+                       side == 0 ? send_tid : recv_tid, x->start_s, x->end_s);
             sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"kind\":\"%s\",\"%s\":%d,\"bytes\":", x->stage,
                        x->mb, xfer_name(x), side == 0 ? "to" : "from", side == 0 ? x->dst_rank : x->src_rank);
             sb_append_json_number(sb, x->bytes);
@@ -293,13 +293,13 @@ static void xfer_events(const report_input *in, writer *w, int pp)
         strbuf *sb = event(w);
         sb_appendf(sb, "\"ph\":\"s\",\"name\":\"%s\",\"cat\":\"flow\",\"id\":%zu,\"pid\":%d,\"tid\":%d,\"ts\":",
                    xfer_name(x), i, x->src_rank, send_tid);
-        append_us(sb, x->start);
+        append_us(sb, x->start_s);
         sb_append(sb, "}");
         sb = event(w);
         sb_appendf(sb,
                    "\"ph\":\"f\",\"bp\":\"e\",\"name\":\"%s\",\"cat\":\"flow\",\"id\":%zu,\"pid\":%d,\"tid\":%d,\"ts\":",
                    xfer_name(x), i, x->dst_rank, recv_tid);
-        append_us(sb, x->start);
+        append_us(sb, x->start_s);
         sb_append(sb, "}");
     }
     free(send_lane);
@@ -330,7 +330,7 @@ static void copy_events(const report_input *in, writer *w, int pp)
         }
         snprintf(name, sizeof name, "%s s%d mb%d", cp->dir == COPY_D2H ? "offload" : "reload", cp->stage, cp->mb);
         strbuf *sb = event(w);
-        slice_head(sb, name, stream_name[stream], cp->rank, tid_of(stream, 0), cp->start, cp->end);
+        slice_head(sb, name, stream_name[stream], cp->rank, tid_of(stream, 0), cp->start_s, cp->end_s);
         sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"bytes\":", cp->stage, cp->mb);
         sb_append_json_number(sb, cp->bytes);
         sb_append(sb, "}}");
@@ -340,7 +340,7 @@ static void copy_events(const report_input *in, writer *w, int pp)
         const tl_stall *sl = &tl->stalls[i];
         if (sl->rank < 0 || sl->rank >= pp) continue;
         strbuf *sb = event(w);
-        slice_head(sb, "stall", "stall", sl->rank, tid_of(STREAM_COMPUTE, 0), sl->start, sl->end);
+        slice_head(sb, "stall", "stall", sl->rank, tid_of(STREAM_COMPUTE, 0), sl->start_s, sl->end_s);
         sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"waits for\":\"reload\"}}", sl->stage,
                    sl->mb);
     }
@@ -426,7 +426,7 @@ static void other_data(const report_input *in, writer *w)
     sb_append_json_string(sb, rpt_network_label(in, label, sizeof label));
     if (in->m) {
         sb_append(sb, ",\"makespan_s\":");
-        sb_append_json_number(sb, in->m->makespan);
+        sb_append_json_number(sb, in->m->makespan_s);
     }
     sb_append(sb, "}}\n");
 }
