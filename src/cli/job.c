@@ -157,7 +157,7 @@ int job_build_schedule(job *j, pg_status *st)
         }
         sched_params p;
         if ((rc = job_sched_params(e, &p, st)) != 0)
-            return rc;
+            return locate(e, NULL, st);
         if ((rc = sched_generate(e->schedule, &p, &j->sched, st)) != 0)
             return locate(e, "schedule", st);
         j->have_sched = 1;
@@ -196,7 +196,7 @@ int job_build_platform(job *j, pg_status *st)
         break;
     }
     if (rc != 0)
-        return rc;
+        return locate(e, NULL, st);
     j->have_plat = 1;
     if (j->plat.ngpus < needed)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
