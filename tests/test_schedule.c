@@ -542,6 +542,15 @@ START_TEST(test_registry_derived)
     ck_assert_int_eq(sched_generate("interleaved", &p, &s, &st), PG_EXIT_INPUT);
     ck_assert_str_eq(st.key, "microbatches");
     ck_assert_str_eq(st.file, "");
+    /* error.h's rule: a failed call leaves its output zeroed, nothing to free. */
+    ck_assert_ptr_null(s.stage_rank);
+    ck_assert_ptr_null(s.nops);
+    ck_assert_ptr_null(s.ops);
+    /* ... also when the generator had built it (dualpipe-v's m >= 2pp is checked by the generator itself) */
+    p = params(4, 5, 1);
+    ck_assert_int_eq(sched_generate("dualpipe-v", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "microbatches");
+    ck_assert_ptr_null(s.ops);
     sb_free(&all);
     sb_free(&opt);
     sb_free(&manual);
