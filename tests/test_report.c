@@ -505,6 +505,61 @@ START_TEST(test_remat_report)
 }
 END_TEST
 
+static const char offload_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['schedule'] == 'zb-h1' and d['pp'] == 2 and d['microbatches'] == 2, d\n"
+    "assert d['solver'] == 'milp-optimal' and d['binaries'] == 12 and d['rows'] == 30 and d['nodes'] == 5\n"
+    "assert d['offloaded'] == 1 and d['recomputed'] == 1 and d['model_makespan'] == 8.75\n"
+    "assert d['makespan'] == 9 and d['max_peak_memory_bytes'] == 2210 and d['oom_ranks'] == 1\n"
+    "assert d['plans_weighed'] == 2 and d['orders_searched'] == 0\n"
+    "assert d['chosen'] == 'zb-h1 (given)' and d['copy_model'] == 'whole'\n";
+
+/* plan offload: the chosen candidate marked, the counts per rank from the
+ * plan, the OOM line, and the JSON through the one writer. */
+START_TEST(test_offload_report)
+{
+    fixture f;
+    fixture_init(&f, "zb-h1");
+    fixture_run(&f, 2150);
+    memplan p;
+    plan_init(&p, &f.sched);
+    plan_set(&p, 0, 0, (plan_choice){.offload = 1});
+    plan_set(&p, 1, 1, (plan_choice){.fwd = PLAN_FWD_FULL});
+    offload_plan_result res = {.status = OFFLOAD_SOLVED_OPTIMAL, .model_makespan_s = 8.75, .nbinaries = 12,
+                               .nrows = 30, .nodes = 5, .noffload = 1, .nrecompute = 1};
+    static offload_order_result ores;
+    memset(&ores, 0, sizeof ores);
+    ores.n = 2;
+    ores.chosen = 1;
+    ores.cand[0] = (offload_order_candidate){.name = "zb-h1 (given)", .copy_model = OFFLOAD_COPIES_SHARED,
+                                             .status = OFFLOAD_SOLVED_INFEASIBLE};
+    ores.cand[1] = (offload_order_candidate){.name = "zb-h1 (given)", .copy_model = OFFLOAD_COPIES_WHOLE,
+                                             .status = OFFLOAD_SOLVED_OPTIMAL, .model_makespan_s = 8.75,
+                                             .judged_makespan_s = 9, .fits = 1};
+    report_offload_input in = {.sched = &f.sched, .plan = &p, .res = &res, .orders = &ores, .m = &f.m,
+                               .outcome = &f.outcome};
+    strbuf sb;
+    sb_init(&sb);
+    report_offload_json(&in, &sb);
+    check_text_with_python("offload", offload_check, &sb);
+    sb_reset(&sb);
+    report_offload_text(&in, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "offload plan for zb-h1: pp 2, 2 microbatches, 1 stage per rank\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  order        the schedule's (offload.order=search tries others)\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "    zb-h1 (given)              shared       no fit            -\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  * zb-h1 (given)              whole          8.75            9\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  solver       milp-optimal (12 binaries, 30 rows, 5 nodes)\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  simulated    makespan 9 s\n"));
+    /* rank 0 keeps mb 1 and offloads mb 0; rank 1 keeps mb 0 and recomputes mb 1 */
+    ck_assert_ptr_nonnull(strstr(sb.data, "\n   0      1          1           0  "));
+    ck_assert_ptr_nonnull(strstr(sb.data, "\n   1      1          0           1  "));
+    ck_assert_ptr_nonnull(strstr(sb.data, "out of memory on 1 rank: nothing the planner may choose fits\n"));
+    sb_free(&sb);
+    plan_free(&p);
+}
+END_TEST
+
 START_TEST(test_empty_run)
 {
     fixture f;
@@ -549,6 +604,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_empty_run);
     tcase_add_test(tc, test_bound_report);
     tcase_add_test(tc, test_remat_report);
+    tcase_add_test(tc, test_offload_report);
     suite_add_tcase(s, tc);
     return s;
 }
