@@ -249,7 +249,7 @@ START_TEST(test_engine_executes_the_slots)
     for (size_t i = 0; i < tl.ncopies; i++) {
         const tl_copy *c = &tl.copies[i];
         if (c->rank != 0 || c->dir != COPY_H2D) continue;
-        ck_assert_msg(fabs(c->start - (7 + 3 * c->mb)) < 1e-9, "reload of mb %d at %g, want %d", c->mb, c->start,
+        ck_assert_msg(fabs(c->start_s - (7 + 3 * c->mb)) < 1e-9, "reload of mb %d at %g, want %d", c->mb, c->start_s,
                       7 + 3 * c->mb);
         reloads++;
     }
@@ -257,11 +257,11 @@ START_TEST(test_engine_executes_the_slots)
     double last_end = 0;
     for (size_t i = 0; i < tl.nops; i++) {
         const tl_op *op = &tl.ops[i];
-        if (op->end > last_end) last_end = op->end;
+        if (op->end_s > last_end) last_end = op->end_s;
         if (op->kind != OP_F) continue;
-        if (op->rank == 0 && op->mb == 2) ck_assert_rel(op->start, 4, PG_REL_TOL);
-        if (op->rank == 0 && op->mb == 3) ck_assert_rel(op->start, 7, PG_REL_TOL);
-        if (op->rank == 1 && op->mb == 2) ck_assert_rel(op->start, 5, PG_REL_TOL);
+        if (op->rank == 0 && op->mb == 2) ck_assert_rel(op->start_s, 4, PG_REL_TOL);
+        if (op->rank == 0 && op->mb == 3) ck_assert_rel(op->start_s, 7, PG_REL_TOL);
+        if (op->rank == 1 && op->mb == 2) ck_assert_rel(op->start_s, 5, PG_REL_TOL);
     }
     ck_assert_rel(last_end, 33, PG_REL_TOL);
     timeline_free(&tl);

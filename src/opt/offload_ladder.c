@@ -83,6 +83,7 @@ int offload_ladder_choose(const offload_order_input *in, double capacity_bytes, 
     }
     free(tr);
     ores->planned_capacity_bytes = lres->capacity_bytes[lres->chosen];
+    ores->job_capacity_bytes = capacity_bytes;
     ores->ladder_rungs = lres->nrungs;
     return rc;
 }

@@ -79,6 +79,7 @@ typedef struct offload_order_result {
     /* offload_ladder.h: the capacity the chosen plan was made for (0: the
      * job's; no ladder ran) and how many capacities were planned */
     double planned_capacity_bytes;
+    double job_capacity_bytes;     /* the capacity the ladder started from */
     int ladder_rungs;
 } offload_order_result;
 
