@@ -23,11 +23,13 @@
  * memory limit, their schedule's own backward kind), which makes B / bound
  * an upper bound on their samples/s.  They are simulated best bound first,
  * in batches (one forked `run --format csv` per candidate, -j at a time,
- * through sweep_run); before each batch a candidate that a simulated
- * fitting one beats on both axes (faster than its upper bound, no more peak
- * memory than its static memory: opt_dominated_unsimulated) is skipped.
- * Skipping is sound: no skipped candidate could be on the front or be the
- * best.  Throughput is exactly run's samples_per_second.
+ * through sweep_run); before each batch a candidate whose upper bound is
+ * below the best simulated plan's samples/s is skipped (it can never be the
+ * best; the front is then the front of the candidates that could be), or
+ * with --full-front only one that a simulated fitting plan beats on both
+ * axes (faster than its upper bound, no more peak memory than its static
+ * memory: opt_dominated_unsimulated), so that the front is exact too.
+ * Throughput is exactly run's samples_per_second.
  *
  * --resume FILE keeps the simulated rows (the sweep CSV of the grid): a run
  * that is stopped and started again with the same command simulates only
@@ -512,8 +514,12 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Skip every pending candidate that a simulated fitting one dominates. */
-static void prune(search *s)
+/* Skip every pending candidate whose throughput bound is below the best
+ * simulated plan's (the default: the best is exact, the front is that of
+ * the candidates that could beat the best), or with full_front only those
+ * that a simulated fitting one dominates on both axes (the front is exact
+ * too, at the cost of simulating the slower low-memory candidates). */
+static void prune(search *s, int full_front)
 {
     opt_point *pts = pg_xcalloc((size_t)s->n + 1, sizeof *pts);
     int *front = pg_xcalloc((size_t)s->n + 1, sizeof *front);
@@ -523,8 +529,11 @@ static void prune(search *s)
     for (int i = 0; i < nf; i++) fp[i] = pts[front[i]];
     for (int i = 0; i < s->n; i++) {
         candidate *c = &s->c[i];
-        if (c->status == C_PENDING && opt_dominated_unsimulated(c->ub_samples_per_s, c->static_bytes, fp, nf))
-            c->status = C_PRUNED_BOUND;
+        if (c->status != C_PENDING) continue;
+        /* the front's last point is the best (the front ascends in both) */
+        int skip = full_front ? opt_dominated_unsimulated(c->ub_samples_per_s, c->static_bytes, fp, nf)
+                              : opt_slower_than_best(c->ub_samples_per_s, fp, nf);
+        if (skip) c->status = C_PRUNED_BOUND;
     }
     free(fp);
     free(front);
@@ -594,7 +603,7 @@ static int run_search(const cli_options *o, const job *j, search *s, pg_status *
     long *idx = pg_xcalloc((size_t)batch, sizeof *idx);
     int next = 0;
     while (rc == 0) {
-        prune(s);
+        prune(s, o->full_front);
         long pending = 0;
         for (int i = next; i < norder; i++) pending += s->c[order[i]].status == C_PENDING;
         if (pending == 0) break;
@@ -696,7 +705,7 @@ static void settings_line(const search *s, const candidate *c, strbuf *sb)
 }
 
 static int print_result(const search *s, const int *on_front, const int *front, int nfront, int best,
-                        output_format fmt, pg_status *st)
+                        output_format fmt, int full_front, pg_status *st)
 {
     strbuf out;
     sb_init(&out);
@@ -714,7 +723,8 @@ static int print_result(const search *s, const int *on_front, const int *front, 
         }
     } else {
         sb_appendf(&out, "Pareto front (simulated; throughput against peak memory, %d points; global batch %ld "
-                   "samples on %d GPUs)\n", nfront, s->global_batch, s->gpus);
+                   "samples on %d GPUs%s)\n", nfront, s->global_batch, s->gpus,
+                   full_front ? "" : "; of the candidates whose bound reaches the best: --full-front for all");
         sb_appendf(&out, "%14s %12s %12s %10s  %s\n", "samples/s", "iteration", "makespan", "peak GiB", "settings");
         for (int i = 0; i < nfront; i++) {
             const candidate *c = &s->c[front[i]];
@@ -751,7 +761,7 @@ int cmd_optimize(int argc, char **argv)
     memset(&s, 0, sizeof s);
     sb_init(&s.header);
     int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV,
-                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME, 0, &o, &j, &st);
+                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT, 0, &o, &j, &st);
     if (rc == 0 && !explicit_jobs(argc, argv)) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = cpus > 0 ? (int)cpus : 1;
@@ -804,16 +814,18 @@ int cmd_optimize(int argc, char **argv)
     int best = opt_best(pts, s.n);
     fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
                     "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
-                    "dominated by a simulated plan (lower bound); %d refused by the job's checks\n",
+                    "by the lower bound (%s); %d refused by the job's checks\n",
             s.n, s.global_batch, s.gpus, counts[C_SIMULATED], nfit, nsimoom, counts[C_SIMULATED] - nfit - nsimoom,
-            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND], counts[C_INVALID]);
+            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND],
+            o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
+            counts[C_INVALID]);
     if (best < 0) {
         int noom = nsimoom + counts[C_PRUNED_MEMORY];
         fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "
                         "search (--grid)\n", noom ? " (every one that ran is out of memory)" : "");
         rc = noom ? PG_EXIT_OOM : PG_EXIT_INPUT;
     } else {
-        rc = print_result(&s, on_front, front, nfront, best, o.format, &st);
+        rc = print_result(&s, on_front, front, nfront, best, o.format, o.full_front, &st);
         if (rc == 0 && o.output_path) {
             rc = write_best(o.output_path, &j.cfg, &s, &s.c[best], &st);
             if (rc == 0) fprintf(stderr, "pipegrid: optimize: best plan written to %s\n", o.output_path);

@@ -89,3 +89,10 @@ int opt_dominated_unsimulated(double ub_throughput, double lb_peak_bytes, const 
             return 1;
     return 0;
 }
+
+int opt_slower_than_best(double ub_throughput, const opt_point *simulated, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (simulated[i].fits && simulated[i].throughput > ub_throughput) return 1;
+    return 0;
+}

@@ -53,4 +53,8 @@ int opt_microbatches(long global_batch, int dp, int micro_batch_size);
 
 int opt_dominated_unsimulated(double ub_throughput, double lb_peak_bytes, const opt_point *simulated, int n);
 
+/* Whether a fitting simulated point is strictly faster than ub_throughput:
+ * the candidate can then never be the best (optimize's default pruning). */
+int opt_slower_than_best(double ub_throughput, const opt_point *simulated, int n);
+
 #endif
