@@ -583,9 +583,18 @@ static int run_search(const cli_options *o, const job *j, search *s, pg_status *
     }
     int rc = 0;
     if (s->resume_path) rc = open_resume(s, st);
-    for (int i = 0; rc == 0 && i < s->n; i++)
-        if (s->c[i].status != C_SIMULATED) assess(o, s, &s->c[i]);
-        else s->c[i].ub_samples_per_s = INFINITY;
+    for (int i = 0; rc == 0 && i < s->n; i++) {
+        /* a resumed candidate keeps its simulation, and gets its bound and
+         * static memory as a new one would (the same CSV either way) */
+        candidate *c = &s->c[i];
+        cand_status was = c->status;
+        int code = c->exit_code;
+        assess(o, s, c);
+        if (was == C_SIMULATED) {
+            c->status = was;
+            c->exit_code = code;
+        }
+    }
     restore_stderr(saved);
     if (rc != 0) return rc;
     int *order = pg_xcalloc((size_t)s->n + 1, sizeof *order);
