@@ -814,13 +814,18 @@ int cmd_optimize(int argc, char **argv)
     for (int i = 0; i < s.n; i++) {
         pts[i] = point_of(&s.c[i]);
         counts[s.c[i].status]++;
-        nfit += pts[i].fits;
+        nfit += pts[i].fits;   /* counted before the front's restriction below */
         nsimoom += s.c[i].status == C_SIMULATED && s.c[i].exit_code == PG_EXIT_OOM;
     }
+    int best = opt_best(pts, s.n);
+    /* The default pruning simulates every candidate whose bound reaches the
+     * best, and some others depending on the order results came in: the
+     * front is that of the former only, so that it does not depend on -j. */
+    for (int i = 0; i < s.n && best >= 0 && !o.full_front; i++)
+        if (s.c[i].ub_samples_per_s < pts[best].throughput) pts[i].fits = 0;
     int *front = pg_xcalloc((size_t)s.n + 1, sizeof *front), *on_front = pg_xcalloc((size_t)s.n + 1, sizeof *on_front);
     int nfront = opt_pareto_front(pts, s.n, front);
     for (int i = 0; i < nfront; i++) on_front[front[i]] = 1;
-    int best = opt_best(pts, s.n);
     fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
                     "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
                     "by the lower bound (%s); %d refused by the job's checks\n",
