@@ -20,8 +20,9 @@
  * one whose static memory (weights, gradients, optimizer state) alone is
  * over a rank's capacity is out of memory whatever its schedule does, and is
  * skipped; the others get the seed-000 lower bound of their pipeline (no
- * memory limit, their schedule's own backward kind), which makes B / bound
- * an upper bound on their samples/s.  They are simulated best bound first,
+ * memory limit, their schedule's own backward kind) plus their shortest
+ * optimizer step (which starts once the pipeline is done), which makes
+ * B / (bound + step) an upper bound on their samples/s.  They are simulated best bound first,
  * in batches (one forked `run --format csv` per candidate, -j at a time,
  * through sweep_run); before each batch a candidate whose upper bound is
  * below the best simulated plan's samples/s is skipped (it can never be the
@@ -56,6 +57,10 @@
  * workers busy.  Not tied to -j below it, so that which candidates are
  * skipped does not depend on the machine. */
 #define MIN_BATCH 8
+/* The bound can meet a simulated throughput exactly (a pipeline with no
+ * bubble the bound misses), up to rounding: a candidate is skipped only when
+ * beaten by more than this relative margin, never for the last bits. */
+#define BOUND_REL_SLACK 1e-9
 
 /* The default schedules: every one but those whose generation runs an ILP
  * or a wide search (zb-auto, v-zb) or needs a file. */
@@ -384,8 +389,22 @@ static void assess(const cli_options *o, search *s, candidate *c)
             in.mem_limit = 0;
             in.split = sched_is_split(&j.sched);
             pg_status_clear(&bst);
+            /* The optimizer step starts at the synchronisation after the
+             * pipeline and the all-reduce (sim/metrics.c): no iteration is
+             * shorter than the pipeline's bound plus the shortest rank's step. */
+            double step_s = 0.0;
+            job_parallel jp;
+            memset(&jp, 0, sizeof jp);
+            if (job_build_parallel(&j, &jp, &bst) == 0 && jp.optimizer_s != NULL) {
+                step_s = INFINITY;
+                for (int r = 0; r < j.sched.pp; r++)
+                    if (jp.optimizer_s[r] < step_s) step_s = jp.optimizer_s[r];
+                if (!(step_s >= 0.0 && isfinite(step_s))) step_s = 0.0;
+            }
+            job_parallel_free(&jp);
+            pg_status_clear(&bst);
             if (bound_lower(&in, &res, &bst) == 0 && res.lower_bound > 0)
-                c->ub_samples_per_s = (double)s->global_batch / res.lower_bound;
+                c->ub_samples_per_s = (double)s->global_batch / (res.lower_bound + step_s);
         }
         job_bound_free(&jb);
     }
@@ -531,8 +550,8 @@ static void prune(search *s, int full_front)
         candidate *c = &s->c[i];
         if (c->status != C_PENDING) continue;
         /* the front's last point is the best (the front ascends in both) */
-        int skip = full_front ? opt_dominated_unsimulated(c->ub_samples_per_s, c->static_bytes, fp, nf)
-                              : opt_slower_than_best(c->ub_samples_per_s, fp, nf);
+        double ub = c->ub_samples_per_s * (1.0 + BOUND_REL_SLACK);
+        int skip = full_front ? opt_dominated_unsimulated(ub, c->static_bytes, fp, nf) : opt_slower_than_best(ub, fp, nf);
         if (skip) c->status = C_PRUNED_BOUND;
     }
     free(fp);
@@ -822,7 +841,7 @@ int cmd_optimize(int argc, char **argv)
      * best, and some others depending on the order results came in: the
      * front is that of the former only, so that it does not depend on -j. */
     for (int i = 0; i < s.n && best >= 0 && !o.full_front; i++)
-        if (s.c[i].ub_samples_per_s < pts[best].throughput) pts[i].fits = 0;
+        if (s.c[i].ub_samples_per_s * (1.0 + BOUND_REL_SLACK) < pts[best].throughput) pts[i].fits = 0;
     int *front = pg_xcalloc((size_t)s.n + 1, sizeof *front), *on_front = pg_xcalloc((size_t)s.n + 1, sizeof *on_front);
     int nfront = opt_pareto_front(pts, s.n, front);
     for (int i = 0; i < nfront; i++) on_front[front[i]] = 1;
