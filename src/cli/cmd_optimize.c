@@ -89,6 +89,7 @@ typedef struct candidate {
     int exit_code;
     double samples_per_s, peak_bytes, iteration_s, makespan_s;
     char *row;                /* simulated: the sweep row (no '\n') */
+    int resumed;              /* simulated by an earlier run (--resume) */
 } candidate;
 
 typedef struct search {
@@ -489,11 +490,13 @@ static int open_resume(search *s, pg_status *st)
                          "keys or columns); use another file", path);
         for (int i = 1; rc == 0 && i < l.count; i++) {
             long index;
-            if (take_row(s, l.line[i], 0, 0, &index) != 0)
+            if (take_row(s, l.line[i], 0, 0, &index) != 0) {
                 rc = pg_fail(st, PG_EXIT_INPUT, "%s:%d: cannot resume: not a candidate of this search (other grid "
                              "values, GPU count or global batch); use another file", path, i + 1);
-            else
+            } else {
                 s->nsimulated++;
+                find_candidate(s, index)->resumed = 1;
+            }
         }
         /* a row cut by an interrupted run is dropped and simulated again */
         if (rc == 0 && l.partial && truncate(path, (off_t)l.complete_bytes) != 0)
@@ -641,9 +644,17 @@ static int run_search(const cli_options *o, const job *j, search *s, pg_status *
             if (c->status == C_PENDING) idx[nb++] = c->index;
         }
         qsort(idx, (size_t)nb, sizeof *idx, cmp_long);
+        long noom = 0, nfailed = 0;   /* of this run's simulations so far, for the bar */
+        for (int i = 0; i < s->n; i++) {
+            const candidate *c = &s->c[i];
+            if (c->status != C_SIMULATED || c->resumed) continue;
+            noom += c->exit_code == PG_EXIT_OOM;
+            nfailed += c->exit_code != PG_EXIT_OK && c->exit_code != PG_EXIT_OOM;
+        }
         sweep_plan plan = {.grid = &s->g, .experiment_path = o->experiment_path, .sets = sets, .nsets = o->nsets,
                            .indices = idx, .count = nb, .jobs = o->jobs, .progress = isatty(STDERR_FILENO),
                            .progress_label = "optimize", .progress_done_before = s->nsimulated - nresumed,
+                           .progress_oom_before = noom, .progress_failed_before = nfailed,
                            .progress_total = s->nsimulated - nresumed + pending, .quiet_children = 1};
         rc = sweep_run(&plan, collect, s, st);
         if (rc != 0 && s->write_failed)

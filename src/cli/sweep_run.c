@@ -277,6 +277,7 @@ int sweep_run(const sweep_plan *p, sweep_sink sink, void *ctx, pg_status *st)
     report_csv_header(NULL, 0, &run_header);
     progress pr = {.enabled = p->progress, .total = p->progress_total > 0 ? p->progress_total : p->count,
                    .done = p->progress_done_before, .done_before = p->progress_done_before,
+                   .oom = p->progress_oom_before, .failed = p->progress_failed_before,
                    .label = p->progress_label ? p->progress_label : "sweep", .quiet = p->quiet_children};
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
     long next_start = 0, next_emit = 0;
