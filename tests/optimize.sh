@@ -160,7 +160,7 @@ expect_rc "resume with another search's file is bad input" 2 "$BIN" optimize "${
 expect_err "... naming the file" "resume.csv:.*cannot resume"
 
 # progress: a bar on a terminal
-python3 - "$BIN" "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" -j 2 <<'PYEOF' >"$TMP/out" 2>"$TMP/err"
+python3 - "$BIN" "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" -j 2 --full-front <<'PYEOF' >"$TMP/out" 2>"$TMP/err"
 import os, pty, sys, subprocess
 master, slave = pty.openpty()
 p = subprocess.Popen([sys.argv[1], "optimize"] + sys.argv[2:], stdout=subprocess.DEVNULL, stderr=slave)
@@ -179,6 +179,16 @@ sys.stdout.write(b"".join(chunks).decode(errors="replace"))
 PYEOF
 if grep -q "optimize \[" "$TMP/out" && grep -q "candidates" "$TMP/out"; then ok "progress: a bar and a summary on a terminal"
 else not_ok "progress: a bar and a summary on a terminal" "$(tr '\r' '\n' <"$TMP/out" | tail -n 3)"; fi
+# the bar's last state counts every simulation and every OOM row, over all the batches
+python3 - "$TMP/out" <<'PY' && ok "progress: the bar ends at the simulated count and the OOM rows" || not_ok "progress: the bar ends at the simulated count and the OOM rows" "$(tr '\r' '\n' <"$TMP/out" | tail -n 3)"
+import re, sys
+text = open(sys.argv[1]).read().replace("\r", "\n")
+bars = re.findall(r"optimize \[[#.]+\] (\d+)/(\d+)(?:, (\d+) OOM)?", text)
+summary = re.search(r"(\d+) simulated \((\d+) fit, (\d+) out of memory", text)
+assert bars and summary, text[-400:]
+done, total, oom = bars[-1]
+assert done == total == summary.group(1) and (oom or "0") == summary.group(3) and int(summary.group(3)) > 0, (bars[-1], summary.groups())
+PY
 
 # text format
 expect_rc "optimize (text) succeeds" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 --grid schedule=1f1b \
