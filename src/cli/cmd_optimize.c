@@ -49,8 +49,8 @@
 #include "cli/cli.h"
 #include "cli/sweep.h"
 #include "opt/optimize.h"
+#include "util/units.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
 #define MAX_VALUE_TEXT 64
 /* Candidates simulated between two prunings: small enough that a good
  * candidate found early prunes most of the rest, large enough to keep -j
@@ -62,10 +62,7 @@
  * beaten by more than this relative margin, never for the last bits. */
 #define BOUND_REL_SLACK 1e-9
 
-/* The default schedules: every one but those whose generation runs an ILP
- * or a wide search (zb-auto, v-zb) or needs a file. */
-static const char *const DEFAULT_SCHEDULES =
-    "gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-half,v-min,hanayo,dualpipe-v";
+#define DEFAULT_SCHEDULES sched_optimize_defaults()   /* the registry's SCHED_OPTIMIZE_DEFAULT rows */
 static const char *const DEFAULT_RECOMPUTE = "none,full,selective";
 static const char *const DEFAULT_OFFLOAD = "none,selective,plan";
 
