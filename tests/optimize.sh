@@ -1,97 +1,225 @@
 #!/bin/bash
 # optimize.sh: `pipegrid optimize` and `pipegrid plan offload` end to end
-# against a built binary (default src/pipegrid): the front is non-dominated,
-# every front row replays with `run`, the best-plan file replays identically,
-# infeasible everywhere is a clear message and a non-zero exit, offload=plan
-# fits where keeping everything does not.
+# against a built binary (default src/pipegrid): the acceptance run (the
+# default experiment at 30 GiB: the best plan's file replays at the reported
+# samples/s), one CSV row per candidate, candidates that keep the GPU count
+# and the global batch, sound pruning (the bound never below a simulated
+# throughput, memory-pruned candidates out of memory when run, --full-front
+# equal to the exhaustive sweep's front), resume, the progress bar, bad
+# input; then offload=plan fits where keeping everything does not.
 #   tests/optimize.sh [BIN]
 . "$(dirname "$0")/lib.sh" optimize
 BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+col() { # FILE COLUMN: the column of the CSV's second line
+    python3 -c 'import csv,sys; print(list(csv.DictReader(open(sys.argv[1])))[0][sys.argv[2]])' "$1" "$2"
+}
 
-# A small, fast job: uniform stages (1 s per op, 1 GiB per activation) on
-# the ideal network, 4 GPUs, 2.5 GiB per GPU: 1F1B's rank 0 needs 4 GiB kept.
+# ---- acceptance (issue 17): optimize the default experiment at 30 GiB, then run the best plan ----
+expect_rc "optimize experiments/default.yaml --set memory.capacity=30GiB -o best.yaml" 0 "$BIN" optimize \
+    experiments/default.yaml --set memory.capacity=30GiB -o "$TMP/best.yaml"
+best_line=$(grep -- '<- best' "$TMP/out")
+best_tput=$(echo "$best_line" | awk '{ print $1 }')
+expect_rc "run best.yaml" 0 "$BIN" run "$TMP/best.yaml"
+run_tput=$(awk '/^samples\/s/ { print $2 }' "$TMP/out")
+if [ -n "$best_tput" ] && [ "$best_tput" != "0.0000" ] && awk -v a="$run_tput" -v b="$best_tput" \
+    'BEGIN { exit !(a - b <= 0.005 && b - a <= 0.005) }'
+then ok "run best.yaml prints the samples/s optimize reported ($run_tput)"
+else not_ok "run best.yaml prints the samples/s optimize reported" "optimize: $best_line; run: $run_tput"; fi
+expect_rc "the same search as CSV" 0 "$BIN" optimize experiments/default.yaml --set memory.capacity=30GiB \
+    --format csv -o "$TMP/best-csv.yaml"
+cp "$TMP/out" "$TMP/default.csv"
+expect_rc "run best.yaml (CSV search) as CSV" 0 "$BIN" run "$TMP/best-csv.yaml" --format csv
+python3 - "$TMP/default.csv" "$TMP/out" <<'PY' && ok "default search: shape, batch, bound and best all hold" || not_ok "default search: shape, batch, bound and best all hold"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+run = list(csv.DictReader(open(sys.argv[2])))[0]
+for k in ("tp", "pp", "dp", "microbatches", "schedule", "recompute", "offload", "samples_per_second",
+          "max_peak_memory_bytes", "oom", "exit_code", "status", "samples_per_second_bound", "front", "best"):
+    assert k in rows[0], k
+# every candidate keeps the 8 GPUs and the global batch of 24 x 3 samples; tp stays in a node of 8
+for r in rows:
+    tp, pp, dp, m = (int(r[k]) for k in ("tp", "pp", "dp", "microbatches"))
+    assert tp * pp * dp == 8 and m * dp * 3 == 72 and 8 % tp == 0, r
+assert {r["tp"] for r in rows} == {"1", "2", "4", "8"}, {r["tp"] for r in rows}
+sim = [r for r in rows if r["status"] == "simulated"]
+fit = [r for r in sim if r["exit_code"] == "0"]
+# the bound is an upper bound of every simulated throughput
+for r in sim:
+    if r["samples_per_second"]:
+        assert float(r["samples_per_second"]) <= float(r["samples_per_second_bound"]) * (1 + 1e-9), r
+best = [r for r in rows if r["best"] == "1"]
+assert len(best) == 1 and best[0] in fit
+top = max(float(r["samples_per_second"]) for r in fit)
+assert float(best[0]["samples_per_second"]) == top
+# nothing skipped by the bound could have beaten the best
+for r in rows:
+    if r["status"] == "pruned_bound":
+        assert float(r["samples_per_second_bound"]) < top, r
+    if r["status"] == "pruned_memory":
+        assert r["exit_code"] == "3" and int(r["oom"]) > 0 and float(r["static_bytes"]) > 30 * 2**30, r
+# the best-plan file runs at the best row's samples/s and peak
+assert abs(float(run["samples_per_second"]) - top) <= 1e-9 * top, (run["samples_per_second"], top)
+assert run["max_peak_memory_bytes"] == best[0]["max_peak_memory_bytes"]
+counts = {s: sum(r["status"] == s for r in rows) for s in ("simulated", "pruned_memory", "pruned_bound")}
+assert counts["pruned_memory"] > 0 and counts["pruned_bound"] > 0, counts
+PY
+# candidates skipped for their static memory are out of memory when run anyway: one of each skipped shape
+while read -r skipped; do
+    # shellcheck disable=SC2086
+    expect_rc "a candidate skipped by static memory is out of memory when run ($skipped)" 3 "$BIN" run \
+        experiments/default.yaml --set memory.capacity=30GiB $skipped
+done < <(python3 -c '
+import csv, sys
+shapes = {}
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["status"] == "pruned_memory" and r["offload"] != "plan":
+        shapes.setdefault((r["tp"], r["pp"]), r)
+for r in shapes.values():
+    print(" ".join("--set %s=%s" % (k, r[k]) for k in ("tp", "pp", "dp", "microbatches", "schedule", "recompute", "offload")))' "$TMP/default.csv")
+
+# ---- a small job: uniform stages (1 s per op, 1 GiB per activation) on the ideal network, 4 GPUs, 2.5 GiB ----
 JOB=(--set workload=uniform --set uniform.activation=1GiB --set network=ideal --set pp=4
      --set memory.capacity=2.5GiB)
-SMALL=(--grid pp=4 --grid schedule=1f1b,gpipe,zb-h1 --grid microbatches=4,8 --grid recompute=none,full
-       --grid offload=none,plan)
+SMALL=(--grid schedule=1f1b,gpipe,zb-h1 --grid recompute=none,full --grid offload=none,selective)
+expect_rc "optimize --full-front (csv) succeeds" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" \
+    --full-front -j 2 --format csv -o "$TMP/best-small.yaml"
+cp "$TMP/out" "$TMP/full.csv"
+# the same candidates, every one simulated by a plain sweep
+expect_rc "the exhaustive sweep of the same candidates" 0 "$BIN" sweep "${JOB[@]}" --set microbatches=8 \
+    --grid tp=1,2,4 --grid pp=1,2,4 --grid dp=1,2,4 --grid schedule=1f1b,gpipe,zb-h1 --grid recompute=none,full \
+    --grid offload=none,selective -j 2 --format csv
+cp "$TMP/out" "$TMP/sweep.csv"
+python3 - "$TMP/full.csv" "$TMP/sweep.csv" <<'PY' && ok "--full-front: the front is the exhaustive sweep's front" || not_ok "--full-front: the front is the exhaustive sweep's front"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+keys = ("tp", "pp", "dp", "schedule", "recompute", "offload")
+every = [r for r in csv.DictReader(open(sys.argv[2])) if int(r["tp"]) * int(r["pp"]) * int(r["dp"]) == 4]
+def pts(rs):
+    return [(float(r["samples_per_second"]), float(r["max_peak_memory_bytes"]), tuple(r[k] for k in keys))
+            for r in rs if r["exit_code"] == "0"]
+def front(p):
+    return sorted({(t, m) for t, m, _ in p if not any(t2 >= t and m2 <= m and (t2 > t or m2 < m) for t2, m2, _ in p)})
+# every candidate of the sweep is a row, at microbatches = 8 / dp (the global batch of 8 samples)
+assert len(rows) == len(every), (len(rows), len(every))
+for r in rows:
+    assert int(r["microbatches"]) * int(r["dp"]) == 8, r
+mine = front(pts([r for r in rows if r["status"] == "simulated"]))
+want = front(pts([r for r in every if 8 % int(r["dp"]) == 0]))
+assert mine == want, (mine, want)
+shown = sorted((float(r["samples_per_second"]), float(r["max_peak_memory_bytes"])) for r in rows if r["front"] == "1")
+assert shown == want, (shown, want)
+PY
+python3 - "$TMP/full.csv" <<'PY' && ok "the front rows are non-dominated and hold the best" || not_ok "the front rows are non-dominated and hold the best"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+f = [(float(r["samples_per_second"]), float(r["max_peak_memory_bytes"])) for r in rows if r["front"] == "1"]
+assert f
+for a in f:
+    for b in f:
+        assert not (b[0] >= a[0] and b[1] <= a[1] and b != a), (a, b)
+best = [r for r in rows if r["best"] == "1"]
+assert len(best) == 1 and best[0]["front"] == "1"
+PY
+expect_rc "run replays the best-plan file" 0 "$BIN" run "$TMP/best-small.yaml" --format csv
+python3 - "$TMP/full.csv" "$TMP/out" <<'PY' && ok "best-plan file: same makespan, peak and samples/s" || not_ok "best-plan file: same makespan, peak and samples/s"
+import csv, sys
+b = [r for r in csv.DictReader(open(sys.argv[1])) if r["best"] == "1"][0]
+r = list(csv.DictReader(open(sys.argv[2])))[0]
+for k in ("makespan", "max_peak_memory_bytes", "samples_per_second"):
+    assert abs(float(r[k]) - float(b[k])) <= 1e-9 * float(b[k]), (k, r[k], b[k])
+PY
 
-expect_rc "optimize (csv) succeeds" 0 "$BIN" optimize "${JOB[@]}" "${SMALL[@]}" -j 4 --format csv -o "$TMP/best.yaml"
-cp "$TMP/out" "$TMP/front.csv"
-rows=$(($(wc -l <"$TMP/front.csv") - 1))
-if [ "$rows" -ge 1 ]; then ok "the front has rows ($rows)"; else not_ok "the front has rows" "$(cat "$TMP/front.csv")"; fi
-if head -1 "$TMP/front.csv" | grep -q '^throughput_samples_per_s,iteration_seconds,makespan,max_peak_memory_bytes,best,settings$'
-then ok "front CSV header"; else not_ok "front CSV header" "$(head -1 "$TMP/front.csv")"; fi
+# the default pruning: the same best, fewer simulations
+expect_rc "optimize (default pruning) succeeds" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" \
+    -j 2 --format csv
+python3 - "$TMP/full.csv" "$TMP/out" <<'PY' && ok "default pruning: the same best as --full-front, with no more simulations" || not_ok "default pruning: the same best as --full-front, with no more simulations"
+import csv, sys
+a = list(csv.DictReader(open(sys.argv[1])))
+b = list(csv.DictReader(open(sys.argv[2])))
+ba = [r for r in a if r["best"] == "1"][0]
+bb = [r for r in b if r["best"] == "1"][0]
+assert ba["samples_per_second"] == bb["samples_per_second"], (ba, bb)
+assert sum(r["status"] == "simulated" for r in b) <= sum(r["status"] == "simulated" for r in a)
+PY
 
-# non-dominated: no row has throughput >= and peak <= another's with one strict
-if awk -F, 'NR > 1 { t[NR] = $1; p[NR] = $4; n = NR }
-    END { for (i = 2; i <= n; i++) for (j = 2; j <= n; j++)
-            if (i != j && t[j] >= t[i] && p[j] <= p[i] && (t[j] > t[i] || p[j] < p[i])) exit 1 }' "$TMP/front.csv"
-then ok "the front is non-dominated"; else not_ok "the front is non-dominated" "$(cat "$TMP/front.csv")"; fi
+# resume: a second run simulates nothing more; a cut file is completed
+expect_rc "optimize --resume (first run)" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" -j 2 \
+    --format csv --resume "$TMP/resume.csv"
+cp "$TMP/out" "$TMP/first.csv"
+lines=$(wc -l <"$TMP/resume.csv")
+expect_rc "optimize --resume (second run)" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" -j 2 \
+    --format csv --resume "$TMP/resume.csv"
+if cmp -s "$TMP/out" "$TMP/first.csv" && [ "$(wc -l <"$TMP/resume.csv")" = "$lines" ]; then
+    ok "resume: same output, nothing simulated again"
+else not_ok "resume: same output, nothing simulated again" "$(diff "$TMP/out" "$TMP/first.csv" | head -5)"; fi
+expect_err "resume: says how many were already simulated" "already simulated"
+head -n 3 "$TMP/resume.csv" >"$TMP/cut.csv"
+head -n 4 "$TMP/resume.csv" | tail -n 1 | head -c 20 >>"$TMP/cut.csv"   # a row cut by an interrupted run
+expect_rc "optimize --resume of a cut file" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" -j 2 \
+    --format csv --resume "$TMP/cut.csv"
+if cmp -s "$TMP/out" "$TMP/first.csv"; then ok "resume of a cut file: the same result"
+else not_ok "resume of a cut file: the same result" "$(diff "$TMP/out" "$TMP/first.csv" | head -5)"; fi
+expect_rc "resume with another search's file is bad input" 2 "$BIN" optimize "${JOB[@]}" --set microbatches=8 \
+    --grid schedule=1f1b --resume "$TMP/resume.csv"
+expect_err "... naming the file" "resume.csv:.*cannot resume"
 
-# the best row is the highest throughput
-if awk -F, 'NR > 1 { if ($1 > m) m = $1; if ($5 == 1) b = $1 } END { exit !(b == m && m > 0) }' "$TMP/front.csv"
-then ok "the best row has the highest throughput"; else not_ok "the best row has the highest throughput"; fi
-
-# every front row replays: same makespan and peak from `run`
-replayed=0
-bad=""
-while IFS=, read -r tput iter makespan peak best settings; do
-    args=()
-    for kv in $settings; do args+=(--set "$kv"); done
-    got=$("$BIN" run "${JOB[@]}" "${args[@]}" --format csv 2>/dev/null | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
-        NR == 2 { printf "%s %s", $c["makespan"], $c["max_peak_memory_bytes"] }')
-    if awk -v a="$got" -v m="$makespan" -v p="$peak" 'BEGIN { split(a, x, " ");
-        exit !(x[1] - m <= 1e-9 * m && m - x[1] <= 1e-9 * m && x[2] - p <= 1e-9 * p && p - x[2] <= 1e-9 * p) }'
-    then replayed=$((replayed + 1)); else bad="$bad [$settings: run gives $got, front says $makespan $peak]"; fi
-done < <(tail -n +2 "$TMP/front.csv")
-if [ -z "$bad" ] && [ "$replayed" = "$rows" ]; then ok "every front row replays with run ($replayed)"
-else not_ok "every front row replays with run" "$bad"; fi
-
-# the best-plan file replays identically
-best_row=$(awk -F, 'NR > 1 && $5 == 1 { print $3, $4 }' "$TMP/front.csv")
-expect_rc "run replays the best-plan file" 0 "$BIN" run "$TMP/best.yaml" --format csv
-got=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["makespan"], $c["max_peak_memory_bytes"] }' "$TMP/out")
-if awk -v a="$got" -v b="$best_row" 'BEGIN { split(a, x, " "); split(b, y, " ");
-    exit !(x[1] - y[1] <= 1e-9 * y[1] && y[1] - x[1] <= 1e-9 * y[1] && x[2] == y[2]) }'
-then ok "best-plan file: same makespan and peak ($got)"; else not_ok "best-plan file: same makespan and peak" "run: $got, front: $best_row"; fi
-# ... and the same samples/s: optimize ranks by the number run prints (it once multiplied it by dp again)
-best_tput=$(awk -F, 'NR > 1 && $5 == 1 { print $1 }' "$TMP/front.csv")
-run_tput=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["samples_per_second"] }' "$TMP/out")
-if awk -v a="$run_tput" -v b="$best_tput" 'BEGIN { exit !(b > 0 && a - b <= 1e-9 * b && b - a <= 1e-9 * b) }'
-then ok "best-plan file: run prints the samples/s optimize reported ($run_tput)"
-else not_ok "best-plan file: run prints the samples/s optimize reported" "run: $run_tput, optimize: $best_tput"; fi
-expect_rc "optimize with dp = 2 (pp=2 of 4 GPUs)" 0 "$BIN" optimize "${JOB[@]}" --grid pp=2 --grid schedule=1f1b \
-    --grid microbatches=4,8 --grid recompute=none,full --grid offload=none -j 2 --format csv -o "$TMP/best2.yaml"
-best_tput=$(awk -F, 'NR > 1 && $5 == 1 { print $1 }' "$TMP/out")
-expect_rc "run replays the dp = 2 best plan" 0 "$BIN" run "$TMP/best2.yaml" --format csv
-run_tput=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["samples_per_second"] }' "$TMP/out")
-if awk -v a="$run_tput" -v b="$best_tput" 'BEGIN { exit !(b > 0 && a - b <= 1e-9 * b && b - a <= 1e-9 * b) }'
-then ok "dp = 2: run prints the samples/s optimize reported ($run_tput)"
-else not_ok "dp = 2: run prints the samples/s optimize reported" "run: $run_tput, optimize: $best_tput"; fi
+# progress: a bar on a terminal
+python3 - "$BIN" "${JOB[@]}" --set microbatches=8 "${SMALL[@]}" -j 2 --full-front <<'PYEOF' >"$TMP/out" 2>"$TMP/err"
+import os, pty, sys, subprocess
+master, slave = pty.openpty()
+p = subprocess.Popen([sys.argv[1], "optimize"] + sys.argv[2:], stdout=subprocess.DEVNULL, stderr=slave)
+os.close(slave)
+chunks = []
+while True:
+    try:
+        data = os.read(master, 4096)
+    except OSError:
+        break
+    if not data:
+        break
+    chunks.append(data)
+p.wait()
+sys.stdout.write(b"".join(chunks).decode(errors="replace"))
+PYEOF
+if grep -q "optimize \[" "$TMP/out" && grep -q "candidates" "$TMP/out"; then ok "progress: a bar and a summary on a terminal"
+else not_ok "progress: a bar and a summary on a terminal" "$(tr '\r' '\n' <"$TMP/out" | tail -n 3)"; fi
+# the bar's last state counts every simulation and every OOM row, over all the batches
+python3 - "$TMP/out" <<'PY' && ok "progress: the bar ends at the simulated count and the OOM rows" || not_ok "progress: the bar ends at the simulated count and the OOM rows" "$(tr '\r' '\n' <"$TMP/out" | tail -n 3)"
+import re, sys
+text = open(sys.argv[1]).read().replace("\r", "\n")
+bars = re.findall(r"optimize \[[#.]+\] (\d+)/(\d+)(?:, (\d+) OOM)?", text)
+summary = re.search(r"(\d+) simulated \((\d+) fit, (\d+) out of memory", text)
+assert bars and summary, text[-400:]
+done, total, oom = bars[-1]
+assert done == total == summary.group(1) and (oom or "0") == summary.group(3) and int(summary.group(3)) > 0, (bars[-1], summary.groups())
+PY
 
 # text format
-expect_rc "optimize (text) succeeds" 0 "$BIN" optimize "${JOB[@]}" --grid schedule=1f1b --grid microbatches=8 \
-    --grid recompute=none --grid offload=none,plan -j 2
+expect_rc "optimize (text) succeeds" 0 "$BIN" optimize "${JOB[@]}" --set microbatches=8 --grid schedule=1f1b \
+    --grid recompute=none --grid offload=none,selective -j 2
 if grep -q "Pareto front" "$TMP/out" && grep -q "<- best" "$TMP/out"; then ok "text: front table with the best marked"
 else not_ok "text: front table with the best marked" "$(head -c 600 "$TMP/out")"; fi
-if grep -q "candidates simulated" "$TMP/err"; then ok "text: summary of candidates on stderr"; else not_ok "text: summary"; fi
-
-# the default search space runs (pp over the divisors of 2 GPUs)
-expect_rc "optimize with the default search space" 0 "$BIN" optimize --set workload=uniform --set network=ideal \
-    --set pp=2 --set memory.capacity=80GiB --format csv -j 8
-if [ "$(grep -c 'pp=1 dp=2' "$TMP/out")$(grep -c 'pp=2 dp=1' "$TMP/out")" != "00" ]; then ok "default space: pp from the divisors, dp fills the GPUs"
-else not_ok "default space: pp from the divisors, dp fills the GPUs" "$(head -c 600 "$TMP/out")"; fi
+if grep -q "candidates (global batch 8 samples on 4 GPUs)" "$TMP/err"; then ok "text: summary of candidates on stderr"
+else not_ok "text: summary" "$(cat "$TMP/err")"; fi
 
 # infeasible everywhere
 expect_rc "infeasible everywhere exits 3" 3 "$BIN" optimize "${JOB[@]}" --set memory.capacity=0.25GiB \
-    --grid schedule=1f1b --grid microbatches=8 --grid recompute=none,full --grid offload=none,plan -j 2
+    --set microbatches=8 --grid schedule=1f1b --grid recompute=none,full --grid offload=none,plan -j 2
 expect_err "infeasible everywhere says so" "no candidate fits in memory"
 if [ ! -s "$TMP/out" ]; then ok "infeasible: no front printed"; else not_ok "infeasible: no front printed"; fi
 
-# bad input
+# bad input: before anything runs
 expect_rc "pp not dividing the GPU count is bad input" 2 "$BIN" optimize "${JOB[@]}" --grid pp=3
 expect_err "the message names --grid pp" "grid pp"
+for k in microbatches=4,8 dp=1,2 global_batch_size=8,16; do
+    expect_rc "--grid ${k%%=*} is bad input (the batch and the GPUs are fixed)" 2 "$BIN" optimize "${JOB[@]}" --grid "$k"
+    expect_err "... naming the key and the global batch" "grid ${k%%=*}: optimize keeps the GPU count and the global batch"
+done
+expect_rc "an unknown schedule in the grid is bad input" 2 "$BIN" optimize "${JOB[@]}" --grid schedule=1f1b,nope
+expect_err "... naming it" "key 'schedule': unknown schedule 'nope'"
+expect_rc "an unknown grid key is bad input" 2 "$BIN" optimize "${JOB[@]}" --grid microbatchs=4
+expect_err "... naming it" "microbatchs"
 
 # plan offload and offload=plan in run
 expect_rc "keeping everything is out of memory" 3 "$BIN" run "${JOB[@]}" --set microbatches=8

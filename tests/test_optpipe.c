@@ -320,6 +320,68 @@ START_TEST(front_is_non_dominated_and_complete)
 }
 END_TEST
 
+/* The two prunings against brute force on random clouds: a candidate
+ * skipped by opt_dominated_unsimulated, whatever it achieves within its
+ * bounds (throughput <= ub, peak >= lb), is never on the front of the
+ * simulated points plus itself, nor the best; one skipped by
+ * opt_slower_than_best is never the best. */
+START_TEST(pruning_is_sound)
+{
+    enum { N = 40, ROUNDS = 200 };
+    srand(11);
+    for (int round = 0; round < ROUNDS; round++) {
+        opt_point pts[N + 1];
+        int front[N + 1];
+        for (int i = 0; i < N; i++)
+            pts[i] = (opt_point){(double)(rand() % 20), (double)(rand() % 20), rand() % 4 != 0};
+        double ub = (double)(rand() % 22), lb = (double)(rand() % 22);
+        /* the candidate's worst case for the test: as fast and as small as its bounds allow */
+        pts[N] = (opt_point){ub, lb, 1};
+        int dominated = opt_dominated_unsimulated(ub, lb, pts, N);
+        int slower = opt_slower_than_best(ub, pts, N);
+        int n = opt_pareto_front(pts, N + 1, front);
+        int on_front = 0;
+        for (int i = 0; i < n; i++) on_front |= front[i] == N;
+        int best = opt_best(pts, N + 1);
+        if (dominated) ck_assert(!on_front && best != N);
+        if (slower) ck_assert(best != N);
+        /* and neither prunes what it must keep: the slower test fires exactly
+         * when a fitting point is strictly faster */
+        int faster = 0;
+        for (int i = 0; i < N; i++) faster |= pts[i].fits && pts[i].throughput > ub;
+        ck_assert_int_eq(slower, faster);
+        if (dominated) ck_assert(slower);
+    }
+    /* ties are kept: an equal point may belong on the front */
+    opt_point one = {10.0, 5.0, 1};
+    ck_assert(!opt_dominated_unsimulated(10.0, 5.0, &one, 1));
+    ck_assert(!opt_slower_than_best(10.0, &one, 1));
+    ck_assert(opt_dominated_unsimulated(9.0, 5.0, &one, 1));
+    ck_assert(!opt_dominated_unsimulated(9.0, 4.0, &one, 1));
+    one.fits = 0;
+    ck_assert(!opt_slower_than_best(1.0, &one, 1));
+}
+END_TEST
+
+/* Microbatches of a fixed global batch: B / (dp x micro batch), whole only. */
+START_TEST(microbatches_of_a_global_batch)
+{
+    ck_assert_int_eq(opt_microbatches(72, 1, 3), 24);
+    ck_assert_int_eq(opt_microbatches(72, 2, 3), 12);
+    ck_assert_int_eq(opt_microbatches(72, 8, 3), 3);
+    ck_assert_int_eq(opt_microbatches(72, 16, 3), 0);   /* 72 / 48 is not whole */
+    ck_assert_int_eq(opt_microbatches(72, 5, 1), 0);
+    ck_assert_int_eq(opt_microbatches(0, 1, 1), 0);
+    ck_assert_int_eq(opt_microbatches(8, 0, 1), 0);
+    for (int dp = 1; dp <= 12; dp++)
+        for (int mbs = 1; mbs <= 4; mbs++) {
+            int m = opt_microbatches(96, dp, mbs);
+            if (m) ck_assert_int_eq((long)m * dp * mbs, 96);
+            else ck_assert(96 % (dp * mbs) != 0);
+        }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("optpipe");
@@ -335,6 +397,8 @@ static Suite *suite(void)
     TCase *to = tcase_create("optimize");
     tcase_add_test(to, divisors_and_microbatches);
     tcase_add_test(to, front_is_non_dominated_and_complete);
+    tcase_add_test(to, pruning_is_sound);
+    tcase_add_test(to, microbatches_of_a_global_batch);
     suite_add_tcase(s, to);
     return s;
 }

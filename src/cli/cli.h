@@ -41,6 +41,8 @@ typedef struct cli_options {
     const char *emit;              /* sweep --emit slurm|parallel */
     const char *chunks;            /* sweep --chunks N (with --emit) */
     const char *chunk;             /* sweep --chunk K/N */
+    const char *resume_path;       /* optimize --resume FILE: simulated candidates, kept across runs */
+    int full_front;                /* optimize --full-front: skip only what the simulated front dominates */
 } cli_options;
 
 /* Options beyond --set and --format, which every such command takes.  A
@@ -57,6 +59,8 @@ enum {
     CLI_OPT_EMIT = 1u << 7,
     CLI_OPT_CHUNKS = 1u << 8,
     CLI_OPT_CHUNK = 1u << 9,
+    CLI_OPT_RESUME = 1u << 10,
+    CLI_OPT_FULL_FRONT = 1u << 11,
 };
 
 /* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format,

@@ -1,58 +1,108 @@
-/* cmd_optimize.c: `pipegrid optimize`: search schedules x pp x microbatches x
- * recompute / offload plans for a model, a cluster and a memory capacity;
- * print the Pareto front (throughput against peak memory) and write the best
- * plan that fits as an experiment file that `run` replays.
+/* cmd_optimize.c: `pipegrid optimize`: search tp x pp x dp x schedules x
+ * recompute / offload plans for a model, a cluster, a memory capacity and a
+ * global batch; print the Pareto front (throughput against peak memory) and
+ * write the best plan that fits as an experiment file that `run` replays.
  *
- * Every candidate is a simulation: the search is the sweep machinery
- * (sweep.h: one forked `run --format csv` per combination, -j at a time),
- * one sweep per pipeline depth because the depth fixes dp (the job keeps its
- * GPU count G = pp x tp x dp of the experiment) and the default microbatch
- * counts.  Throughput is the whole job's, exactly the samples_per_second
- * `run` prints (m x micro_batch_size x dp samples per simulated iteration:
- * pipeline, data-parallel all-reduce, optimizer step).  Nothing is estimated here; a plan is judged
- * by its simulation only, and the front and the best come from opt/optimize.h.
+ * The search space is one sweep grid (sweep.h): tp, pp, dp, microbatches,
+ * schedule, recompute, offload, then any other --grid key.  Only the
+ * combinations that keep the job's shape are candidates:
+ *   - tp x pp x dp = the experiment's GPU count G / cp (the job keeps its GPUs);
+ *   - the global batch B is fixed (global_batch_size, else the experiment's
+ *     microbatches x micro_batch_size x dp), so microbatches = B / (dp x
+ *     micro_batch_size) follows from dp: every candidate trains on the same
+ *     samples per iteration, and throughputs compare iterations of one batch;
+ *   - by default tp divides the GPUs of one node (tensor-parallel traffic
+ *     stays on NVLink) and pp every divisor of G / tp.
  *
- * Defaults: every pp dividing G / tp; every schedule but those whose
- * generation runs an ILP or a wide search (zb-auto, v-zb) or needs a file;
- * m in {pp, 2pp, 4pp} unless global_batch_size fixes it; recompute
- * none | full | selective; offload none | selective | plan.  A --grid KEY
- * replaces that key's default values (pp included) or adds a key.
+ * Before anything is simulated each candidate is built in this process (the
+ * experiment, workload, schedule and platform of `run`, no simulation):
+ * one that the job pipeline refuses is invalid (its exit code, not run);
+ * one whose static memory (weights, gradients, optimizer state) alone is
+ * over a rank's capacity is out of memory whatever its schedule does, and is
+ * skipped; the others get the seed-000 lower bound of their pipeline (no
+ * memory limit, their schedule's own backward kind) plus their shortest
+ * optimizer step (which starts once the pipeline is done), which makes
+ * B / (bound + step) an upper bound on their samples/s.  They are simulated best bound first,
+ * in batches (one forked `run --format csv` per candidate, -j at a time,
+ * through sweep_run); before each batch a candidate whose upper bound is
+ * below the best simulated plan's samples/s is skipped (it can never be the
+ * best; the front is then the front of the candidates that could be), or
+ * with --full-front only one that a simulated fitting plan beats on both
+ * axes (faster than its upper bound, no more peak memory than its static
+ * memory: opt_dominated_unsimulated), so that the front is exact too.
+ * Throughput is exactly run's samples_per_second.
+ *
+ * --resume FILE keeps the simulated rows (the sweep CSV of the grid): a run
+ * that is stopped and started again with the same command simulates only
+ * what the file lacks.  On a terminal a progress bar is drawn on stderr.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include "cli/cli.h"
 #include "cli/sweep.h"
 #include "opt/optimize.h"
+#include "util/units.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
 #define MAX_VALUE_TEXT 64
+/* Candidates simulated between two prunings: small enough that a good
+ * candidate found early prunes most of the rest, large enough to keep -j
+ * workers busy.  Not tied to -j below it, so that which candidates are
+ * skipped does not depend on the machine. */
+#define MIN_BATCH 8
+/* The bound can meet a simulated throughput exactly (a pipeline with no
+ * bubble the bound misses), up to rounding: a candidate is skipped only when
+ * beaten by more than this relative margin, never for the last bits. */
+#define BOUND_REL_SLACK 1e-9
 
 #define DEFAULT_SCHEDULES sched_optimize_defaults()   /* the registry's SCHED_OPTIMIZE_DEFAULT rows */
 static const char *const DEFAULT_RECOMPUTE = "none,full,selective";
 static const char *const DEFAULT_OFFLOAD = "none,selective,plan";
 
-/* One simulated candidate. */
+/* The grid's first keys, in this order; optimize derives the first four. */
+enum { K_TP, K_PP, K_DP, K_MB, K_SCHEDULE, K_RECOMPUTE, K_OFFLOAD, NOWN };
+static const char *const OWN_KEYS[NOWN] = {"tp", "pp", "dp", "microbatches", "schedule", "recompute", "offload"};
+/* Keys a --grid may not vary: they follow from the GPU count and the batch. */
+static const char *const DERIVED_KEYS[] = {"dp", "microbatches", "global_batch_size"};
+
+typedef enum { C_PENDING, C_SIMULATED, C_PRUNED_MEMORY, C_PRUNED_BOUND, C_INVALID } cand_status;
+static const char *const STATUS_NAME[] = {"pending", "simulated", "pruned_memory", "pruned_bound", "invalid"};
+
 typedef struct candidate {
-    char *sets;          /* "KEY=VALUE\n..." to replay it (pp, dp, then the grid's keys) */
+    long index;               /* combination of the grid */
+    cand_status status;
+    double ub_samples_per_s;  /* B / lower bound; INFINITY when unknown */
+    double static_bytes;      /* the fullest rank's static memory */
+    double capacity_bytes;    /* that rank's capacity */
+    int noom;                 /* ranks whose static memory is over capacity */
+    char *oom_ranks;          /* "r;r;..." */
     int exit_code;
-    double makespan_s, iteration_s, samples_per_s, peak_bytes;
-    int dp;
+    double samples_per_s, peak_bytes, iteration_s, makespan_s;
+    char *row;                /* simulated: the sweep row (no '\n') */
+    int resumed;              /* simulated by an earlier run (--resume) */
 } candidate;
 
 typedef struct search {
-    candidate *c;
-    int n, cap;
-    /* column positions in the current sweep's rows */
-    int col_exit, col_makespan, col_iter, col_samples, col_peak;
-    const sweep_grid *grid;
-    const char *pp_dp_sets;
-    int dp;
+    sweep_grid g;
+    candidate *c;             /* ascending index */
+    int n;
+    long global_batch;
+    int gpus, cp, gpus_per_node;
+    strbuf header;            /* sweep header, with its '\n' */
+    char **cols;
+    int ncols, col_exit, col_samples, col_peak, col_iter, col_makespan, col_index, col_total, col_oom,
+        col_oom_ranks;
+    FILE *resume;
+    const char *resume_path;
+    long nsimulated;
+    int write_failed;
 } search;
 
 static int column_of(char **names, int n, const char *name)
@@ -68,45 +118,6 @@ static double number_at(char **f, int nf, int i)
     return strtod(f[i], NULL);
 }
 
-static int collect(const sweep_result *r, void *ctx)
-{
-    search *s = ctx;
-    char **f = NULL;
-    int nf = csv_split(r->row[0] ? r->row : "", &f);
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 256;
-        s->c = pg_xrealloc(s->c, (size_t)s->cap * sizeof *s->c);
-    }
-    candidate *c = &s->c[s->n++];
-    memset(c, 0, sizeof *c);
-    c->exit_code = r->exit_code;
-    c->makespan_s = number_at(f, nf, s->col_makespan);
-    c->iteration_s = number_at(f, nf, s->col_iter);
-    c->samples_per_s = number_at(f, nf, s->col_samples);
-    c->peak_bytes = number_at(f, nf, s->col_peak);
-    c->dp = s->dp;
-    strbuf sets;
-    sb_init(&sets);
-    sb_append(&sets, s->pp_dp_sets);
-    const char **values = pg_xcalloc((size_t)s->grid->nkeys + 1, sizeof *values);
-    sweep_grid_combination(s->grid, r->index, values);
-    for (int k = 0; k < s->grid->nkeys; k++)
-        sb_appendf(&sets, "%s=%s\n", s->grid->keys[k].name, values[k]);
-    free(values);
-    c->sets = sets.data;
-    csv_fields_free(f, nf);
-    return 0;
-}
-
-/* Job throughput: run's own samples_per_second, which already counts every
- * dp replica over the whole iteration (pipeline, all-reduce, optimizer).
- * Scaling it by dp again ranked plans by a number `run` never prints (the
- * README's 49.1 samples/s plan ran at 24.9). */
-static double throughput(const candidate *c)
-{
-    return c->samples_per_s;
-}
-
 static const char *user_grid(const cli_options *o, const char *key)
 {
     size_t n = strlen(key);
@@ -115,69 +126,540 @@ static const char *user_grid(const cli_options *o, const char *key)
     return NULL;
 }
 
-/* The grid of one pipeline depth: the defaults, replaced or extended by --grid. */
-static int depth_grid(const cli_options *o, const experiment *e, int pp, sweep_grid *g, pg_status *st)
+static int is_own_key(const char *spec)
 {
-    static const char *const own[] = {"schedule", "microbatches", "recompute", "offload"};
-    char mbs[3 * MAX_VALUE_TEXT];
-    int m[3];
-    int nm = opt_default_microbatches(pp, m);
-    mbs[0] = '\0';
-    for (int i = 0; i < nm; i++)
-        snprintf(mbs + strlen(mbs), sizeof mbs - strlen(mbs), "%s%d", i ? "," : "", m[i]);
-    const char *defaults[] = {DEFAULT_SCHEDULES, e->global_batch_size > 0 ? NULL : mbs, DEFAULT_RECOMPUTE,
-                              DEFAULT_OFFLOAD};
-    char **specs = pg_xcalloc((size_t)o->ngrids + 5, sizeof *specs);
-    int n = 0;
-    for (int k = 0; k < 4; k++) {
-        const char *v = user_grid(o, own[k]);
-        if (v == NULL) v = defaults[k];
-        if (v == NULL) continue;
-        strbuf sb;
-        sb_init(&sb);
-        sb_appendf(&sb, "%s=%s", own[k], v);
-        specs[n++] = sb.data;
+    for (int k = 0; k < NOWN; k++) {
+        size_t n = strlen(OWN_KEYS[k]);
+        if (strncmp(spec, OWN_KEYS[k], n) == 0 && spec[n] == '=') return 1;
     }
-    for (int i = 0; i < o->ngrids; i++) {
-        int mine = strncmp(o->grids[i], "pp=", 3) == 0;
-        for (int k = 0; k < 4; k++)
-            mine |= strncmp(o->grids[i], own[k], strlen(own[k])) == 0 && o->grids[i][strlen(own[k])] == '=';
-        if (!mine) specs[n++] = pg_xstrdup(o->grids[i]);
-    }
-    int rc = sweep_grid_parse(g, (const char *const *)specs, n, st);
-    for (int i = 0; i < n; i++)
-        free(specs[i]);
-    free(specs);
-    return rc;
+    return 0;
 }
 
-/* Pipeline depths: --grid pp=..., else the divisors of the GPU count / tp;
- * -1 (st set) for a bad --grid pp. */
-static int depths(const cli_options *o, const experiment *e, int **out, pg_status *st)
+/* A comma list of positive integers dividing g into out (room for g);
+ * returns the count, or -1 (st set) naming the option. */
+static int parse_divisors(const char *key, const char *v, int g, int *out, const char *what, pg_status *st)
 {
-    int gpus = e->pp * e->tp * e->dp;
-    const char *v = user_grid(o, "pp");
-    if (v == NULL) {
-        *out = pg_xcalloc((size_t)gpus + 1, sizeof **out);
-        return opt_divisors(gpus / e->tp, *out);
-    }
-    int n = 1;
-    for (const char *p = v; *p; p++) n += *p == ',';
-    *out = pg_xcalloc((size_t)n + 1, sizeof **out);
     int k = 0;
     const char *p = v;
     while (*p) {
         char *end;
         long x = strtol(p, &end, 10);
-        if (end == p || (*end != ',' && *end != '\0') || x < 1 || (gpus / e->tp) % x != 0) {
-            pg_fail(st, PG_EXIT_INPUT, "--grid pp: '%s' must list divisors of the job's %d GPUs / tp %d",
-                           v, gpus, e->tp);
+        if (end == p || (*end != ',' && *end != '\0') || x < 1 || g % x != 0 || k >= g) {
+            pg_fail(st, PG_EXIT_INPUT, "--grid %s: '%s' must list divisors of %s", key, v, what);
             return -1;
         }
-        (*out)[k++] = (int)x;
+        out[k++] = (int)x;
         p = *end ? end + 1 : end;
     }
     return k;
+}
+
+static void join_ints(strbuf *sb, const int *v, int n)
+{
+    for (int i = 0; i < n; i++) sb_appendf(sb, "%s%d", i ? "," : "", v[i]);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* GPUs on the node of the job's first GPU: where tensor parallelism stays
+ * on NVLink (the whole job for network=ideal, which has one node). */
+static int gpus_per_node(const platform_desc *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->ngpus; i++) n += p->gpu[i].node == p->gpu[0].node;
+    return n > 0 ? n : 1;
+}
+
+/* One --grid value on its own: the key's schema check, and for schedule a
+ * known generator. */
+static int check_grid_value(const char *key, const char *value, pg_status *st)
+{
+    pg_origin at = {"--grid", 0};
+    int rc = experiment_check_value(key, value, at, st);
+    if (rc == 0 && strcmp(key, "schedule") == 0 && strncmp(value, "file:", 5) != 0 &&
+        sched_find_generator(value) == NULL)
+        rc = pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown schedule '%s' (`pipegrid schedule list` names them)",
+                        value);
+    return rc;
+}
+
+/* The search grid (see the header); every value checked before anything runs. */
+static int build_grid(const cli_options *o, const job *j, search *s, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    for (size_t k = 0; k < sizeof DERIVED_KEYS / sizeof DERIVED_KEYS[0]; k++)
+        if (user_grid(o, DERIVED_KEYS[k]))
+            return pg_fail(st, PG_EXIT_INPUT,
+                           "--grid %s: optimize keeps the GPU count and the global batch (%ld samples): dp = GPUs / "
+                           "(tp x pp) and microbatches = global batch / (dp x micro_batch_size) follow; set "
+                           "global_batch_size with --set, or grid micro_batch_size",
+                           DERIVED_KEYS[k], s->global_batch);
+    int g = s->gpus / s->cp;
+    int *tps = pg_xcalloc((size_t)g + 1, sizeof *tps), *pps = pg_xcalloc((size_t)g + 1, sizeof *pps),
+        *dps = pg_xcalloc((size_t)g + 1, sizeof *dps);
+    int ntp = 0, npp, ndp = opt_divisors(g, dps), rc = 0;
+    const char *v = user_grid(o, "tp");
+    if (v) {
+        strbuf what;
+        sb_init(&what);
+        sb_appendf(&what, "the job's %d GPUs", g);
+        ntp = parse_divisors("tp", v, g, tps, what.data, st);
+        sb_free(&what);
+    } else {
+        int *d = pg_xcalloc((size_t)g + 1, sizeof *d);
+        int nd = opt_divisors(g, d);
+        for (int i = 0; i < nd; i++)
+            if (s->gpus_per_node % d[i] == 0) tps[ntp++] = d[i];
+        free(d);
+    }
+    v = user_grid(o, "pp");
+    if (v) {
+        strbuf what;
+        sb_init(&what);
+        sb_appendf(&what, "the job's %d GPUs", g);
+        npp = parse_divisors("pp", v, g, pps, what.data, st);
+        sb_free(&what);
+    } else {
+        npp = opt_divisors(g, pps);
+    }
+    if (ntp < 0 || npp < 0) rc = st->code;
+    /* micro batch sizes: a --grid micro_batch_size, else the experiment's */
+    int *mbs = NULL, nmbs = 0;
+    if (rc == 0) {
+        const char *mv = user_grid(o, "micro_batch_size");
+        int n = 1;
+        for (const char *p = mv ? mv : ""; *p; p++) n += *p == ',';
+        mbs = pg_xcalloc((size_t)n + 1, sizeof *mbs);
+        if (mv == NULL) {
+            mbs[nmbs++] = e->micro_batch_size;
+        } else {
+            for (const char *p = mv; *p;) {
+                char *end;
+                long x = strtol(p, &end, 10);
+                if (end == p || (*end != ',' && *end != '\0') || x < 1 || x > s->global_batch) {
+                    rc = pg_fail(st, PG_EXIT_INPUT, "--grid micro_batch_size: '%s' must list sample counts from 1 "
+                                 "to the global batch (%ld)", mv, s->global_batch);
+                    break;
+                }
+                mbs[nmbs++] = (int)x;
+                p = *end ? end + 1 : end;
+            }
+        }
+    }
+    /* the microbatch counts the batch gives at some dp and micro batch size */
+    int *ms = pg_xcalloc((size_t)(ndp * (nmbs ? nmbs : 1)) + 1, sizeof *ms);
+    int nm = 0;
+    for (int a = 0; rc == 0 && a < ndp; a++)
+        for (int b = 0; b < nmbs; b++) {
+            int m = opt_microbatches(s->global_batch, dps[a], mbs[b]);
+            int seen = m == 0;
+            for (int i = 0; i < nm && !seen; i++) seen = ms[i] == m;
+            if (!seen) ms[nm++] = m;
+        }
+    qsort(ms, (size_t)nm, sizeof *ms, cmp_int);
+    if (rc == 0 && nm == 0)
+        rc = pg_fail(st, PG_EXIT_INPUT, "optimize: the global batch of %ld samples divides into no whole number of "
+                     "microbatches at any dp and micro_batch_size", s->global_batch);
+    char **specs = pg_xcalloc((size_t)o->ngrids + NOWN + 1, sizeof *specs);
+    int nspec = 0;
+    if (rc == 0) {
+        const int *lists[] = {tps, pps, dps, ms};
+        const int counts[] = {ntp, npp, ndp, nm};
+        for (int k = 0; k < 4; k++) {
+            strbuf sb;
+            sb_init(&sb);
+            sb_appendf(&sb, "%s=", OWN_KEYS[k]);
+            join_ints(&sb, lists[k], counts[k]);
+            specs[nspec++] = sb.data;
+        }
+        const char *defaults[] = {DEFAULT_SCHEDULES, DEFAULT_RECOMPUTE, DEFAULT_OFFLOAD};
+        for (int k = K_SCHEDULE; k < NOWN; k++) {
+            const char *uv = user_grid(o, OWN_KEYS[k]);
+            strbuf sb;
+            sb_init(&sb);
+            sb_appendf(&sb, "%s=%s", OWN_KEYS[k], uv ? uv : defaults[k - K_SCHEDULE]);
+            specs[nspec++] = sb.data;
+        }
+        for (int i = 0; i < o->ngrids; i++)
+            if (!is_own_key(o->grids[i])) specs[nspec++] = pg_xstrdup(o->grids[i]);
+        rc = sweep_grid_parse(&s->g, (const char *const *)specs, nspec, st);
+    }
+    for (int k = NOWN; rc == 0 && k < s->g.nkeys; k++)
+        for (int i = 0; rc == 0 && i < s->g.keys[k].nvalues; i++)
+            rc = check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
+    for (int k = K_SCHEDULE; rc == 0 && k < NOWN; k++)
+        for (int i = 0; rc == 0 && i < s->g.keys[k].nvalues; i++)
+            rc = check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
+    for (int i = 0; i < nspec; i++) free(specs[i]);
+    free(specs);
+    free(ms);
+    free(mbs);
+    free(tps);
+    free(pps);
+    free(dps);
+    return rc;
+}
+
+/* The grid's --set options of combination index into sets (owned). */
+static int combination_sets(const sweep_grid *g, long index, char **sets)
+{
+    const char **values = pg_xcalloc((size_t)g->nkeys + 1, sizeof *values);
+    sweep_grid_combination(g, index, values);
+    for (int k = 0; k < g->nkeys; k++) {
+        strbuf kv;
+        sb_init(&kv);
+        sb_appendf(&kv, "%s=%s", g->keys[k].name, values[k]);
+        sets[k] = kv.data;
+    }
+    free(values);
+    return g->nkeys;
+}
+
+/* Does combination index keep the job's shape: tp x pp x dp GPUs and the
+ * microbatches of the global batch? */
+static int keeps_shape(const search *s, const job *j, long index)
+{
+    const sweep_grid *g = &s->g;
+    const char **values = pg_xcalloc((size_t)g->nkeys + 1, sizeof *values);
+    sweep_grid_combination(g, index, values);
+    int tp = atoi(values[K_TP]), pp = atoi(values[K_PP]), dp = atoi(values[K_DP]), m = atoi(values[K_MB]);
+    int mbs = j->exp.micro_batch_size;
+    for (int k = NOWN; k < g->nkeys; k++)
+        if (strcmp(g->keys[k].name, "micro_batch_size") == 0) mbs = atoi(values[k]);
+    free(values);
+    return (long)tp * pp * dp == s->gpus / s->cp && opt_microbatches(s->global_batch, dp, mbs) == m;
+}
+
+/* The candidate built in this process as run would build it: invalid, out
+ * of memory by its static memory alone, or pending with its bound. */
+static void assess(const cli_options *o, search *s, candidate *c)
+{
+    int nsets = o->nsets + s->g.nkeys;
+    char **own = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *own);
+    combination_sets(&s->g, c->index, own);
+    const char **sets = pg_xcalloc((size_t)nsets + 1, sizeof *sets);
+    for (int i = 0; i < o->nsets; i++) sets[i] = o->sets[i];
+    for (int k = 0; k < s->g.nkeys; k++) sets[o->nsets + k] = own[k];
+    cli_options co = *o;
+    co.sets = sets;
+    co.nsets = nsets;
+    job j;
+    pg_status st;
+    pg_status_clear(&st);
+    memset(&j, 0, sizeof j);
+    int rc = job_load_experiment(&j, &co, &st);
+    if (rc == 0) rc = job_build_schedule(&j, &st);
+    if (rc == 0) rc = job_build_platform(&j, &st);
+    c->ub_samples_per_s = INFINITY;
+    if (rc != 0) {
+        c->status = C_INVALID;
+        c->exit_code = rc;
+    } else {
+        strbuf oom;
+        sb_init(&oom);
+        for (int r = 0; r < j.sched.pp; r++) {
+            double bytes = job_rank_static_bytes(&j, r);
+            double cap = j.exp.memory_capacity_bytes > 0 ? j.exp.memory_capacity_bytes
+                                                         : j.plat.gpu[j.rank_gpu[r]].memory_bytes;
+            if (bytes > c->static_bytes) {
+                c->static_bytes = bytes;
+                c->capacity_bytes = cap;
+            }
+            if (cap > 0 && bytes > cap) sb_appendf(&oom, "%s%d", c->noom++ ? ";" : "", r);
+        }
+        c->oom_ranks = oom.data ? oom.data : pg_xstrdup("");
+        c->status = c->noom > 0 ? C_PRUNED_MEMORY : C_PENDING;
+        c->exit_code = c->noom > 0 ? PG_EXIT_OOM : 0;
+        /* The bound with no memory limit (a schedule that ignores
+         * memory.limit may beat the limited bound) and the schedule's own
+         * backward kind.  A bound that cannot be computed prunes nothing. */
+        job_bound jb;
+        memset(&jb, 0, sizeof jb);
+        pg_status bst;
+        pg_status_clear(&bst);
+        if (c->status == C_PENDING && job_compute_bound(&j, &jb, &bst) == 0) {
+            bound_input in = jb.in;
+            bound_result res;
+            in.mem_limit = 0;
+            in.split = sched_is_split(&j.sched);
+            pg_status_clear(&bst);
+            /* The optimizer step starts at the synchronisation after the
+             * pipeline and the all-reduce (sim/metrics.c): no iteration is
+             * shorter than the pipeline's bound plus the shortest rank's step. */
+            double step_s = 0.0;
+            job_parallel jp;
+            memset(&jp, 0, sizeof jp);
+            if (job_build_parallel(&j, &jp, &bst) == 0 && jp.optimizer_s != NULL) {
+                step_s = INFINITY;
+                for (int r = 0; r < j.sched.pp; r++)
+                    if (jp.optimizer_s[r] < step_s) step_s = jp.optimizer_s[r];
+                if (!(step_s >= 0.0 && isfinite(step_s))) step_s = 0.0;
+            }
+            job_parallel_free(&jp);
+            pg_status_clear(&bst);
+            if (bound_lower(&in, &res, &bst) == 0 && res.lower_bound > 0)
+                c->ub_samples_per_s = (double)s->global_batch / (res.lower_bound + step_s);
+        }
+        job_bound_free(&jb);
+    }
+    job_free(&j);
+    for (int k = 0; k < s->g.nkeys; k++) free(own[k]);
+    free(own);
+    free(sets);
+}
+
+static candidate *find_candidate(search *s, long index)
+{
+    int lo = 0, hi = s->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (s->c[mid].index == index) return &s->c[mid];
+        if (s->c[mid].index < index) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* A simulated row (sweep format, no '\n') into its candidate. */
+static int take_row(search *s, const char *row, int exit_code_known, int exit_code, long *index_out)
+{
+    char **f = NULL;
+    int nf = csv_split(row, &f);
+    if (nf != s->ncols) {
+        csv_fields_free(f, nf);
+        return -1;
+    }
+    long index = (long)number_at(f, nf, s->col_index);
+    candidate *c = find_candidate(s, index);
+    int ok = c != NULL;
+    if (ok) {
+        const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
+        sweep_grid_combination(&s->g, index, values);
+        for (int k = 0; k < s->g.nkeys && ok; k++) ok = strcmp(values[k], f[k]) == 0;
+        free(values);
+    }
+    if (ok) {
+        c->status = C_SIMULATED;
+        c->exit_code = exit_code_known ? exit_code : (int)number_at(f, nf, s->col_exit);
+        c->samples_per_s = number_at(f, nf, s->col_samples);
+        c->peak_bytes = number_at(f, nf, s->col_peak);
+        c->iteration_s = number_at(f, nf, s->col_iter);
+        c->makespan_s = number_at(f, nf, s->col_makespan);
+        free(c->row);
+        c->row = pg_xstrdup(row);
+        *index_out = index;
+    }
+    csv_fields_free(f, nf);
+    return ok ? 0 : -1;
+}
+
+static int collect(const sweep_result *r, void *ctx)
+{
+    search *s = ctx;
+    size_t len = strlen(r->row);
+    char *row = pg_xstrdup(r->row);
+    if (len > 0 && row[len - 1] == '\n') row[len - 1] = '\0';
+    long index;
+    int rc = take_row(s, row, 1, r->exit_code, &index);
+    if (rc == 0) s->nsimulated++;
+    if (rc == 0 && s->resume && (fprintf(s->resume, "%s\n", row) < 0 || fflush(s->resume) != 0)) s->write_failed = 1;
+    free(row);
+    return rc != 0 || s->write_failed;
+}
+
+/* --resume FILE: the rows already simulated; the file is then open for
+ * appending (created with the header when new). */
+static int open_resume(search *s, pg_status *st)
+{
+    const char *path = s->resume_path;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && sb.st_size > 0) {
+        csv_lines l;
+        if (csv_read_lines(path, &l, st) != 0) return st->code;
+        int rc = 0;
+        size_t hlen = s->header.len - 1;
+        if (l.count < 1 || strlen(l.line[0]) != hlen || strncmp(l.line[0], s->header.data, hlen) != 0)
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s:1: cannot resume: the header differs from this search's (other grid "
+                         "keys or columns); use another file", path);
+        for (int i = 1; rc == 0 && i < l.count; i++) {
+            long index;
+            if (take_row(s, l.line[i], 0, 0, &index) != 0) {
+                rc = pg_fail(st, PG_EXIT_INPUT, "%s:%d: cannot resume: not a candidate of this search (other grid "
+                             "values, GPU count or global batch); use another file", path, i + 1);
+            } else {
+                s->nsimulated++;
+                find_candidate(s, index)->resumed = 1;
+            }
+        }
+        /* a row cut by an interrupted run is dropped and simulated again */
+        if (rc == 0 && l.partial && truncate(path, (off_t)l.complete_bytes) != 0)
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s: cannot truncate: %s", path, strerror(errno));
+        csv_lines_free(&l);
+        if (rc != 0) return rc;
+        if (!(s->resume = fopen(path, "a")))
+            return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
+        return 0;
+    }
+    if (!(s->resume = fopen(path, "w")))
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    if (fputs(s->header.data, s->resume) < 0 || fflush(s->resume) != 0)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: write error", path);
+    return 0;
+}
+
+static opt_point point_of(const candidate *c)
+{
+    return (opt_point){c->samples_per_s, c->peak_bytes, c->status == C_SIMULATED && c->exit_code == PG_EXIT_OK};
+}
+
+/* Order of simulation: highest throughput bound first, then least static
+ * memory, then grid order. */
+static const search *order_base;
+static int by_promise(const void *x, const void *y)
+{
+    const candidate *a = &order_base->c[*(const int *)x], *b = &order_base->c[*(const int *)y];
+    if (a->ub_samples_per_s != b->ub_samples_per_s) return a->ub_samples_per_s > b->ub_samples_per_s ? -1 : 1;
+    if (a->static_bytes != b->static_bytes) return a->static_bytes < b->static_bytes ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Skip every pending candidate whose throughput bound is below the best
+ * simulated plan's (the default: the best is exact, the front is that of
+ * the candidates that could beat the best), or with full_front only those
+ * that a simulated fitting one dominates on both axes (the front is exact
+ * too, at the cost of simulating the slower low-memory candidates). */
+static void prune(search *s, int full_front)
+{
+    opt_point *pts = pg_xcalloc((size_t)s->n + 1, sizeof *pts);
+    int *front = pg_xcalloc((size_t)s->n + 1, sizeof *front);
+    for (int i = 0; i < s->n; i++) pts[i] = point_of(&s->c[i]);
+    int nf = opt_pareto_front(pts, s->n, front);
+    opt_point *fp = pg_xcalloc((size_t)nf + 1, sizeof *fp);
+    for (int i = 0; i < nf; i++) fp[i] = pts[front[i]];
+    for (int i = 0; i < s->n; i++) {
+        candidate *c = &s->c[i];
+        if (c->status != C_PENDING) continue;
+        /* the front's last point is the best (the front ascends in both) */
+        double ub = c->ub_samples_per_s * (1.0 + BOUND_REL_SLACK);
+        int skip = full_front ? opt_dominated_unsimulated(ub, c->static_bytes, fp, nf) : opt_slower_than_best(ub, fp, nf);
+        if (skip) c->status = C_PRUNED_BOUND;
+    }
+    free(fp);
+    free(front);
+    free(pts);
+}
+
+static int explicit_jobs(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (strncmp(argv[i], "-j", 2) == 0 || strncmp(argv[i], "--jobs", 6) == 0) return 1;
+    return 0;
+}
+
+/* Children's and candidates' messages (one per refused or out-of-memory
+ * candidate) would drown the result: they go to /dev/null while the
+ * candidates are built, and a summary is printed. */
+static int quiet_stderr(void)
+{
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+        dup2(null, STDERR_FILENO);
+        close(null);
+    }
+    return saved;
+}
+
+static void restore_stderr(int saved)
+{
+    if (saved < 0) return;
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+}
+
+static int run_search(const cli_options *o, const job *j, search *s, pg_status *st)
+{
+    /* every combination that keeps the job's shape, built here */
+    int saved = quiet_stderr();
+    for (long i = 0; i < s->g.total; i++) {
+        if (!keeps_shape(s, j, i)) continue;
+        if (s->n % 256 == 0) s->c = pg_xrealloc(s->c, ((size_t)s->n + 256) * sizeof *s->c);
+        candidate *c = &s->c[s->n++];
+        memset(c, 0, sizeof *c);
+        c->index = i;
+    }
+    int rc = 0;
+    if (s->resume_path) rc = open_resume(s, st);
+    for (int i = 0; rc == 0 && i < s->n; i++) {
+        /* a resumed candidate keeps its simulation, and gets its bound and
+         * static memory as a new one would (the same CSV either way) */
+        candidate *c = &s->c[i];
+        cand_status was = c->status;
+        int code = c->exit_code;
+        assess(o, s, c);
+        if (was == C_SIMULATED) {
+            c->status = was;
+            c->exit_code = code;
+        }
+    }
+    restore_stderr(saved);
+    if (rc != 0) return rc;
+    int *order = pg_xcalloc((size_t)s->n + 1, sizeof *order);
+    int norder = 0;
+    for (int i = 0; i < s->n; i++)
+        if (s->c[i].status == C_PENDING) order[norder++] = i;
+    order_base = s;
+    qsort(order, (size_t)norder, sizeof *order, by_promise);
+    order_base = NULL;
+    long nresumed = s->nsimulated;
+    if (nresumed > 0) fprintf(stderr, "pipegrid: optimize: %s: %ld candidates already simulated\n", s->resume_path, nresumed);
+
+    const char **sets = o->sets;
+    int batch = o->jobs > MIN_BATCH ? o->jobs : MIN_BATCH;
+    long *idx = pg_xcalloc((size_t)batch, sizeof *idx);
+    int next = 0;
+    while (rc == 0) {
+        prune(s, o->full_front);
+        long pending = 0;
+        for (int i = next; i < norder; i++) pending += s->c[order[i]].status == C_PENDING;
+        if (pending == 0) break;
+        int nb = 0;
+        while (nb < batch && next < norder) {
+            candidate *c = &s->c[order[next++]];
+            if (c->status == C_PENDING) idx[nb++] = c->index;
+        }
+        qsort(idx, (size_t)nb, sizeof *idx, cmp_long);
+        long noom = 0, nfailed = 0;   /* of this run's simulations so far, for the bar */
+        for (int i = 0; i < s->n; i++) {
+            const candidate *c = &s->c[i];
+            if (c->status != C_SIMULATED || c->resumed) continue;
+            noom += c->exit_code == PG_EXIT_OOM;
+            nfailed += c->exit_code != PG_EXIT_OK && c->exit_code != PG_EXIT_OOM;
+        }
+        sweep_plan plan = {.grid = &s->g, .experiment_path = o->experiment_path, .sets = sets, .nsets = o->nsets,
+                           .indices = idx, .count = nb, .jobs = o->jobs, .progress = isatty(STDERR_FILENO),
+                           .progress_label = "optimize", .progress_done_before = s->nsimulated - nresumed,
+                           .progress_oom_before = noom, .progress_failed_before = nfailed,
+                           .progress_total = s->nsimulated - nresumed + pending, .quiet_children = 1};
+        rc = sweep_run(&plan, collect, s, st);
+        if (rc != 0 && s->write_failed)
+            rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", s->resume_path);
+    }
+    free(idx);
+    free(order);
+    return rc;
 }
 
 /* A YAML scalar: plain when it is safe, else double-quoted. */
@@ -199,25 +681,21 @@ static void yaml_scalar(FILE *f, const char *v)
 }
 
 /* The experiment (file + --set) with the candidate's values on top. */
-static int write_best(const char *path, const config *cfg, const candidate *c, double tput, pg_status *st)
+static int write_best(const char *path, const config *cfg, const search *s, const candidate *c, pg_status *st)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL) return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
     fprintf(f, "# written by pipegrid optimize: the highest simulated throughput that fits\n"
                "# (%.6g samples/s, iteration %.6g s, peak %.4g GiB); replay: pipegrid run %s\n",
-            tput, c->iteration_s, c->peak_bytes / GIB, path);
+            c->samples_per_s, c->iteration_s, c->peak_bytes / GIB, path);
     config out;
     config_init(&out);
     for (size_t i = 0; i < cfg->count; i++)
         config_put(&out, cfg->entries[i].key, cfg->entries[i].value, cfg->entries[i].origin);
-    char *sets = pg_xstrdup(c->sets);
-    for (char *line = strtok(sets, "\n"); line; line = strtok(NULL, "\n")) {
-        char *eq = strchr(line, '=');
-        if (eq == NULL) continue;
-        *eq = '\0';
-        config_put(&out, line, eq + 1, (pg_origin){"optimize", 0});
-    }
-    free(sets);
+    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
+    sweep_grid_combination(&s->g, c->index, values);
+    for (int k = 0; k < s->g.nkeys; k++) config_put(&out, s->g.keys[k].name, values[k], (pg_origin){"optimize", 0});
+    free(values);
     for (size_t i = 0; i < out.count; i++) {
         fprintf(f, "%s: ", out.entries[i].key);
         yaml_scalar(f, out.entries[i].value);
@@ -228,126 +706,86 @@ static int write_best(const char *path, const config *cfg, const candidate *c, d
     return 0;
 }
 
-/* "k=v k=v" of a candidate on one line (the text table's last column). */
-static void one_line(const char *sets, strbuf *sb)
+/* The candidate's grid values as a CSV row of the sweep header: simulated
+ * rows as run gave them; the others with their verdict only. */
+static void candidate_row(const search *s, const candidate *c, strbuf *sb)
 {
-    for (const char *p = sets; *p; p++)
-        sb_appendf(sb, "%c", *p == '\n' ? (p[1] ? ' ' : '\0') : *p);
-}
-
-static void print_front(const search *s, const int *front, int nfront, int best, output_format fmt)
-{
-    if (fmt == FORMAT_CSV) {
-        printf("throughput_samples_per_s,iteration_seconds,makespan,max_peak_memory_bytes,best,settings\n");
-        for (int i = 0; i < nfront; i++) {
-            const candidate *c = &s->c[front[i]];
-            strbuf line, row;
-            sb_init(&line);
-            sb_init(&row);
-            one_line(c->sets, &line);
-            csv_field(&row, line.data ? line.data : "");
-            printf("%.17g,%.17g,%.17g,%.17g,%d,%s\n", throughput(c), c->iteration_s, c->makespan_s, c->peak_bytes,
-                   front[i] == best, row.data ? row.data : "");
-            sb_free(&line);
-            sb_free(&row);
-        }
+    if (c->status == C_SIMULATED) {
+        sb_append(sb, c->row);
         return;
     }
-    printf("Pareto front (simulated; throughput against peak memory, %d of %d candidates)\n", nfront, s->n);
-    printf("%14s %12s %12s %10s  %s\n", "samples/s", "iteration", "makespan", "peak GiB", "settings");
-    for (int i = 0; i < nfront; i++) {
-        const candidate *c = &s->c[front[i]];
-        strbuf line;
-        sb_init(&line);
-        one_line(c->sets, &line);
-        printf("%14.4f %10.4f s %10.4f s %10.3f  %s%s\n", throughput(c), c->iteration_s, c->makespan_s,
-               c->peak_bytes / GIB, line.data ? line.data : "", front[i] == best ? "   <- best" : "");
-        sb_free(&line);
+    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
+    sweep_grid_combination(&s->g, c->index, values);
+    for (int i = 0; i < s->ncols; i++) {
+        strbuf v;
+        sb_init(&v);
+        if (i < s->g.nkeys) sb_append(&v, values[i]);
+        else if (i == s->col_index) sb_appendf(&v, "%ld", c->index);
+        else if (i == s->col_total) sb_appendf(&v, "%ld", s->g.total);
+        else if (i == s->col_exit && c->status != C_PRUNED_BOUND) sb_appendf(&v, "%d", c->exit_code);
+        else if (i == s->col_oom && c->status == C_PRUNED_MEMORY) sb_appendf(&v, "%d", c->noom);
+        else if (i == s->col_oom_ranks && c->status == C_PRUNED_MEMORY) sb_append(&v, c->oom_ranks);
+        if (i) sb_append(sb, ",");
+        csv_field(sb, v.data ? v.data : "");
+        sb_free(&v);
     }
+    free(values);
 }
 
-/* Children's messages (one per failing or out-of-memory candidate) would
- * drown the result: they go to /dev/null, and a summary is printed. */
-static int quiet_stderr(void)
+static void settings_line(const search *s, const candidate *c, strbuf *sb)
 {
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) {
-        dup2(null, STDERR_FILENO);
-        close(null);
-    }
-    return saved;
+    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
+    sweep_grid_combination(&s->g, c->index, values);
+    for (int k = 0; k < s->g.nkeys; k++) sb_appendf(sb, "%s%s=%s", k ? " " : "", s->g.keys[k].name, values[k]);
+    free(values);
 }
 
-static void restore_stderr(int saved)
+static int print_result(const search *s, const int *on_front, const int *front, int nfront, int best,
+                        output_format fmt, int full_front, pg_status *st)
 {
-    if (saved < 0) return;
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-}
-
-static int explicit_jobs(int argc, char **argv)
-{
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "-j") == 0 || strncmp(argv[i], "-j", 2) == 0 || strncmp(argv[i], "--jobs", 6) == 0)
-            return 1;
-    return 0;
-}
-
-static int run_search(const cli_options *o, const job *j, search *s, pg_status *st)
-{
-    int *pps = NULL;
-    int npp = depths(o, &j->exp, &pps, st);
-    if (npp <= 0) {
-        free(pps);
-        return npp < 0 ? st->code : pg_fail(st, PG_EXIT_INPUT, "optimize: no pipeline depth to search");
+    strbuf out;
+    sb_init(&out);
+    if (fmt == FORMAT_CSV) {
+        sb_append_n(&out, s->header.data, s->header.len - 1);
+        sb_append(&out, ",status,samples_per_second_bound,static_bytes,front,best\n");
+        for (int i = 0; i < s->n; i++) {
+            const candidate *c = &s->c[i];
+            candidate_row(s, c, &out);
+            sb_appendf(&out, ",%s,", STATUS_NAME[c->status]);
+            if (isfinite(c->ub_samples_per_s)) sb_appendf(&out, "%.17g", c->ub_samples_per_s);
+            sb_append(&out, ",");
+            if (c->status != C_INVALID) sb_appendf(&out, "%.17g", c->static_bytes);
+            sb_appendf(&out, ",%d,%d\n", on_front[i], i == best);
+        }
+    } else {
+        sb_appendf(&out, "Pareto front (simulated; throughput against peak memory, %d points; global batch %ld "
+                   "samples on %d GPUs%s)\n", nfront, s->global_batch, s->gpus,
+                   full_front ? "" : "; of the candidates whose bound reaches the best: --full-front for all");
+        sb_appendf(&out, "%14s %12s %12s %10s  %s\n", "samples/s", "iteration", "makespan", "peak GiB", "settings");
+        for (int i = 0; i < nfront; i++) {
+            const candidate *c = &s->c[front[i]];
+            sb_appendf(&out, "%14.4f %10.4f s %10.4f s %10.3f  ", c->samples_per_s, c->iteration_s, c->makespan_s,
+                       c->peak_bytes / GIB);
+            settings_line(s, c, &out);
+            sb_append(&out, front[i] == best ? "   <- best\n" : "\n");
+        }
     }
-    int gpus = j->exp.pp * j->exp.tp * j->exp.dp;
-    int rc = 0;
-    for (int i = 0; i < npp && rc == 0; i++) {
-        sweep_grid g;
-        memset(&g, 0, sizeof g);
-        if ((rc = depth_grid(o, &j->exp, pps[i], &g, st)) != 0) break;
-        int dp = gpus / (j->exp.tp * pps[i]);
-        char ppv[MAX_VALUE_TEXT], dpv[MAX_VALUE_TEXT], both[2 * MAX_VALUE_TEXT + 2];
-        snprintf(ppv, sizeof ppv, "pp=%d", pps[i]);
-        snprintf(dpv, sizeof dpv, "dp=%d", dp);
-        snprintf(both, sizeof both, "%s\n%s\n", ppv, dpv);
-        const char **sets = pg_xcalloc((size_t)o->nsets + 3, sizeof *sets);
-        for (int k = 0; k < o->nsets; k++) sets[k] = o->sets[k];
-        sets[o->nsets] = ppv;
-        sets[o->nsets + 1] = dpv;
-        strbuf header;
-        sb_init(&header);
-        sweep_csv_header(&g, &header);
-        char **names = NULL;
-        header.data[header.len - 1] = '\0';
-        int nn = csv_split(header.data, &names);
-        s->col_exit = column_of(names, nn, "exit_code");
-        s->col_makespan = column_of(names, nn, "makespan");
-        s->col_iter = column_of(names, nn, "iteration_seconds");
-        s->col_samples = column_of(names, nn, "samples_per_second");
-        s->col_peak = column_of(names, nn, "max_peak_memory_bytes");
-        csv_fields_free(names, nn);
-        sb_free(&header);
-        s->grid = &g;
-        s->pp_dp_sets = both;
-        s->dp = dp;
-        long *idx = pg_xcalloc((size_t)g.total, sizeof *idx);
-        for (long k = 0; k < g.total; k++) idx[k] = k;
-        sweep_plan plan = {.grid = &g, .experiment_path = o->experiment_path, .sets = sets,
-                           .nsets = o->nsets + 2, .indices = idx, .count = g.total, .jobs = o->jobs};
-        int saved = quiet_stderr();
-        rc = sweep_run(&plan, collect, s, st);
-        restore_stderr(saved);
-        free(idx);
-        free(sets);
-        sweep_grid_free(&g);
-    }
-    free(pps);
+    int rc = cli_write_stdout(&out, st);
+    sb_free(&out);
     return rc;
+}
+
+static void search_free(search *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->c[i].row);
+        free(s->c[i].oom_ranks);
+    }
+    free(s->c);
+    csv_fields_free(s->cols, s->ncols);
+    sb_free(&s->header);
+    sweep_grid_free(&s->g);
+    if (s->resume) fclose(s->resume);
 }
 
 int cmd_optimize(int argc, char **argv)
@@ -357,47 +795,89 @@ int cmd_optimize(int argc, char **argv)
     job j;
     search s;
     memset(&s, 0, sizeof s);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV, CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT,
-                       0, &o, &j, &st);
+    sb_init(&s.header);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV,
+                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT, 0, &o, &j, &st);
     if (rc == 0 && !explicit_jobs(argc, argv)) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = cpus > 0 ? (int)cpus : 1;
     }
-    if (rc == 0) rc = run_search(&o, &j, &s, &st);
+    if (rc == 0) rc = job_build_schedule(&j, &st);
+    if (rc == 0) rc = job_build_platform(&j, &st);
+    if (rc == 0) {
+        const experiment *e = &j.exp;
+        s.cp = e->cp;
+        s.gpus = e->pp * e->tp * e->cp * e->dp;
+        s.gpus_per_node = gpus_per_node(&j.plat);
+        s.global_batch = e->global_batch_size > 0 ? e->global_batch_size
+                                                  : (long)e->microbatches * e->micro_batch_size * e->dp;
+        s.resume_path = o.resume_path;
+        rc = build_grid(&o, &j, &s, &st);
+    }
+    if (rc == 0) {
+        sweep_csv_header(&s.g, &s.header);
+        char *h = pg_xstrdup(s.header.data);
+        h[strlen(h) - 1] = '\0';
+        s.ncols = csv_split(h, &s.cols);
+        free(h);
+        s.col_exit = column_of(s.cols, s.ncols, "exit_code");
+        s.col_makespan = column_of(s.cols, s.ncols, "makespan");
+        s.col_iter = column_of(s.cols, s.ncols, "iteration_seconds");
+        s.col_samples = column_of(s.cols, s.ncols, "samples_per_second");
+        s.col_peak = column_of(s.cols, s.ncols, "max_peak_memory_bytes");
+        s.col_oom = column_of(s.cols, s.ncols, "oom");
+        s.col_oom_ranks = column_of(s.cols, s.ncols, "oom_ranks");
+        s.col_index = column_of(s.cols, s.ncols, SWEEP_COL_INDEX);
+        s.col_total = column_of(s.cols, s.ncols, SWEEP_COL_TOTAL);
+        rc = run_search(&o, &j, &s, &st);
+    }
     if (rc != 0) {
         rc = cli_report_error(&st);
         goto done;
     }
     opt_point *pts = pg_xcalloc((size_t)s.n + 1, sizeof *pts);
-    int nfit = 0, noom = 0, nbad = 0;
+    int counts[C_INVALID + 1] = {0};
+    int nfit = 0, nsimoom = 0;
     for (int i = 0; i < s.n; i++) {
-        pts[i] = (opt_point){throughput(&s.c[i]), s.c[i].peak_bytes, s.c[i].exit_code == PG_EXIT_OK};
-        nfit += s.c[i].exit_code == PG_EXIT_OK;
-        noom += s.c[i].exit_code == PG_EXIT_OOM;
-        nbad += s.c[i].exit_code != PG_EXIT_OK && s.c[i].exit_code != PG_EXIT_OOM;
+        pts[i] = point_of(&s.c[i]);
+        counts[s.c[i].status]++;
+        nfit += pts[i].fits;   /* counted before the front's restriction below */
+        nsimoom += s.c[i].status == C_SIMULATED && s.c[i].exit_code == PG_EXIT_OOM;
     }
-    int *front = pg_xcalloc((size_t)s.n + 1, sizeof *front);
-    int nfront = opt_pareto_front(pts, s.n, front);
     int best = opt_best(pts, s.n);
-    fprintf(stderr, "pipegrid: optimize: %d candidates simulated: %d fit, %d out of memory, %d not valid "
-                    "(schedule / pp / microbatches combinations a generator refuses)\n", s.n, nfit, noom, nbad);
+    /* The default pruning simulates every candidate whose bound reaches the
+     * best, and some others depending on the order results came in: the
+     * front is that of the former only, so that it does not depend on -j. */
+    for (int i = 0; i < s.n && best >= 0 && !o.full_front; i++)
+        if (s.c[i].ub_samples_per_s * (1.0 + BOUND_REL_SLACK) < pts[best].throughput) pts[i].fits = 0;
+    int *front = pg_xcalloc((size_t)s.n + 1, sizeof *front), *on_front = pg_xcalloc((size_t)s.n + 1, sizeof *on_front);
+    int nfront = opt_pareto_front(pts, s.n, front);
+    for (int i = 0; i < nfront; i++) on_front[front[i]] = 1;
+    fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
+                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
+                    "by the lower bound (%s); %d refused by the job's checks\n",
+            s.n, s.global_batch, s.gpus, counts[C_SIMULATED], nfit, nsimoom, counts[C_SIMULATED] - nfit - nsimoom,
+            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND],
+            o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
+            counts[C_INVALID]);
     if (best < 0) {
+        int noom = nsimoom + counts[C_PRUNED_MEMORY];
         fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "
                         "search (--grid)\n", noom ? " (every one that ran is out of memory)" : "");
         rc = noom ? PG_EXIT_OOM : PG_EXIT_INPUT;
     } else {
-        print_front(&s, front, nfront, best, o.format);
-        if (o.output_path) {
-            rc = write_best(o.output_path, &j.cfg, &s.c[best], throughput(&s.c[best]), &st);
-            if (rc != 0) rc = cli_report_error(&st);
-            else fprintf(stderr, "pipegrid: optimize: best plan written to %s\n", o.output_path);
+        rc = print_result(&s, on_front, front, nfront, best, o.format, o.full_front, &st);
+        if (rc == 0 && o.output_path) {
+            rc = write_best(o.output_path, &j.cfg, &s, &s.c[best], &st);
+            if (rc == 0) fprintf(stderr, "pipegrid: optimize: best plan written to %s\n", o.output_path);
         }
+        if (rc != 0) rc = cli_report_error(&st);
     }
+    free(on_front);
     free(front);
     free(pts);
 done:
-    for (int i = 0; i < s.n; i++) free(s.c[i].sets);
-    free(s.c);
+    search_free(&s);
     job_finish(&j, &o);
     return rc;
 }

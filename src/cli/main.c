@@ -52,9 +52,10 @@ static const command_usage USAGES[] = {
      "      the offload / recompute plan of offload=plan (OptPipe-style MILP) under memory.capacity, and its simulation\n"},
     {"optimize",
      "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N] [--format text|csv]\n"
-     "                    [-o BEST.yaml]\n"
-     "      simulate schedules x pp x microbatches x recompute / offload plans; print the Pareto front (throughput\n"
-     "      against peak memory); write the fastest plan that fits as an experiment file\n"},
+     "                    [-o BEST.yaml] [--resume FILE] [--full-front]\n"
+     "      search tp x pp x dp (same GPUs, same global batch) x schedules x recompute / offload plans, skipping\n"
+     "      what static memory or the lower bound rules out; print the Pareto front (throughput against peak\n"
+     "      memory); write the fastest plan that fits as an experiment file\n"},
     {"keys",
      "  pipegrid keys\n"
      "      list every experiment key, its type, default and meaning\n"},

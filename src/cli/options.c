@@ -23,7 +23,7 @@ static int parse_format(const char *text, unsigned allowed, output_format *out, 
     return pg_fail(st, PG_EXIT_INPUT, "--format: '%s' is not one of the formats of this command", text);
 }
 
-enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK, OPT_SVG };
+enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK, OPT_SVG, OPT_RESUME, OPT_FULL_FRONT };
 
 /* The CLI_OPT_* bit and the name of a getopt code (bit 0: --set, --format
  * and operands, which every command takes). */
@@ -37,6 +37,7 @@ static const struct {
     {'g', CLI_OPT_GRID, "--grid"},          {'j', CLI_OPT_JOBS, "-j/--jobs"},
     {'o', CLI_OPT_OUTPUT, "-o/--output"},   {OPT_EMIT, CLI_OPT_EMIT, "--emit"},
     {OPT_CHUNKS, CLI_OPT_CHUNKS, "--chunks"}, {OPT_CHUNK, CLI_OPT_CHUNK, "--chunk"},
+    {OPT_RESUME, CLI_OPT_RESUME, "--resume"}, {OPT_FULL_FRONT, CLI_OPT_FULL_FRONT, "--full-front"},
 };
 
 static int option_bit(int c, unsigned *bit, const char **name)
@@ -60,6 +61,7 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
         {"jobs", required_argument, NULL, 'j'},   {"output", required_argument, NULL, 'o'},
         {"emit", required_argument, NULL, OPT_EMIT}, {"chunks", required_argument, NULL, OPT_CHUNKS},
         {"chunk", required_argument, NULL, OPT_CHUNK}, {"svg", required_argument, NULL, OPT_SVG},
+        {"resume", required_argument, NULL, OPT_RESUME}, {"full-front", no_argument, NULL, OPT_FULL_FRONT},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -106,6 +108,8 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
         case OPT_EMIT: o->emit = optarg; break;
         case OPT_CHUNKS: o->chunks = optarg; break;
         case OPT_CHUNK: o->chunk = optarg; break;
+        case OPT_RESUME: o->resume_path = optarg; break;
+        case OPT_FULL_FRONT: o->full_front = 1; break;
         case OPT_SIMULATED: o->simulated = 1; break;
         case OPT_COLOR:
             if (optarg == NULL || strcmp(optarg, "always") == 0) o->color = 1;

@@ -127,6 +127,15 @@ typedef struct sweep_plan {
     long count;
     int jobs;                       /* worker processes at a time */
     int progress;                   /* draw a progress bar on stderr */
+    /* A caller that runs its combinations in several sweep_run calls
+     * (optimize: batches between which it prunes) draws one bar over all of
+     * them: the label (NULL: "sweep"), the runs done before this call (and
+     * how many of them were out of memory or failed) and the total expected
+     * (0: count).  quiet_children drops the children's stderr lines instead
+     * of copying them (their exit codes stay in the rows). */
+    const char *progress_label;
+    long progress_done_before, progress_oom_before, progress_failed_before, progress_total;
+    int quiet_children;
 } sweep_plan;
 
 /* Run every combination of the plan, `jobs` child processes at a time.  A

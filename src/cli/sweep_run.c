@@ -50,6 +50,9 @@ typedef struct worker {
 typedef struct progress {
     int enabled;
     long done, failed, oom, total;   /* oom: completed runs that predict out of memory (exit 3) */
+    long done_before;                /* runs counted in done that an earlier call ran (not in the rate) */
+    const char *label;
+    int quiet;                       /* drop the children's stderr lines */
     struct timespec start;
 } progress;
 
@@ -76,8 +79,9 @@ static void progress_draw(const progress *p)
     for (int i = 0; i < PROGRESS_BAR_WIDTH; i++)
         bar[i] = i < filled ? '#' : '.';
     bar[PROGRESS_BAR_WIDTH] = '\0';
-    long left_s = p->done ? (long)(t / (double)p->done * (double)(p->total - p->done)) : 0;
-    fprintf(stderr, "\r\033[Ksweep [%s] %ld/%ld", bar, p->done, p->total);
+    long ran = p->done - p->done_before;
+    long left_s = ran > 0 ? (long)(t / (double)ran * (double)(p->total - p->done)) : 0;
+    fprintf(stderr, "\r\033[K%s [%s] %ld/%ld", p->label, bar, p->done, p->total);
     if (p->oom)
         fprintf(stderr, ", %ld OOM", p->oom);
     if (p->failed)
@@ -160,6 +164,8 @@ static int start_worker(const sweep_plan *p, worker *w, long slot, pg_status *st
 
 static void copy_err_line(const worker *w, const char *line, size_t len, const progress *pr)
 {
+    if (pr->quiet)
+        return;
     progress_clear(pr);
     fprintf(stderr, "%s%.*s\n", w->prefix.data, (int)len, line);
     progress_draw(pr);
@@ -269,7 +275,10 @@ int sweep_run(const sweep_plan *p, sweep_sink sink, void *ctx, pg_status *st)
     strbuf run_header;
     sb_init(&run_header);
     report_csv_header(NULL, 0, &run_header);
-    progress pr = {.enabled = p->progress, .total = p->count};
+    progress pr = {.enabled = p->progress, .total = p->progress_total > 0 ? p->progress_total : p->count,
+                   .done = p->progress_done_before, .done_before = p->progress_done_before,
+                   .oom = p->progress_oom_before, .failed = p->progress_failed_before,
+                   .label = p->progress_label ? p->progress_label : "sweep", .quiet = p->quiet_children};
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
     long next_start = 0, next_emit = 0;
     int running = 0, rc = 0;

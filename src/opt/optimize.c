@@ -1,6 +1,7 @@
 /* optimize.c: search space and Pareto front (optimize.h). */
 #include "opt/optimize.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 /* The default microbatch counts, as multiples of pp. */
@@ -69,4 +70,29 @@ int opt_best(const opt_point *pts, int n)
             best = i;
     }
     return best;
+}
+
+int opt_microbatches(long global_batch, int dp, int micro_batch_size)
+{
+    long per_step = (long)dp * micro_batch_size;
+    if (global_batch < 1 || per_step < 1 || global_batch % per_step != 0) return 0;
+    long m = global_batch / per_step;
+    return m > INT_MAX ? 0 : (int)m;
+}
+
+int opt_dominated_unsimulated(double ub_throughput, double lb_peak_bytes, const opt_point *simulated, int n)
+{
+    /* Strictly faster than the bound: a candidate that might tie is kept
+     * (it could be an equal point of the front, or the best by peak). */
+    for (int i = 0; i < n; i++)
+        if (simulated[i].fits && simulated[i].throughput > ub_throughput && simulated[i].peak_bytes <= lb_peak_bytes)
+            return 1;
+    return 0;
+}
+
+int opt_slower_than_best(double ub_throughput, const opt_point *simulated, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (simulated[i].fits && simulated[i].throughput > ub_throughput) return 1;
+    return 0;
 }

@@ -10,7 +10,18 @@
  *     most as high, one of them strictly), sorted by peak memory ascending
  *     (throughput then ascends too);
  *   - opt_best: the fitting candidate of highest throughput (ties: lower
- *     peak, then lower index), -1 when none fits.
+ *     peak, then lower index), -1 when none fits;
+ *   - opt_microbatches: the microbatch count of a fixed global batch at a
+ *     data-parallel degree and micro batch size (0 when it does not divide);
+ *   - opt_dominated_unsimulated: whether a candidate not simulated yet can be
+ *     skipped because a simulated one dominates whatever it could achieve:
+ *     its throughput can be at most ub_throughput (the samples of the global
+ *     batch over the seed-000 lower bound of the pipeline makespan, which no
+ *     iteration beats) and its peak memory at least lb_peak_bytes (its
+ *     static memory: weights, gradients, optimizer state), so a fitting
+ *     point that is faster than ub_throughput and needs no more than
+ *     lb_peak_bytes beats it on both axes.  Sound for the front and the
+ *     best alike: a skipped candidate could never be on either.
  * "Fits" is the simulation's verdict (run's exit code 0: completed and no
  * rank over its capacity).
  */
@@ -35,5 +46,15 @@ int opt_default_microbatches(int pp, int *out);
 int opt_pareto_front(const opt_point *pts, int n, int *front);
 
 int opt_best(const opt_point *pts, int n);
+
+/* global_batch / (dp x micro_batch_size) when that is a whole number >= 1,
+ * else 0. */
+int opt_microbatches(long global_batch, int dp, int micro_batch_size);
+
+int opt_dominated_unsimulated(double ub_throughput, double lb_peak_bytes, const opt_point *simulated, int n);
+
+/* Whether a fitting simulated point is strictly faster than ub_throughput:
+ * the candidate can then never be the best (optimize's default pruning). */
+int opt_slower_than_best(double ub_throughput, const opt_point *simulated, int n);
 
 #endif
