@@ -83,6 +83,8 @@ static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1},
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
+static const choice COPY_MODELS[] = {
+    {"duplex", COPY_MODEL_DUPLEX}, {"single", COPY_MODEL_SINGLE}, {"paired", COPY_MODEL_PAIRED}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
@@ -213,6 +215,13 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
                "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
                "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
+    CHOICE_KEY("offload.copy_model", "duplex|single|paired", offload_copy_model, "duplex", COPY_MODELS, NO_PATH, 0,
+               "offload copies: duplex (a D2H and an H2D engine per GPU, independent), single (one copy stream per "
+               "GPU alternating D2H and H2D, PipeOffload's) or paired (one stream per pair of ranks 2k, 2k+1, in "
+               "staggered slots)"),
+    INT_KEY("offload.copy_slots", offload_copy_slots, "0", 0, MAX_RANKS,
+            "offload copies: unfinished D2H copies a rank may have; an offloaded F past it waits for the oldest "
+            "to end (PipeOffload's offload_release: the wait is stall time, the memory is freed); 0 = no limit"),
     CHOICE_KEY("recompute", "none|full|selective|lgd|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
                "activation recomputation: full (each layer keeps its input; the backward recomputes one layer at "
                "a time), selective (the attention core), lgd (norms, activation function and dropout, keeping "
@@ -648,6 +657,7 @@ static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, 
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
 static int offload_is_plan(const experiment *e) { return e->offload == OFFLOAD_PLAN; }
+static int offload_is_on(const experiment *e) { return e->offload != OFFLOAD_NONE; }
 
 typedef struct applicability {
     const char *key;                      /* a key, or a prefix ending in '.' */
@@ -669,6 +679,8 @@ static const applicability APPLIES[] = {
     {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
     {"offload.ratio", offload_is_selective, "offload=selective"},
     {"offload.order", offload_is_plan, "offload=plan"},
+    {"offload.copy_model", offload_is_on, "offload=full, selective or plan"},
+    {"offload.copy_slots", offload_is_on, "offload=full, selective or plan"},
 };
 
 static const applicability *applicability_of(const char *key)

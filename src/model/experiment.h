@@ -22,6 +22,10 @@
 typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT, WL_HF } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
 typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } offload_policy;
+/* How a GPU's offload copies use its host link (src/sim/copyengine.c): two
+ * independent engines (D2H, H2D), one stream alternating them, or one stream
+ * shared by a pair of ranks in staggered slots (PipeOffload). */
+typedef enum { COPY_MODEL_DUPLEX = 0, COPY_MODEL_SINGLE, COPY_MODEL_PAIRED } copy_model_kind;
 /* RECOMPUTE_LGD: PipeOffload's --recompute-lgd (norms, activation function
  * and dropout recomputed in the backward, the GEMM inputs kept). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN, RECOMPUTE_LGD } recompute_policy;
@@ -81,6 +85,8 @@ typedef struct experiment {
     offload_policy offload;
     double offload_ratio;
     int offload_order_search;       /* offload=plan: 1 = also plan other op orders (opt/offload_order.h) */
+    copy_model_kind offload_copy_model; /* offload.copy_model */
+    int offload_copy_slots;         /* offload.copy_slots: unfinished D2H copies a rank may have; 0 = any */
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */

@@ -37,6 +37,8 @@
  */
 #include "sim/engine_internal.h"
 
+#include <xbt/asserts.h>
+
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_copy, pg_engine, "offload copies, admission, reloads, recomputes");
 
 size_t eng_item_of(int stage, int mb)
@@ -44,10 +46,43 @@ size_t eng_item_of(int stage, int mb)
     return (size_t)stage * (size_t)eng.in->sched->m + (size_t)mb;
 }
 
-void eng_copy_push(copy_engine *ce, int item)
+static void copy_push(copy_engine *ce, int item)
 {
     ce->queue[ce->tail++] = item;
-    sg_sem_release(ce->work);
+    if (ce->dir == COPY_D2H)
+        ce->rs->d2h_unfinished++;
+    sg_sem_release(ce->stream ? ce->stream->work : ce->work);
+}
+
+/* Reached op i of rs's list: queue the reloads the prefetch rule triggers
+ * there (header). */
+void eng_plan_reach(rank_state *rs, int i)
+{
+    for (int t = rs->trig_first[i]; t < rs->trig_first[i + 1]; t++)
+        copy_push(&rs->h2d, rs->trig_items[t]);
+}
+
+/* After op ran: an offloaded F queues its D2H copy, then, past the rank's
+ * copy slots, waits for the oldest unfinished one to end (admission). */
+void eng_plan_after(rank_state *rs, sched_op op)
+{
+    size_t item = eng_item_of(op.stage, op.mb);
+    if (op.kind != OP_F || eng.flow[item].offload_bytes <= 0)
+        return;
+    copy_push(&rs->d2h, (int)item);
+    int slots = eng.in->copy_slots;
+    if (slots <= 0 || rs->d2h_unfinished <= slots)
+        return;
+    double start_s = simgrid_get_clock();
+    while (rs->d2h_unfinished > slots) {
+        rs->waiting_admission = 1;
+        sg_sem_acquire(rs->wake);
+    }
+    XBT_DEBUG("rank %d replica %d: admission after F stage %d mb %d [%.9f, %.9f]", rs->rank, rs->rep->index,
+              op.stage, op.mb, start_s, simgrid_get_clock());
+    tl_stall rec = {.start = start_s, .end = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage, .mb = op.mb};
+    if (rs->record)
+        timeline_add_stall(eng.tl, &rec);
 }
 
 /* A recompute op of ref_s reference seconds, before op. */
@@ -82,13 +117,56 @@ void eng_plan_before(rank_state *rs, sched_op op)
     }
 }
 
+/* One copy of item by ce, now, over its GPU's route to or from host memory;
+ * then the waits it ends are released (an H2D waiting for this D2H, the
+ * compute waiting for this reload or for a copy slot). */
+static void copy_one(copy_engine *ce, int item)
+{
+    rank_state *rs = ce->rs;
+    replica *rep = rs->rep;
+    double bytes = eng.flow[item].offload_bytes;
+    double start_s = simgrid_get_clock();
+    if (ce->dir == COPY_D2H)
+        sg_host_sendto(rs->host, rs->cpu, bytes);
+    else
+        sg_host_sendto(rs->cpu, rs->host, bytes);
+    double end_s = simgrid_get_clock();
+    eng.events++;
+    int m = eng.in->sched->m;
+    XBT_DEBUG("rank %d replica %d: %s of stage %d mb %d, %.0f bytes [%.9f, %.9f]", rs->rank, rep->index,
+              ce->dir == COPY_D2H ? "D2H" : "H2D", item / m, item % m, bytes, start_s, end_s);
+    tl_copy rec = {.start = start_s, .end = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
+                   .mb = item % m, .dir = (uint8_t)ce->dir};
+    if (rs->record)
+        timeline_add_copy(eng.tl, &rec);
+    if (ce->dir == COPY_D2H) {
+        rep->offloaded[item] = 1;
+        rs->d2h_unfinished--;
+        if (rs->h2d.waiting_item == item) {
+            rs->h2d.waiting_item = -1;
+            sg_sem_release(rs->h2d.wake);
+        }
+        if (rs->waiting_admission && rs->d2h_unfinished <= eng.in->copy_slots) {
+            rs->waiting_admission = 0;
+            sg_sem_release(rs->wake);
+        }
+    } else {
+        rep->reloaded[item] = 1;
+        if (rs->waiting_reload == item) {
+            rs->waiting_reload = -1;
+            sg_sem_release(rs->wake);
+        }
+    }
+}
+
+/* Duplex: one engine serves its queue in order; an H2D copy waits for the
+ * D2H copy of its activation. */
 static void copy_actor(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     copy_engine *ce = sg_actor_self_get_data();
-    rank_state *rs = ce->rs;
-    replica *rep = rs->rep;
+    replica *rep = ce->rs->rep;
     for (int n = 0; n < ce->total; n++) {
         sg_sem_acquire(ce->work);
         int item = ce->queue[ce->head++];
@@ -98,34 +176,38 @@ static void copy_actor(int argc, char **argv)
                 sg_sem_acquire(ce->wake);
             }
         }
-        double bytes = eng.flow[item].offload_bytes;
-        double start_s = simgrid_get_clock();
-        if (ce->dir == COPY_D2H)
-            sg_host_sendto(rs->host, rs->cpu, bytes);
-        else
-            sg_host_sendto(rs->cpu, rs->host, bytes);
-        double end_s = simgrid_get_clock();
-        eng.events++;
-        int m = eng.in->sched->m;
-        XBT_DEBUG("rank %d replica %d: %s of stage %d mb %d, %.0f bytes [%.9f, %.9f]", rs->rank, rep->index,
-                  ce->dir == COPY_D2H ? "D2H" : "H2D", item / m, item % m, bytes, start_s, end_s);
-        tl_copy rec = {.start = start_s, .end = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
-                       .mb = item % m, .dir = (uint8_t)ce->dir};
-        if (rs->record)
-            timeline_add_copy(eng.tl, &rec);
-        if (ce->dir == COPY_D2H) {
-            rep->offloaded[item] = 1;
-            if (rs->h2d.waiting_item == item) {
-                rs->h2d.waiting_item = -1;
-                sg_sem_release(rs->h2d.wake);
-            }
-        } else {
-            rep->reloaded[item] = 1;
-            if (rs->waiting_reload == item) {
-                rs->waiting_reload = -1;
-                sg_sem_release(rs->wake);
-            }
-        }
+        copy_one(ce, item);
+    }
+}
+
+/* An engine of a stream can copy its next item now: it has one, and an
+ * H2D's activation is already in host memory. */
+static int engine_ready(const copy_engine *ce)
+{
+    if (ce->head >= ce->tail)
+        return 0;
+    return ce->dir == COPY_D2H || ce->rs->rep->offloaded[ce->queue[ce->head]];
+}
+
+/* Single / paired: one stream serves its engines one copy at a time, the
+ * next ready engine after the last served, in the stream's cyclic order
+ * (header).  A queued H2D whose D2H has not ended has that D2H queued on
+ * the same stream, so some engine is always ready when work is queued. */
+static void stream_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    copy_stream *cs = sg_actor_self_get_data();
+    for (int n = 0; n < cs->total; n++) {
+        sg_sem_acquire(cs->work);
+        int k = cs->last;
+        do
+            k = (k + 1) % cs->nengines;
+        while (!engine_ready(cs->engine[k]) && k != cs->last);
+        xbt_assert(engine_ready(cs->engine[k]), "copy stream with work but no ready engine");
+        cs->last = k;
+        copy_engine *ce = cs->engine[k];
+        copy_one(ce, ce->queue[ce->head++]);
     }
 }
 
@@ -250,11 +332,58 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
     return 0;
 }
 
-/* The copy engines' actors ("d2hR", "h2dR", ".rD" for replica d > 0), for
- * the engines with work. */
+/* The copy models' streams (header): single, one per rank; paired, one
+ * per pair of ranks (2k, 2k + 1; an odd last rank alone), in each replica. */
+static void streams_setup(void)
+{
+    int pp = eng.in->sched->pp, per = eng.in->copy_model == COPY_MODEL_PAIRED ? 2 : 1;
+    int per_rep = (pp + per - 1) / per;
+    eng.nstreams = eng.nrep * per_rep;
+    eng.streams = pg_xcalloc((size_t)eng.nstreams, sizeof *eng.streams);
+    for (int d = 0; d < eng.nrep; d++)
+        for (int k = 0; k < per_rep; k++) {
+            copy_stream *cs = &eng.streams[d * per_rep + k];
+            rank_state *a = &eng.rep[d].ranks[k * per];
+            rank_state *b = k * per + 1 < pp && per == 2 ? &eng.rep[d].ranks[k * per + 1] : NULL;
+            cs->work = sg_sem_init(0);
+            cs->host = a->host;
+            /* Staggered: successive slots alternate direction and, paired,
+             * rank (a's D2H, b's H2D, a's H2D, b's D2H). */
+            cs->engine[cs->nengines++] = &a->d2h;
+            if (b)
+                cs->engine[cs->nengines++] = &b->h2d;
+            cs->engine[cs->nengines++] = &a->h2d;
+            if (b)
+                cs->engine[cs->nengines++] = &b->d2h;
+            cs->last = cs->nengines - 1;
+            for (int e = 0; e < cs->nengines; e++) {
+                cs->engine[e]->stream = cs;
+                cs->total += cs->engine[e]->total;
+            }
+        }
+}
+
+/* The copy engines' actors ("d2hR", "h2dR", ".rD" for replica d > 0) for
+ * the engines with work, or the streams' ("copyK", ".rD"). */
 void eng_plan_start_actors(void)
 {
     char name[MAILBOX_NAME_MAX + 16];
+    if (eng.plan && eng.in->copy_model != COPY_MODEL_DUPLEX) {
+        streams_setup();
+        int per_rep = eng.nstreams / eng.nrep;
+        for (int i = 0; i < eng.nstreams; i++) {
+            if (eng.streams[i].total == 0)
+                continue;
+            if (i < per_rep)
+                snprintf(name, sizeof name, "copy%d", i);
+            else
+                snprintf(name, sizeof name, "copy%d.r%d", i % per_rep, i / per_rep);
+            sg_actor_t a = sg_actor_init(name, eng.streams[i].host);
+            sg_actor_set_data(a, &eng.streams[i]);
+            sg_actor_start(a, stream_actor, 0, NULL);
+        }
+        return;
+    }
     for (int d = 0; d < eng.nrep && eng.plan; d++) {
         for (int r = 0; r < eng.in->sched->pp; r++) {
             rank_state *rs = &eng.rep[d].ranks[r];
@@ -272,4 +401,32 @@ void eng_plan_start_actors(void)
             }
         }
     }
+}
+
+/* Everything eng_plan_setup and eng_plan_start_actors made. */
+void eng_plan_free(void)
+{
+    for (int d = 0; eng.plan && d < eng.nrep; d++) {
+        replica *rep = &eng.rep[d];
+        for (int r = 0; rep->ranks && r < eng.in->sched->pp; r++) {
+            rank_state *rs = &rep->ranks[r];
+            if (rs->d2h.work) {   /* NULL on ranks eng_plan_setup did not reach */
+                sg_sem_destroy(rs->d2h.work);
+                sg_sem_destroy(rs->h2d.work);
+                sg_sem_destroy(rs->h2d.wake);
+            }
+            free(rs->d2h.queue);
+            free(rs->h2d.queue);
+            if (rs->owns_triggers) {
+                free(rs->trig_first);
+                free(rs->trig_items);
+            }
+        }
+        free(rep->offloaded);
+        free(rep->reloaded);
+    }
+    for (int i = 0; i < eng.nstreams; i++)
+        sg_sem_destroy(eng.streams[i].work);
+    free(eng.streams);
+    free(eng.flow);
 }

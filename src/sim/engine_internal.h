@@ -72,7 +72,19 @@ typedef struct copy_engine {
     sg_sem_t wake;              /* H2D: released when the awaited D2H ends */
     int waiting_item;           /* H2D: item whose D2H it waits for, -1 */
     struct rank_state *rs;
+    struct copy_stream *stream; /* single / paired: the stream serving it; NULL: its own actor (duplex) */
 } copy_engine;
+
+/* single / paired copy models: one copy stream serving the engines of one
+ * rank (single) or of a pair of ranks (paired), one copy at a time. */
+typedef struct copy_stream {
+    int nengines;
+    copy_engine *engine[4];     /* cyclic service order (copyengine.c) */
+    int last;                   /* index of the engine served last */
+    int total;                  /* copies of the whole run */
+    sg_sem_t work;              /* one token per queued copy */
+    sg_host_t host;             /* where its actor lives */
+} copy_stream;
 
 typedef struct rank_state {
     int rank;
@@ -92,6 +104,8 @@ typedef struct rank_state {
     int *trig_items;            /*   trig_items[trig_first[i] .. trig_first[i+1]) */
     int owns_triggers;          /* replica 0 computes them, the others share */
     int waiting_reload;         /* item whose H2D the compute actor waits for, -1 */
+    int d2h_unfinished;         /* D2H copies queued and not ended (admission) */
+    int waiting_admission;      /* the compute actor waits for a copy slot */
     /* tensor / data parallelism only (par != NULL) */
     int tp;
     sg_host_t *tp_host;         /* [tp] */
@@ -149,6 +163,8 @@ typedef struct engine_state {
     /* memory plan only (plan == NULL otherwise) */
     const memplan *plan;
     act_flow *flow;             /* [nstages * m], shared by the replicas */
+    copy_stream *streams;       /* single / paired: [nstreams] */
+    int nstreams;
     /* data parallelism / optimizer only */
     dp_rank *dpr;               /* [pp] */
     sg_bar_t opt_barrier;
@@ -170,7 +186,9 @@ int eng_plan_setup(const sim_input *in, pg_status *st);
 void eng_plan_start_actors(void);
 size_t eng_item_of(int stage, int mb);
 void eng_plan_before(rank_state *rs, sched_op op);
-void eng_copy_push(copy_engine *ce, int item);
+void eng_plan_reach(rank_state *rs, int i);
+void eng_plan_after(rank_state *rs, sched_op op);
+void eng_plan_free(void);
 /* tpgroup.c */
 void eng_group_execute(rank_state *rs, double ref_s);
 void eng_op_communication(rank_state *rs, sched_op op, int with_a2a);

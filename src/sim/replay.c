@@ -74,10 +74,8 @@ static void compute_actor(int argc, char **argv)
     const sched_op *ops = s->ops[rs->rank];
     for (; rs->next < s->nops[rs->rank]; rs->next++) {
         sched_op op = ops[rs->next];
-        if (eng.plan) {
-            for (int t = rs->trig_first[rs->next]; t < rs->trig_first[rs->next + 1]; t++)
-                eng_copy_push(&rs->h2d, rs->trig_items[t]);
-        }
+        if (eng.plan)
+            eng_plan_reach(rs, rs->next);
         if (!eng_wait_for_input(rs, op))
             return; /* deadlock: reported after the run */
         if (eng.plan)
@@ -101,8 +99,8 @@ static void compute_actor(int argc, char **argv)
         rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
         eng_finish_op(rs, op, start_s, simgrid_get_clock());
         eng_send_output(rs, op);
-        if (eng.plan && op.kind == OP_F && eng.flow[eng_item_of(op.stage, op.mb)].offload_bytes > 0)
-            eng_copy_push(&rs->d2h, (int)eng_item_of(op.stage, op.mb));
+        if (eng.plan)
+            eng_plan_after(rs, op);
     }
     if (eng.dpr)
         eng_dp_finished(&eng.dpr[rs->rank]);
@@ -111,6 +109,7 @@ static void compute_actor(int argc, char **argv)
 static void engine_free(void)
 {
     const schedule *s = eng.in->sched;
+    eng_plan_free();
     for (int d = 0; d < eng.nrep; d++) {
         replica *rep = &eng.rep[d];
         if (rep->ranks == NULL)
@@ -123,26 +122,11 @@ static void engine_free(void)
             rank_state *rs = &rep->ranks[r];
             if (rs->wake)
                 sg_sem_destroy(rs->wake);
-            if (eng.plan && rs->d2h.work) {   /* NULL on ranks eng_plan_setup did not reach */
-                sg_sem_destroy(rs->d2h.work);
-                sg_sem_destroy(rs->h2d.work);
-                sg_sem_destroy(rs->h2d.wake);
-            }
-            if (eng.plan) {
-                free(rs->d2h.queue);
-                free(rs->h2d.queue);
-                if (rs->owns_triggers) {
-                    free(rs->trig_first);
-                    free(rs->trig_items);
-                }
-            }
             free(rs->tp_host);
             free(rs->tp_flops_per_ref_s);
             coll_rings_free(&rs->tp_ring);
             coll_rings_free(&rs->cp_ring);
         }
-        free(rep->offloaded);
-        free(rep->reloaded);
         free(rep->activation);
         free(rep->gradient);
         free(rep->ranks);
@@ -152,7 +136,6 @@ static void engine_free(void)
     for (int i = 0; eng.epg && i < eng.in->sched->pp * (eng.nrep / eng.ep); i++)
         sg_barrier_destroy(eng.epg[i].bar);
     free(eng.epg);
-    free(eng.flow);
     free(eng.rep);
     memset(&eng, 0, sizeof eng);
 }

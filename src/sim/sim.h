@@ -35,6 +35,7 @@
 #ifndef PG_SIM_SIM_H
 #define PG_SIM_SIM_H
 
+#include "model/experiment.h"
 #include "model/platform.h"
 #include "model/workload.h"
 #include "schedule/plan.h"
@@ -77,6 +78,8 @@ typedef struct sim_input {
     int zero_byte_messages;    /* network=ideal: messages carry no bytes, only latency */
     const memplan *plan;          /* offload / recompute choices; NULL or empty: none (engine.c's header) */
     const sim_parallel *par;      /* tensor / data parallelism; NULL: tp = dp = 1, no optimizer step */
+    copy_model_kind copy_model;   /* offload copies' streams (copyengine.c); 0: duplex */
+    int copy_slots;               /* unfinished D2H copies a rank may have (admission); 0: no limit */
 } sim_input;
 
 typedef struct sim_outcome {
