@@ -49,6 +49,12 @@
 
 struct replica;
 
+/* A message of the replay without actors: its channel and microbatch. */
+typedef struct message {
+    struct channel *c;
+    int mb;
+} message;
+
 /* One stage boundary in one direction between two ranks. */
 typedef struct channel {
     int used;                   /* 0: both stages on one rank, or no such boundary */
@@ -58,7 +64,8 @@ typedef struct channel {
     double bytes;
     char name[MAILBOX_NAME_MAX];
     sg_mailbox_t mailbox;
-    unsigned char *arrived;     /* [m] drained from the mailbox */
+    unsigned char *arrived;     /* [m] drained from the mailbox (without actors: arrived) */
+    message *msgs;              /* without actors: [m] the transfers' payloads */
     struct rank_state *dst;
 } channel;
 
@@ -97,6 +104,10 @@ typedef struct rank_state {
     sched_op blocked_pred;      /* what the next op waits for (deadlock report) */
     int blocked_on_local;       /* the predecessor is later in this rank's own list */
     double first_start_s, last_end_s;
+    /* the replay without actors only */
+    int busy;                   /* an op is running */
+    int stopped;                /* waits for a predecessor later in its own list: for good */
+    double op_start_s;          /* start of the running op */
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
     copy_engine d2h, h2d;
@@ -171,6 +182,7 @@ typedef struct engine_state {
     /* context / expert parallelism */
     int tp, cp, ep, grp;        /* grp = tp x cp GPUs per rank and replica */
     ep_group *epg;              /* [pp * dp / ep] */
+    int events_mode;            /* 1: the replay without actors (eventreplay.c) */
 } engine_state;
 
 extern engine_state eng;
@@ -181,6 +193,7 @@ int eng_wait_for_input(rank_state *rs, sched_op op);
 void eng_own_mailboxes(const rank_state *rs);
 size_t eng_done_index(int kind, int stage, int mb);
 void eng_send_output(rank_state *rs, sched_op op);
+int eng_is_done(const replica *rep, sched_op op);
 /* copyengine.c */
 int eng_plan_setup(const sim_input *in, pg_status *st);
 void eng_plan_start_actors(void);
@@ -202,6 +215,10 @@ void eng_dp_free(void);
 void eng_ep_setup(const sim_input *in);
 void eng_ep_alltoall(rank_state *rs, sched_op op);
 int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
+/* eventreplay.c */
+int eng_events_eligible(const sim_input *in);
+void eng_events_start(void);
+void eng_events_free(void);
 /* deadlock.c */
 void eng_describe_blocked(sim_outcome *out);
 /* replay.c */

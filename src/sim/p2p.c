@@ -28,7 +28,7 @@ size_t eng_done_index(int kind, int stage, int mb)
 
 /* Ops whose completion satisfies a dependency on `op`: a backward
  * dependency is met by B or BW alike. */
-static int is_done(const replica *rep, sched_op op)
+int eng_is_done(const replica *rep, sched_op op)
 {
     if (op.kind == OP_B || op.kind == OP_BW)
         return rep->done[eng_done_index(OP_B, op.stage, op.mb)] || rep->done[eng_done_index(OP_BW, op.stage, op.mb)];
@@ -70,7 +70,7 @@ int eng_wait_for_input(rank_state *rs, sched_op op)
         c = channel_of(rs->rep, pred);
     if (c == NULL) {
         /* Same rank: ops run in list order, so pred is done or comes later. */
-        rs->blocked_on_local = !is_done(rs->rep, pred);
+        rs->blocked_on_local = !eng_is_done(rs->rep, pred);
         return !rs->blocked_on_local;
     }
     while (!c->arrived[pred.mb])

@@ -117,6 +117,8 @@ static void engine_free(void)
         for (int st = 0; st < s->nstages; st++) {
             free(rep->activation[st].arrived);
             free(rep->gradient[st].arrived);
+            free(rep->activation[st].msgs);
+            free(rep->gradient[st].msgs);
         }
         for (int r = 0; r < s->pp; r++) {
             rank_state *rs = &rep->ranks[r];
@@ -325,6 +327,17 @@ static int state_setup(const sim_input *in, timeline *tl, pg_status *st)
     return 0;
 }
 
+/* The replay without actors where it applies (sim_input.engine; AUTO
+ * reads PIPEGRID_ENGINE=actors|events, for comparisons). */
+static int use_events(const sim_input *in)
+{
+    sim_engine want = in->engine;
+    const char *env = getenv("PIPEGRID_ENGINE");
+    if (want == SIM_ENGINE_AUTO && env != NULL && strcmp(env, "actors") == 0)
+        want = SIM_ENGINE_ACTORS;
+    return want != SIM_ENGINE_ACTORS && eng_events_eligible(in);
+}
+
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -349,14 +362,21 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
         engine_free();
         return rc;
     }
-    eng_plan_start_actors();
-    start_compute_actors();
-    eng_dp_start_actors();
+    eng.events_mode = use_events(in);
+    if (eng.events_mode) {
+        eng_events_start();
+    } else {
+        eng_plan_start_actors();
+        start_compute_actors();
+        eng_dp_start_actors();
+    }
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     simgrid_run();
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (eng.events_mode)
+        eng_events_free();
     out->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 
     out->ops_total = sched_total_ops(s);

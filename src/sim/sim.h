@@ -70,6 +70,11 @@ typedef struct sim_parallel {
     int overlap_pairs;           /* 1: ops marked overlap_next (schedule.h) run as overlapped pairs */
 } sim_parallel;
 
+/* Which replay runs (engine_internal.h): AUTO, the replay without actors
+ * where it applies (no memory plan, par NULL), else the actor replay;
+ * ACTORS forces the actor replay (comparisons, tests). */
+typedef enum { SIM_ENGINE_AUTO = 0, SIM_ENGINE_ACTORS } sim_engine;
+
 typedef struct sim_input {
     const schedule *sched;
     const workload *wl;
@@ -80,6 +85,7 @@ typedef struct sim_input {
     const sim_parallel *par;      /* tensor / data parallelism; NULL: tp = dp = 1, no optimizer step */
     copy_model_kind copy_model;   /* offload copies' streams (copyengine.c); 0: duplex */
     int copy_slots;               /* unfinished D2H copies a rank may have (admission); 0: no limit */
+    sim_engine engine;            /* AUTO (0) or ACTORS */
 } sim_input;
 
 typedef struct sim_outcome {
