@@ -49,12 +49,6 @@
 
 struct replica;
 
-/* A message of the replay without actors: its channel and microbatch. */
-typedef struct message {
-    struct channel *c;
-    int mb;
-} message;
-
 /* One stage boundary in one direction between two ranks. */
 typedef struct channel {
     int used;                   /* 0: both stages on one rank, or no such boundary */
@@ -65,7 +59,6 @@ typedef struct channel {
     char name[MAILBOX_NAME_MAX];
     sg_mailbox_t mailbox;
     unsigned char *arrived;     /* [m] drained from the mailbox (without actors: arrived) */
-    message *msgs;              /* without actors: [m] the transfers' payloads */
     struct rank_state *dst;
 } channel;
 

@@ -30,16 +30,25 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_events, pg_engine, "the replay without
 
 static void try_next(rank_state *rs);
 
+/* A transfer's payload, in the pointer itself (no allocation per message):
+ * 1 + (2 x stage + gradient) x m + mb. */
+static void *message_of(const channel *c, int mb)
+{
+    size_t id = ((size_t)c->stage * 2 + (c->kind == XFER_GRADIENT)) * (size_t)eng.in->sched->m + (size_t)mb;
+    return (void *)(uintptr_t)(id + 1);
+}
+
 static void on_arrival(void *arg, double start_s, double end_s)
 {
-    message *msg = arg;
-    channel *c = msg->c;
-    c->arrived[msg->mb] = 1;
-    XBT_DEBUG("%s: mb %d from rank %d to rank %d [%.9f, %.9f]", c->name, msg->mb, c->src_rank, c->dst_rank,
-              start_s, end_s);
+    size_t id = (size_t)(uintptr_t)arg - 1, m = (size_t)eng.in->sched->m, boundary = id / m;
+    int mb = (int)(id % m), stage = (int)(boundary / 2);
+    channel *c = boundary % 2 ? &eng.rep[0].gradient[stage] : &eng.rep[0].activation[stage];
+    c->arrived[mb] = 1;
+    XBT_DEBUG("%s: mb %d from rank %d to rank %d [%.9f, %.9f]", c->name, mb, c->src_rank, c->dst_rank, start_s,
+              end_s);
     if (c->dst->record) {
         tl_xfer rec = {.start = start_s, .end = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
-                       .dst_rank = c->dst_rank, .stage = c->stage, .mb = msg->mb, .kind = c->kind};
+                       .dst_rank = c->dst_rank, .stage = c->stage, .mb = mb, .kind = c->kind};
         timeline_add_xfer(eng.tl, &rec);
     }
     try_next(c->dst);
@@ -54,10 +63,7 @@ static void send_output(rank_state *rs, sched_op op)
         c = &rs->rep->gradient[op.stage];
     if (c == NULL || !c->used)
         return;
-    message *msg = &c->msgs[op.mb];
-    msg->c = c;
-    msg->mb = op.mb;
-    sgx_transfer(rs->host, c->dst->host, c->bytes, on_arrival, msg);
+    sgx_transfer(rs->host, c->dst->host, c->bytes, on_arrival, message_of(c, op.mb));
     eng.events++;
 }
 
@@ -122,12 +128,7 @@ int eng_events_eligible(const sim_input *in)
 
 void eng_events_start(void)
 {
-    const schedule *s = eng.in->sched;
     sgx_events_init();
-    for (int st = 0; st < s->nstages; st++) {
-        eng.rep[0].activation[st].msgs = pg_xcalloc((size_t)s->m, sizeof *eng.rep[0].activation[st].msgs);
-        eng.rep[0].gradient[st].msgs = pg_xcalloc((size_t)s->m, sizeof *eng.rep[0].gradient[st].msgs);
-    }
     sgx_at(0.0, start_all, NULL);
 }
 

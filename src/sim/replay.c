@@ -117,8 +117,6 @@ static void engine_free(void)
         for (int st = 0; st < s->nstages; st++) {
             free(rep->activation[st].arrived);
             free(rep->gradient[st].arrived);
-            free(rep->activation[st].msgs);
-            free(rep->gradient[st].msgs);
         }
         for (int r = 0; r < s->pp; r++) {
             rank_state *rs = &rep->ranks[r];
@@ -287,6 +285,17 @@ static void record_pipelines(void)
     }
 }
 
+/* The timeline's ops and transfers, counted before the run: the ops of
+ * every list, and m messages per used channel (replica 0 records them). */
+static void reserve_timeline(void)
+{
+    const schedule *s = eng.in->sched;
+    size_t nxfers = 0;
+    for (int st = 0; st < s->nstages; st++)
+        nxfers += (size_t)(eng.rep[0].activation[st].used + eng.rep[0].gradient[st].used) * (size_t)s->m;
+    timeline_reserve(eng.tl, eng.tl->nops + (size_t)sched_total_ops(s), eng.tl->nxfers + nxfers);
+}
+
 /* SimGrid, the platform and its routes; 0 or PG_EXIT_INPUT. */
 static int platform_setup(const sim_input *in, pg_status *st)
 {
@@ -362,6 +371,7 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
         engine_free();
         return rc;
     }
+    reserve_timeline();
     eng.events_mode = use_events(in);
     if (eng.events_mode) {
         eng_events_start();
