@@ -12,7 +12,8 @@
  * network settings.
  *
  * Usage: bench/bare_replay P M [F_S] [BYTES]
- * Prints: p m makespan_s wall_s events events_per_s peak_rss_MiB
+ * Prints: p m makespan_s wall_s events events_per_s peak_rss_MiB run_cpu_s
+ * (run_cpu_s: user + system CPU seconds of simgrid_run alone)
  * Deterministic makespan: (m + p - 1) * (F + B) + transfers, the same as
  * `pipegrid run` on the same input (compare to check the baseline is fair). */
 #include <simgrid/actor.h>
@@ -81,6 +82,13 @@ static void rank_actor(int argc, char **argv)
         op(r, 1, b++);
 }
 
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
 static int make_platform(int nodes, platform_desc *plat)
 {
     config c;
@@ -137,14 +145,16 @@ int main(int argc, char **argv)
         sg_actor_create("rank", h, rank_actor, 2, (char **)args);
     }
     struct timespec t0, t1;
+    double cpu0_s = cpu_seconds();
     clock_gettime(CLOCK_MONOTONIC, &t0);
     simgrid_run();
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    double run_cpu_s = cpu_seconds() - cpu0_s;
     double wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%d %d %.9g %.3f %ld %.0f %.1f\n", P, M, simgrid_get_clock(), wall_s, events, events / wall_s,
-           (double)ru.ru_maxrss / BYTES_PER_KIB);
+    printf("%d %d %.9g %.3f %ld %.0f %.1f %.3f\n", P, M, simgrid_get_clock(), wall_s, events, events / wall_s,
+           (double)ru.ru_maxrss / BYTES_PER_KIB, run_cpu_s);
     platform_free(&plat);
     return 0;
 }

@@ -7,10 +7,12 @@
 #   bare     bench/bare_replay P M         the reference
 #   events   pipegrid run ...               pipegrid's default engine (the replay without actors)
 #   actors   PIPEGRID_ENGINE=actors pipegrid run ...   the actor replay
-# and prints for each: CPU seconds (user + sys: the machine is shared, CPU
-# time is what load does not inflate), wall seconds, simulated events,
-# events per CPU second, peak RSS, bytes of RSS per event above an 8 x 16
-# run of the same program, its makespan, and its CPU time over bare's.
+# and prints for each: CPU seconds of the replay alone (simgrid_run; for
+# pipegrid from its debug log line) and of the whole process (user + sys:
+# the machine is shared, CPU time is what load inflates least), wall
+# seconds (PIPEGRID_SIM_LOG=pg_engine.thres:info prints that line), simulated events, events per replay CPU second, peak RSS, bytes
+# of RSS per event above an 8 x 16 run of the same program, the makespan,
+# and both CPU times over bare's.
 #
 # Usage: bench/bench_engine.sh [SIZES...]   (default: 64x512 512x2048)
 # Build first: make src/pipegrid bench/bare_replay
@@ -19,7 +21,7 @@ BIN=${PIPEGRID:-src/pipegrid}
 BARE=${BARE:-bench/bare_replay}
 SIZES=${*:-64x512 512x2048}
 
-# run_one NAME P M: "cpu_s wall_s events rss_kib makespan"
+# run_one NAME P M: "run_cpu_s cpu_s wall_s events rss_kib makespan"
 run_one() {
     local name=$1 p=$2 m=$3 nodes=$(( ($2 + 7) / 8 )) out tm
     out=$(mktemp)
@@ -27,43 +29,47 @@ run_one() {
     case $name in
     bare)
         /usr/bin/time -f '%U %S %e %M' -o "$tm" "$BARE" "$p" "$m" >"$out"
-        read -r _ _ makespan _ events _ _ <"$out"
+        read -r _ _ makespan _ events _ _ run_cpu <"$out"
         ;;
     events|actors)
-        local env=()
-        [ "$name" = actors ] && env=(env PIPEGRID_ENGINE=actors)
+        local env=(env PIPEGRID_SIM_LOG=pg_engine.thres:info)
+        [ "$name" = actors ] && env+=(PIPEGRID_ENGINE=actors)
         /usr/bin/time -f '%U %S %e %M' -o "$tm" "${env[@]}" "$BIN" run --set schedule=1f1b --set pp="$p" \
             --set microbatches="$m" --set workload=uniform --set uniform.f=1ms --set uniform.b=1ms \
             --set uniform.w=1ms --set uniform.activation=32MiB --set uniform.boundary=32MiB --set network=cluster \
-            --set cluster.nodes="$nodes" --set memory.capacity=1TiB --format json >"$out" 2>/dev/null
+            --set cluster.nodes="$nodes" --set memory.capacity=1TiB --format json >"$out" 2>"$out.log"
+        run_cpu=$(sed -n 's/.*\] run: .* s wall, \([0-9.]*\) s cpu.*/\1/p' "$out.log")
+        rm -f "$out.log"
         read -r events makespan < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["simulator"]["events"], repr(j["makespan"]))' "$out")
         ;;
     esac
     read -r user sys wall rss <"$tm"
     rm -f "$out" "$tm"
-    echo "$(python3 -c "print($user + $sys)") $wall $events $rss $makespan"
+    echo "$run_cpu $(python3 -c "print($user + $sys)") $wall $events $rss $makespan"
 }
 
-printf '%-9s %-7s %8s %8s %10s %11s %9s %9s %14s %8s\n' "p x m" engine cpu_s wall_s events "events/cpu" rss_MiB "B/event" makespan_s "x bare"
+printf '%-9s %-7s %9s %8s %8s %10s %11s %8s %8s %14s %7s %7s\n' "p x m" engine run_cpu_s cpu_s wall_s events \
+    "events/cpu" rss_MiB "B/event" makespan_s "run/x" "all/x"
 declare -A base_rss
 for name in bare events actors; do
-    read -r _ _ _ rss _ < <(run_one "$name" 8 16)
+    read -r _ _ _ _ rss _ < <(run_one "$name" 8 16)
     base_rss[$name]=$rss
 done
 for size in $SIZES; do
     p=${size%x*}
     m=${size#*x}
-    bare_cpu=
+    bare_run= bare_cpu=
     for name in bare events actors; do
-        read -r cpu wall events rss makespan < <(run_one "$name" "$p" "$m")
-        [ -z "$bare_cpu" ] && bare_cpu=$cpu
-        python3 - "$size" "$name" "$cpu" "$wall" "$events" "$rss" "${base_rss[$name]}" "$makespan" "$bare_cpu" <<'PY'
+        read -r run_cpu cpu wall events rss makespan < <(run_one "$name" "$p" "$m")
+        [ -z "$bare_cpu" ] && bare_cpu=$cpu && bare_run=$run_cpu
+        python3 - "$size" "$name" "$run_cpu" "$cpu" "$wall" "$events" "$rss" "${base_rss[$name]}" "$makespan" \
+            "$bare_run" "$bare_cpu" <<'PY'
 import sys
-size, name, cpu, wall, ev, rss, base, mk, bare = sys.argv[1:]
-cpu, wall, ev, rss, base, mk, bare = float(cpu), float(wall), int(ev), int(rss), int(base), float(mk), float(bare)
+size, name = sys.argv[1:3]
+run, cpu, wall, ev, rss, base, mk, bare_run, bare = (float(x) for x in sys.argv[3:])
 per_ev = (rss - base) * 1024 / ev if ev else 0
-print(f"{size:<9} {name:<7} {cpu:8.2f} {wall:8.2f} {ev:10d} {ev / cpu if cpu else 0:11.0f} {rss / 1024:9.1f} "
-      f"{per_ev:9.1f} {mk:14.9f} {cpu / bare if bare else 0:8.2f}")
+print(f"{size:<9} {name:<7} {run:9.2f} {cpu:8.2f} {wall:8.2f} {ev:10.0f} {ev / run if run else 0:11.0f} "
+      f"{rss / 1024:8.1f} {per_ev:8.1f} {mk:14.9f} {run / bare_run:7.2f} {cpu / bare:7.2f}")
 PY
     done
 done

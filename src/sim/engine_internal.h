@@ -101,6 +101,7 @@ typedef struct rank_state {
     int busy;                   /* an op is running */
     int stopped;                /* waits for a predecessor later in its own list: for good */
     double op_start_s;          /* start of the running op */
+    sched_op running;           /* the running op (not re-read from the list: a cache miss at 512 ranks) */
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
     copy_engine d2h, h2d;

@@ -70,7 +70,7 @@ static void send_output(rank_state *rs, sched_op op)
 static void op_end(void *arg)
 {
     rank_state *rs = arg;
-    sched_op op = eng.in->sched->ops[rs->rank][rs->next];
+    sched_op op = rs->running;
     rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
     eng_finish_op(rs, op, rs->op_start_s, simgrid_get_clock());
     send_output(rs, op);
@@ -107,6 +107,7 @@ static void try_next(rank_state *rs)
     if (!input_ready(rs, op))
         return;
     rs->busy = 1;
+    rs->running = op;
     rs->op_start_s = simgrid_get_clock();
     double seconds = actmem_op_ref_s(&eng.in->wl->stage[op.stage], op.kind) * rs->flops_per_ref_s /
                      sg_host_get_speed(rs->host);

@@ -34,6 +34,7 @@
  */
 #include "sim/engine_internal.h"
 
+#include <sys/resource.h>
 #include <time.h>
 #include <xbt/config.h>
 
@@ -336,6 +337,15 @@ static int state_setup(const sim_input *in, timeline *tl, pg_status *st)
     return 0;
 }
 
+/* User + system CPU seconds of the process so far (bench/bench_engine.sh
+ * reads the run's share from the debug log: the machine may be shared). */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
 /* The replay without actors where it applies (sim_input.engine; AUTO
  * reads PIPEGRID_ENGINE=actors|events, for comparisons). */
 static int use_events(const sim_input *in)
@@ -382,9 +392,11 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     }
 
     struct timespec t0, t1;
+    double cpu0_s = cpu_seconds();
     clock_gettime(CLOCK_MONOTONIC, &t0);
     simgrid_run();
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    double run_cpu_s = cpu_seconds() - cpu0_s;
     if (eng.events_mode)
         eng_events_free();
     out->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
@@ -394,7 +406,11 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
         out->ops_done += eng.rep[0].ranks[r].next;
     out->events = eng.events;
     out->completed = out->ops_done == out->ops_total;
-    XBT_DEBUG("run: %ld of %ld ops, %ld events, %.3f s wall", out->ops_done, out->ops_total, out->events, out->wall_s);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    XBT_INFO("run: %ld of %ld ops, %ld events, %.3f s wall, %.3f s cpu, peak RSS %ld KiB (%s)", out->ops_done,
+              out->ops_total, out->events, out->wall_s, run_cpu_s, ru.ru_maxrss,
+              eng.events_mode ? "without actors" : "actors");
     if (par && out->completed)
         record_pipelines();
     if (!out->completed) {
