@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/config.h"
+#include "model/experiment.h"
 #include "model/platform.h"
 #include "model/workload.h"
 #include "schedule/plan.h"
@@ -261,6 +263,60 @@ START_TEST(test_duplex_pair_overlaps)
 }
 END_TEST
 
+/* The keys: offload.copy_model and offload.copy_slots parse into the
+ * experiment, reject bad values naming the key, and are reported as
+ * ignored without offload. */
+static int load(const char *const *sets, int n, experiment *e, pg_status *st)
+{
+    config c;
+    config_init(&c);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = config_apply_set(&c, sets[i], st);
+    if (rc == 0)
+        rc = experiment_from_config(&c, e, st);
+    config_free(&c);
+    return rc;
+}
+
+static void count_ignored(const char *msg, void *ctx)
+{
+    (void)msg;
+    ++*(int *)ctx;
+}
+
+START_TEST(test_keys)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    experiment e;
+    const char *ok[] = {"offload=full", "offload.copy_model=paired", "offload.copy_slots=2"};
+    ck_assert_msg(load(ok, 3, &e, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(e.offload_copy_model, COPY_MODEL_PAIRED);
+    ck_assert_int_eq(e.offload_copy_slots, 2);
+    const char *defaults[] = {"offload=full"};
+    ck_assert(load(defaults, 1, &e, &st) == 0);
+    ck_assert_int_eq(e.offload_copy_model, COPY_MODEL_DUPLEX);
+    ck_assert_int_eq(e.offload_copy_slots, 0);
+    const char *bad_model[] = {"offload=full", "offload.copy_model=triple"};
+    ck_assert_int_ne(load(bad_model, 2, &e, &st), 0);
+    ck_assert_msg(strstr(st.msg, "offload.copy_model") != NULL, "%s", st.msg);
+    pg_status_clear(&st);
+    const char *bad_slots[] = {"offload=full", "offload.copy_slots=-1"};
+    ck_assert_int_ne(load(bad_slots, 2, &e, &st), 0);
+    ck_assert_msg(strstr(st.msg, "offload.copy_slots") != NULL, "%s", st.msg);
+    pg_status_clear(&st);
+    config c;
+    config_init(&c);
+    ck_assert(config_apply_set(&c, "offload.copy_slots=1", &st) == 0);
+    ck_assert(experiment_from_config(&c, &e, &st) == 0);
+    int ignored = 0;
+    experiment_ignored_keys(&c, &e, count_ignored, &ignored);
+    ck_assert_int_eq(ignored, 1);
+    config_free(&c);
+}
+END_TEST
+
 static Suite *copymodel_suite(void)
 {
     Suite *s = suite_create("copymodel");
@@ -271,6 +327,7 @@ static Suite *copymodel_suite(void)
     tcase_add_test(t, test_duplex_overlaps);
     tcase_add_test(t, test_paired_streams);
     tcase_add_test(t, test_duplex_pair_overlaps);
+    tcase_add_test(t, test_keys);
     suite_add_tcase(s, t);
     return s;
 }
