@@ -283,6 +283,53 @@ START_TEST(test_same_deadlock_report)
 }
 END_TEST
 
+/* The engine can be traced (issue 18): with PIPEGRID_SIM_LOG set to
+ * pg_engine.thres:debug, each op and each transfer of a run is logged under
+ * the engine's categories; without it, nothing is. */
+static size_t traced_lines(const char *log, const char *what)
+{
+    int fds[2];
+    ck_assert(pipe(fds) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDERR_FILENO);
+        if (log)
+            setenv("PIPEGRID_SIM_LOG", log, 1);
+        else
+            unsetenv("PIPEGRID_SIM_LOG");
+        result *res = calloc(1, sizeof *res);
+        simulate("1f1b", 4, 4, 0.001, SIM_ENGINE_AUTO, res);
+        _exit(res->rc == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    strbuf sb;
+    sb_init(&sb);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fds[0], buf, sizeof buf)) > 0)
+        sb_appendf(&sb, "%.*s", (int)n, buf);
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    size_t count = 0;
+    for (const char *p = sb.data ? sb.data : ""; (p = strstr(p, what)) != NULL; p++)
+        count++;
+    sb_free(&sb);
+    return count;
+}
+
+START_TEST(test_trace_log)
+{
+    /* 1F1B, 4 ranks, 4 microbatches: 4 x 4 x 2 ops, 3 boundaries x 2 directions x 4 messages. */
+    ck_assert_int_eq((int)traced_lines("pg_engine.thres:debug", "[pg_engine/DEBUG] rank "), 32);
+    ck_assert_int_eq((int)traced_lines("pg_engine.thres:debug", "[pg_engine_events/DEBUG] "), 24);
+    ck_assert_int_eq((int)traced_lines(NULL, "pg_engine"), 0);
+}
+END_TEST
+
 static Suite *eventreplay_suite(void)
 {
     Suite *s = suite_create("eventreplay");
@@ -295,6 +342,7 @@ static Suite *eventreplay_suite(void)
     tcase_add_test(t, test_same_as_actors_zbv);
     tcase_add_test(t, test_same_as_actors_dualpipev);
     tcase_add_test(t, test_same_deadlock_report);
+    tcase_add_test(t, test_trace_log);
     suite_add_tcase(s, t);
     return s;
 }
