@@ -80,7 +80,7 @@ void eng_plan_after(rank_state *rs, sched_op op)
     }
     XBT_DEBUG("rank %d replica %d: admission after F stage %d mb %d [%.9f, %.9f]", rs->rank, rs->rep->index,
               op.stage, op.mb, start_s, simgrid_get_clock());
-    tl_stall rec = {.start = start_s, .end = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage, .mb = op.mb};
+    tl_stall rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage, .mb = op.mb};
     if (rs->record)
         timeline_add_stall(eng.tl, &rec);
 }
@@ -105,7 +105,7 @@ void eng_plan_before(rank_state *rs, sched_op op)
             rs->waiting_reload = (int)item;
             while (!rep->reloaded[item])
                 sg_sem_acquire(rs->wake);
-            tl_stall rec = {.start = start_s, .end = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
+            tl_stall rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
                             .mb = op.mb};
             if (rs->record)
                 timeline_add_stall(eng.tl, &rec);
@@ -135,7 +135,7 @@ static void copy_one(copy_engine *ce, int item)
     int m = eng.in->sched->m;
     XBT_DEBUG("rank %d replica %d: %s of stage %d mb %d, %.0f bytes [%.9f, %.9f]", rs->rank, rep->index,
               ce->dir == COPY_D2H ? "D2H" : "H2D", item / m, item % m, bytes, start_s, end_s);
-    tl_copy rec = {.start = start_s, .end = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
+    tl_copy rec = {.start_s = start_s, .end_s = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
                    .mb = item % m, .dir = (uint8_t)ce->dir};
     if (rs->record)
         timeline_add_copy(eng.tl, &rec);

@@ -47,7 +47,7 @@ static void on_arrival(void *arg, double start_s, double end_s)
     XBT_DEBUG("%s: mb %d from rank %d to rank %d [%.9f, %.9f]", c->name, mb, c->src_rank, c->dst_rank, start_s,
               end_s);
     if (c->dst->record) {
-        tl_xfer rec = {.start = start_s, .end = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
+        tl_xfer rec = {.start_s = start_s, .end_s = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
                        .dst_rank = c->dst_rank, .stage = c->stage, .mb = mb, .kind = c->kind};
         timeline_add_xfer(eng.tl, &rec);
     }

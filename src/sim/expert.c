@@ -71,11 +71,11 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
     }
     sg_barrier_wait(g->bar);
     if (rs->record) {
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
                        .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                        .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
-        XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start,
-                  rec.end);
+        XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
+                  rec.end_s);
         timeline_add_coll(eng.tl, &rec);
     }
 }

@@ -59,11 +59,11 @@ static void reducer_actor(int argc, char **argv)
             eng.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_FUSED);
         else
             eng.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
                        .rank = dr->rank, .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
                        .kind = TLC_DP_ALLREDUCE};
         XBT_DEBUG("rank %d: bucket %d of %d, %.0f bytes [%.9f, %.9f]", dr->rank, b, dr->nbuckets, dr->bucket_bytes[b],
-                  rec.start, rec.end);
+                  rec.start_s, rec.end_s);
         timeline_add_coll(eng.tl, &rec);
     }
     while (dr->finished < eng.nrep) {
@@ -74,7 +74,7 @@ static void reducer_actor(int argc, char **argv)
     if (eng.par->optimizer_s != NULL && eng.par->optimizer_s[dr->rank] > 0) {
         double start_s = simgrid_get_clock();
         sg_actor_sleep_for(eng.par->optimizer_s[dr->rank]);
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
                        .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
         timeline_add_coll(eng.tl, &rec);
     }

@@ -52,7 +52,7 @@ static void drain_one(const rank_state *rs, channel *c)
     XBT_DEBUG("%s: mb %d from rank %d to rank %d [%.9f, %.9f]", c->name, mb, c->src_rank, c->dst_rank, start_s,
               end_s);
     if (rs->record) {
-        tl_xfer rec = {.start = start_s, .end = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
+        tl_xfer rec = {.start_s = start_s, .end_s = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
                        .dst_rank = c->dst_rank, .stage = c->stage, .mb = mb, .kind = c->kind};
         timeline_add_xfer(eng.tl, &rec);
     }

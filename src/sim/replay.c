@@ -48,7 +48,7 @@ void eng_record_op(rank_state *rs, sched_op op, int kind, double start_s, double
 {
     if (!rs->record)
         return;
-    tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+    tl_op rec = {.start_s = start_s, .end_s = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
                  .kind = (uint8_t)kind};
     timeline_add_op(eng.tl, &rec);
 }
@@ -59,7 +59,7 @@ void eng_finish_op(rank_state *rs, sched_op op, double start_s, double end_s)
     XBT_DEBUG("rank %d replica %d: op kind %d stage %d mb %d [%.9f, %.9f]", rs->rank, rs->rep->index, op.kind,
               op.stage, op.mb, start_s, end_s);
     if (rs->record) {
-        tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+        tl_op rec = {.start_s = start_s, .end_s = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
                      .kind = op.kind};
         timeline_add_op(eng.tl, &rec);
     }
@@ -277,10 +277,10 @@ static void record_pipelines(void)
             const rank_state *rs = &eng.rep[d].ranks[r];
             if (s->nops[r] == 0)
                 continue;
-            if (!any++ || rs->first_start_s < rec.start)
-                rec.start = rs->first_start_s;
-            if (rs->last_end_s > rec.end)
-                rec.end = rs->last_end_s;
+            if (!any++ || rs->first_start_s < rec.start_s)
+                rec.start_s = rs->first_start_s;
+            if (rs->last_end_s > rec.end_s)
+                rec.end_s = rs->last_end_s;
         }
         timeline_add_coll(eng.tl, &rec);
     }

@@ -91,16 +91,16 @@ static void tp_collectives(rank_state *rs, sched_op op)
         double start_s = simgrid_get_clock();
         eng.events += coll_run(kinds[k], &rs->tp_ring, bytes, count, mode);
         if (rs->record) {
-            tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = bytes * count, .rank = rs->rank,
+            tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes * count, .rank = rs->rank,
                            .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                            .kind = (uint8_t)(kinds[k] == COLL_ALLREDUCE        ? TLC_TP_ALLREDUCE
                                              : kinds[k] == COLL_REDUCE_SCATTER ? TLC_TP_REDUCE_SCATTER
                                                                                : TLC_TP_ALLGATHER),
                            .op_kind = (uint8_t)op.kind};
             XBT_DEBUG("rank %d replica %d: tp collective kind %d x %d [%.9f, %.9f]", rs->rank, rs->rep->index,
-                      (int)rec.kind, count, rec.start, rec.end);
-            XBT_DEBUG("rank %d replica %d: cp K/V ring x %d [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start,
-                  rec.end);
+                      (int)rec.kind, count, rec.start_s, rec.end_s);
+            XBT_DEBUG("rank %d replica %d: cp K/V ring x %d [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
+                  rec.end_s);
         timeline_add_coll(eng.tl, &rec);
         }
     }
@@ -118,7 +118,7 @@ static void cp_exchange(rank_state *rs, sched_op op)
     double start_s = simgrid_get_clock();
     eng.events += coll_run(COLL_ALLGATHER, &rs->cp_ring, bytes, count, mode);
     if (rs->record) {
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
                        .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                        .kind = TLC_CP_KV, .op_kind = (uint8_t)op.kind};
         timeline_add_coll(eng.tl, &rec);
