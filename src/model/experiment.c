@@ -87,6 +87,8 @@ static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}
 static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
 static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h", OFFLOAD_PRESET_PO_H},
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
+static const choice COPY_MODELS[] = {
+    {"duplex", COPY_MODEL_DUPLEX}, {"single", COPY_MODEL_SINGLE}, {"paired", COPY_MODEL_PAIRED}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
@@ -240,6 +242,13 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
                "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
                "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
+    CHOICE_KEY("offload.copy_model", "duplex|single|paired", offload_copy_model, "duplex", COPY_MODELS, NO_PATH, 0,
+               "offload copies: duplex (a D2H and an H2D engine per GPU, independent), single (one copy stream per "
+               "GPU alternating D2H and H2D, PipeOffload's) or paired (one stream per pair of ranks 2k, 2k+1, in "
+               "staggered slots)"),
+    INT_KEY("offload.copy_slots", offload_copy_slots, "0", 0, MAX_RANKS,
+            "offload copies: unfinished D2H copies a rank may have; an offloaded F past it waits for the oldest "
+            "to end (PipeOffload's offload_release: the wait is stall time, the memory is freed); 0 = no limit"),
     CHOICE_KEY("recompute", "none|full|selective|lgd|plan", recompute, "none", RECOMPUTES, NO_PATH, 0,
                "activation recomputation: full (each layer keeps its input; the backward recomputes one layer at "
                "a time), selective (the attention core), lgd (norms, activation function and dropout, keeping "
@@ -686,6 +695,7 @@ static int offload_is_policy(const experiment *e)
 {
     return e->offload == OFFLOAD_FULL || e->offload == OFFLOAD_SELECTIVE;
 }
+static int offload_is_on(const experiment *e) { return e->offload != OFFLOAD_NONE; }
 
 typedef struct applicability {
     const char *key;                      /* a key, or a prefix ending in '.' */
@@ -710,6 +720,8 @@ static const applicability APPLIES[] = {
     {"offload.postpone", offload_has_rules, "offload.rules=pipeoffload"},
     {"offload.order", offload_is_plan, "offload=plan"},
     {"offload.capacities", offload_is_plan, "offload=plan"},
+    {"offload.copy_model", offload_is_on, "offload=full, selective or plan"},
+    {"offload.copy_slots", offload_is_on, "offload=full, selective or plan"},
 };
 
 static const applicability *applicability_of(const char *key)

@@ -26,6 +26,10 @@ typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } off
  * and PO-F (all of them), each with its copy rules; they set offload=selective,
  * offload.chunks (ceil(v/2) or v, resolved against the schedule) and offload.rules. */
 typedef enum { OFFLOAD_PRESET_NONE = 0, OFFLOAD_PRESET_PO_H, OFFLOAD_PRESET_PO_F } offload_preset_kind;
+/* How a GPU's offload copies use its host link (src/sim/copyengine.c): two
+ * independent engines (D2H, H2D), one stream alternating them, or one stream
+ * shared by a pair of ranks in staggered slots (PipeOffload). */
+typedef enum { COPY_MODEL_DUPLEX = 0, COPY_MODEL_SINGLE, COPY_MODEL_PAIRED } copy_model_kind;
 /* RECOMPUTE_LGD: PipeOffload's --recompute-lgd (norms, activation function
  * and dropout recomputed in the backward, the GEMM inputs kept). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN, RECOMPUTE_LGD } recompute_policy;
@@ -91,6 +95,8 @@ typedef struct experiment {
     int offload_preset;             /* OFFLOAD_PRESET_*: PO-H / PO-F (docs/offload.md) */
     int offload_capacities;         /* offload=plan: grid capacities below memory.capacity also planned */
     int offload_postpone;           /* offload.rules=pipeoffload: postpone warm-up forwards (schedule/plan.h) */
+    copy_model_kind offload_copy_model; /* offload.copy_model */
+    int offload_copy_slots;         /* offload.copy_slots: unfinished D2H copies a rank may have; 0 = any */
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */

@@ -10,7 +10,7 @@
  * Uncontended, with route latency L and bandwidth B on every ring edge, a
  * collective of S steps takes S L + S bytes / (n B): for the all-reduce the
  * alpha-beta formula 2(n-1) L + 2(n-1)/n bytes / B, exactly with the exact
- * network model engine.c configures.
+ * network model replay.c configures.
  *
  * Two ways to simulate the steps:
  *   COLL_STEPWISE  each step is n transfers, then a wait for all of them:
@@ -35,8 +35,8 @@
  * index, each over its own NIC: rail-aligned), all-gather inside each node.
  *
  * Every function here blocks the calling SimGrid actor until its transfers
- * are done; none records anything (engine.c does).  With collectives.c this
- * is the only other SimGrid user besides engine.c.
+ * are done; none records anything (the engine does).  With the engine's
+ * files (engine_internal.h) and sgshim.cpp, the only SimGrid users.
  */
 #ifndef PG_SIM_COLLECTIVES_H
 #define PG_SIM_COLLECTIVES_H

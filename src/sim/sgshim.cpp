@@ -10,6 +10,11 @@
 #include <simgrid/s4u/Host.hpp>
 #include <vector>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/Action.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <unordered_map>
+#include <utility>
 
 extern "C" int sgx_load_platform(const char *path, char *err, size_t err_len)
 {
@@ -98,4 +103,82 @@ extern "C" int sgx_check_routes(const char *const *hosts, int n, const char *con
             std::snprintf(err, err_len, "%s", e.what());
         return -1;
     }
+}
+
+/* ---- the engine without actors (sgshim.h) -------------------------------- */
+
+namespace {
+struct PendingTransfer {
+    simgrid::s4u::CommPtr comm;
+    sgx_done_fn done;
+    void *arg;
+    double start_s;
+};
+/* Transfers in flight, by their kernel activity (what the network model's
+ * state-change signal names). */
+std::unordered_map<const void *, PendingTransfer> *in_flight;
+/* Ended transfers, kept until the engine has posted their kernel activity:
+ * the timer that reports one runs at its finish date, possibly before the
+ * engine's end-of-step handling of the actions that ended at that date, so a
+ * transfer is released only once the clock has moved past its date. */
+std::vector<std::pair<double, simgrid::s4u::CommPtr>> *ended;
+
+void release_ended(double now_s)
+{
+    size_t keep = 0;
+    for (auto &e : *ended)
+        if (e.first >= now_s)
+            (*ended)[keep++] = std::move(e);
+    ended->resize(keep);
+}
+
+void on_transfer_state(simgrid::kernel::resource::NetworkAction &action, simgrid::kernel::resource::Action::State)
+{
+    /* NetworkAction's definition is SimGrid-internal; it derives from Action
+     * alone (single inheritance), whose public interface is all we use. */
+    auto &act = reinterpret_cast<simgrid::kernel::resource::Action &>(action);
+    if (act.get_state() != simgrid::kernel::resource::Action::State::FINISHED || in_flight == nullptr)
+        return;
+    auto it = in_flight->find(act.get_activity());
+    if (it == in_flight->end())
+        return;   /* not ours (an actor's transfer) */
+    PendingTransfer t = std::move(it->second);
+    in_flight->erase(it);
+    double now_s = simgrid::s4u::Engine::get_clock();
+    release_ended(now_s);
+    /* Report it from a timer: nothing may start inside the model's update. */
+    simgrid::kernel::timer::Timer::set(now_s, [t, now_s]() mutable {
+        t.comm->complete(simgrid::s4u::Activity::State::FINISHED);   /* its s4u state: it then dies cleanly */
+        ended->emplace_back(now_s, t.comm);
+        t.done(t.arg, t.start_s, now_s);
+    });
+}
+} // namespace
+
+extern "C" void sgx_events_init(void)
+{
+    in_flight = new std::unordered_map<const void *, PendingTransfer>();
+    ended = new std::vector<std::pair<double, simgrid::s4u::CommPtr>>();
+    simgrid::s4u::Link::on_communication_state_change_cb(on_transfer_state);
+}
+
+extern "C" void sgx_at(double date_s, sgx_fn fn, void *arg)
+{
+    simgrid::kernel::timer::Timer::set(date_s, [fn, arg]() { fn(arg); });
+}
+
+extern "C" void sgx_transfer(sg_host_t from, sg_host_t to, double bytes, sgx_done_fn done, void *arg)
+{
+    simgrid::s4u::CommPtr c = simgrid::s4u::Comm::sendto_init(from, to);
+    c->set_payload_size(static_cast<uint64_t>(bytes));
+    c->start();
+    in_flight->emplace(c->get_impl(), PendingTransfer{c, done, arg, simgrid::s4u::Engine::get_clock()});
+}
+
+extern "C" void sgx_events_free(void)
+{
+    delete in_flight;
+    delete ended;
+    in_flight = nullptr;
+    ended = nullptr;
 }

@@ -36,6 +36,21 @@ sg_comm_t sgx_sendto_async(sg_host_t from, sg_host_t to, double bytes);
  * say.  Returns the payload. */
 void *sgx_mailbox_get_timed(sg_mailbox_t mailbox, double *start_s, double *finish_s);
 
+/* The engine without actors (eventreplay.c).  Everything below runs in
+ * SimGrid's maestro, with no actor: sgx_at runs fn(arg) at a simulated date
+ * (a kernel timer); sgx_transfer starts a one-sided transfer of bytes over
+ * the platform's route from one host to another (the network model and its
+ * contention are SimGrid's) and, once it has ended, runs done(arg, start,
+ * finish) at its finish date, outside the network model's update.  Call
+ * sgx_events_init once after the platform is loaded and before any of them;
+ * sgx_events_free after simgrid_run. */
+typedef void (*sgx_fn)(void *arg);
+typedef void (*sgx_done_fn)(void *arg, double start_s, double finish_s);
+void sgx_events_init(void);
+void sgx_at(double date_s, sgx_fn fn, void *arg);
+void sgx_transfer(sg_host_t from, sg_host_t to, double bytes, sgx_done_fn done, void *arg);
+void sgx_events_free(void);
+
 #ifdef __cplusplus
 }
 #endif

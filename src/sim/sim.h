@@ -1,16 +1,20 @@
 /* sim.h: replay a schedule on a simulated cluster (the only SimGrid user).
  *
- * One SimGrid actor per pipeline rank replays that rank's op list on its
- * GPU host: each op is an execution of (time on the reference GPU x
- * reference speed) flops, so it lasts the profiled time scaled by the speed
- * ratio; an op starts once the messages it depends on have arrived.  After
+ * Each pipeline rank replays its op list on its GPU host: each op lasts
+ * (time on the reference GPU x reference speed) flops over the host's speed,
+ * the profiled time scaled by the speed ratio; an op starts once the
+ * messages it depends on have arrived.  Plain pipelines (no plan, par NULL)
+ * run on the replay without actors (eventreplay.c: kernel timers and
+ * one-sided transfers), everything else on one SimGrid actor per rank
+ * (replay.c); both give the same timeline (tests/test_eventreplay.c).  After
  * an F the activation is sent to the next stage's rank, after a B (or BW)
  * the gradient to the previous stage's rank, as asynchronous transfers over
  * the platform's route that overlap with compute.  The network model is set
  * in code to SimGrid's exact one (CM02, no cross-traffic, no TCP window), so
  * a transfer takes route latency + bytes / bottleneck bandwidth, shared
  * fairly under contention.  A memory plan adds offload copies to host memory
- * (one D2H and one H2D copy engine per GPU) and recompute ops (engine.c).
+ * (copy engines or streams per GPU, with admission: copyengine.c) and
+ * recompute ops.
  *
  * Tensor and data parallelism (sim_input.par; NULL = tp = dp = 1, the
  * single pipeline above, unchanged).  A pipeline rank is then a tp group of
@@ -28,13 +32,14 @@
  * runs each MoE layer's token dispatch and combine all-to-alls among the
  * ep replicas of a group (workload.h), contending with everything else;
  * DualPipeV's overlapped pairs hide one op's all-to-alls under the other's
- * compute.  engine.c's header has the details.
+ * compute.  The engine's files (engine_internal.h) have the details.
  *
  * SimGrid allows one simulation per process: sim_run may be called once.
  */
 #ifndef PG_SIM_SIM_H
 #define PG_SIM_SIM_H
 
+#include "model/experiment.h"
 #include "model/platform.h"
 #include "model/workload.h"
 #include "schedule/plan.h"
@@ -69,14 +74,22 @@ typedef struct sim_parallel {
     int overlap_pairs;           /* 1: ops marked overlap_next (schedule.h) run as overlapped pairs */
 } sim_parallel;
 
+/* Which replay runs (engine_internal.h): AUTO, the replay without actors
+ * where it applies (no memory plan, par NULL), else the actor replay;
+ * ACTORS forces the actor replay (comparisons, tests). */
+typedef enum { SIM_ENGINE_AUTO = 0, SIM_ENGINE_ACTORS } sim_engine;
+
 typedef struct sim_input {
     const schedule *sched;
     const workload *wl;
     const platform_desc *plat;
     const int *rank_gpu;       /* [pp] index into plat->gpu of each pipeline rank */
     int zero_byte_messages;    /* network=ideal: messages carry no bytes, only latency */
-    const memplan *plan;          /* offload / recompute choices; NULL or empty: none (engine.c's header) */
+    const memplan *plan;          /* offload / recompute choices; NULL or empty: none (copyengine.c's header) */
     const sim_parallel *par;      /* tensor / data parallelism; NULL: tp = dp = 1, no optimizer step */
+    copy_model_kind copy_model;   /* offload copies' streams (copyengine.c); 0: duplex */
+    int copy_slots;               /* unfinished D2H copies a rank may have (admission); 0: no limit */
+    sim_engine engine;            /* AUTO (0) or ACTORS */
 } sim_input;
 
 typedef struct sim_outcome {

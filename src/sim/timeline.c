@@ -21,6 +21,18 @@ void timeline_free(timeline *t)
     memset(t, 0, sizeof *t);
 }
 
+void timeline_reserve(timeline *t, size_t nops, size_t nxfers)
+{
+    if (nops > t->cap_ops) {
+        t->ops = pg_xrealloc(t->ops, nops * sizeof *t->ops);
+        t->cap_ops = nops;
+    }
+    if (nxfers > t->cap_xfers) {
+        t->xfers = pg_xrealloc(t->xfers, nxfers * sizeof *t->xfers);
+        t->cap_xfers = nxfers;
+    }
+}
+
 void timeline_add_op(timeline *t, const tl_op *op)
 {
     pg_grow((void **)&t->ops, &t->cap_ops, t->nops + 1, sizeof *t->ops);

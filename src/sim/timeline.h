@@ -102,5 +102,8 @@ void timeline_add_xfer(timeline *t, const tl_xfer *x);
 void timeline_add_copy(timeline *t, const tl_copy *c);
 void timeline_add_stall(timeline *t, const tl_stall *s);
 void timeline_add_coll(timeline *t, const tl_coll *c);
+/* Room for nops ops and nxfers transfers in all, when they are known before
+ * the run (the engine: exactly, so no growth leaves slack). */
+void timeline_reserve(timeline *t, size_t nops, size_t nxfers);
 
 #endif

@@ -1,0 +1,222 @@
+/* engine_internal.h: what the engine's files share (the engine's contract
+ * is sim.h's; none of this is visible outside src/sim).
+ *
+ * The replay is split by concern, one file each, every one with a header
+ * comment stating what it simulates and a SimGrid log subcategory of
+ * pg_engine (PIPEGRID_SIM_LOG=pg_engine.thres:debug traces them all):
+ *   replay.c      sim_run, SimGrid's setup, the compute actor's op loop,
+ *                 the replicas' state, the outcome (pg_engine)
+ *   p2p.c         stage-boundary channels: eager transfers, draining,
+ *                 dependency waits (pg_engine_p2p)
+ *   copyengine.c  the memory plan: offload copies (duplex, single stream,
+ *                 paired ranks), admission, reloads, recomputes
+ *                 (pg_engine_copy); the one place that consumes plan fields
+ *   tpgroup.c     an op's compute on its tp x cp group, tensor-parallel
+ *                 collectives, context-parallel K/V rings (pg_engine_tp)
+ *   gradsync.c    gradient buckets, reducers, the optimizer step
+ *                 (pg_engine_dp)
+ *   expert.c      expert-parallel all-to-alls, DualPipeV's overlapped pairs
+ *                 (pg_engine_ep)
+ *   deadlock.c    naming each blocked rank's op when the run stalls
+ *                 (pg_engine_deadlock)
+ * The whole state of the one simulation of the process is `eng` (SimGrid
+ * allows no second simulation per process, so a global costs nothing and
+ * keeps every actor's argument a single pointer). */
+#ifndef PG_SIM_ENGINE_INTERNAL_H
+#define PG_SIM_ENGINE_INTERNAL_H
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xbt/log.h>
+
+#include "sim/actmem.h"
+#include "sim/collectives.h"
+#include "sim/sgshim.h"
+#include "sim/sim.h"
+
+#define MAILBOX_NAME_MAX 48
+
+struct replica;
+
+/* One stage boundary in one direction between two ranks. */
+typedef struct channel {
+    int used;                   /* 0: both stages on one rank, or no such boundary */
+    int stage;                  /* producing stage */
+    xfer_kind kind;
+    int src_rank, dst_rank;
+    double bytes;
+    char name[MAILBOX_NAME_MAX];
+    sg_mailbox_t mailbox;
+    unsigned char *arrived;     /* [m] drained from the mailbox (without actors: arrived) */
+    struct rank_state *dst;
+} channel;
+
+/* One copy engine (D2H or H2D) of a GPU: a queue of (stage, mb) items. */
+typedef struct copy_engine {
+    copy_dir dir;
+    int total;                  /* items it will copy in the whole run */
+    int *queue;                 /* [total] item indices, in the order queued */
+    int head, tail;
+    sg_sem_t work;              /* one token per queued item */
+    sg_sem_t wake;              /* H2D: released when the awaited D2H ends */
+    int waiting_item;           /* H2D: item whose D2H it waits for, -1 */
+    struct rank_state *rs;
+    struct copy_stream *stream; /* single / paired: the stream serving it; NULL: its own actor (duplex) */
+} copy_engine;
+
+/* single / paired copy models: one copy stream serving the engines of one
+ * rank (single) or of a pair of ranks (paired), one copy at a time. */
+typedef struct copy_stream {
+    int nengines;
+    copy_engine *engine[4];     /* cyclic service order (copyengine.c) */
+    int last;                   /* index of the engine served last */
+    int total;                  /* copies of the whole run */
+    sg_sem_t work;              /* one token per queued copy */
+    sg_host_t host;             /* where its actor lives */
+} copy_stream;
+
+typedef struct rank_state {
+    int rank;
+    struct replica *rep;
+    int record;                 /* replica 0: ops, transfers, copies go into the timeline */
+    sg_host_t host;             /* the GPU (tp rank 0's with tensor parallelism) */
+    double flops_per_ref_s;     /* flops that one second of reference time costs */
+    int next;                   /* index of the next op to run */
+    sg_sem_t wake;              /* released by the H2D engine when an awaited reload ends */
+    sched_op blocked_pred;      /* what the next op waits for (deadlock report) */
+    int blocked_on_local;       /* the predecessor is later in this rank's own list */
+    double first_start_s, last_end_s;
+    /* the replay without actors only */
+    int busy;                   /* an op is running */
+    int stopped;                /* waits for a predecessor later in its own list: for good */
+    double op_start_s;          /* start of the running op */
+    sched_op running;           /* the running op (not re-read from the list: a cache miss at 512 ranks) */
+    /* memory plan only */
+    sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
+    copy_engine d2h, h2d;
+    int *trig_first;            /* [nops + 1]: reloads queued on reaching op i are */
+    int *trig_items;            /*   trig_items[trig_first[i] .. trig_first[i+1]) */
+    int owns_triggers;          /* replica 0 computes them, the others share */
+    int waiting_reload;         /* item whose H2D the compute actor waits for, -1 */
+    int d2h_unfinished;         /* D2H copies queued and not ended (admission) */
+    int waiting_admission;      /* the compute actor waits for a copy slot */
+    /* tensor / data parallelism only (par != NULL) */
+    int tp;
+    sg_host_t *tp_host;         /* [tp] */
+    double *tp_flops_per_ref_s; /* [tp] */
+    int tp_same_time;           /* every GPU of the group runs an op in the same time */
+    coll_rings tp_ring;         /* cp rings of tp GPUs */
+    coll_rings cp_ring;         /* tp rings of cp GPUs */
+    struct ep_group *ep;        /* the expert-parallel group of this rank's replica, NULL: none */
+} rank_state;
+
+/* The expert-parallel group of ep replicas at one pipeline rank. */
+typedef struct ep_group {
+    int first;                  /* first replica */
+    sg_bar_t bar;
+    double latency_s;           /* largest route latency between two members' GPUs */
+} ep_group;
+
+/* One data-parallel replica of the pipeline. */
+typedef struct replica {
+    int index;
+    rank_state *ranks;          /* [pp] */
+    channel *activation;        /* [nstages]: F(s) -> F(s+1) */
+    channel *gradient;          /* [nstages]: B(s) -> B(s-1) */
+    unsigned char *done;        /* [OP_KIND_COUNT][nstages][m] */
+    unsigned char *offloaded;   /* memory plan: [nstages * m] D2H ended */
+    unsigned char *reloaded;    /* memory plan: [nstages * m] H2D ended */
+} replica;
+
+/* A pipeline rank's gradient reduction across the replicas (reducer actor). */
+typedef struct dp_rank {
+    int rank;
+    int nbuckets;
+    double *bucket_bytes;       /* [nbuckets] per GPU */
+    int *bucket_stage;          /* [nbuckets] */
+    int *ready;                 /* [nbuckets] replicas that have the bucket ready */
+    int finished;               /* replicas whose rank ran its whole list */
+    int waiting;                /* bucket the reducer waits for; nbuckets: waits for finished; -1 none */
+    sg_sem_t wake;
+    int *op_first_bucket;       /* [nops] overlap: buckets that op i releases, piece by piece */
+    int *op_nbuckets;           /* [nops] */
+    int use_hier;
+    coll_rings flat;            /* tp rings of dp GPUs */
+    coll_hier hier;
+    sg_host_t host;             /* where the reducer actor lives */
+} dp_rank;
+
+/* The one simulation of this process (SimGrid allows no second). */
+typedef struct engine_state {
+    const sim_input *in;
+    const sim_parallel *par;    /* NULL: tp = dp = 1 */
+    timeline *tl;
+    int nrep;
+    replica *rep;               /* [nrep] */
+    long events;
+    /* memory plan only (plan == NULL otherwise) */
+    const memplan *plan;
+    act_flow *flow;             /* [nstages * m], shared by the replicas */
+    copy_stream *streams;       /* single / paired: [nstreams] */
+    int nstreams;
+    /* data parallelism / optimizer only */
+    dp_rank *dpr;               /* [pp] */
+    sg_bar_t opt_barrier;
+    /* context / expert parallelism */
+    int tp, cp, ep, grp;        /* grp = tp x cp GPUs per rank and replica */
+    ep_group *epg;              /* [pp * dp / ep] */
+    int events_mode;            /* 1: the replay without actors (eventreplay.c) */
+} engine_state;
+
+extern engine_state eng;
+
+/* p2p.c */
+void eng_channel_setup(replica *rep, channel *c, int stage, xfer_kind kind, int src_stage_rank, int dst_stage_rank);
+int eng_wait_for_input(rank_state *rs, sched_op op);
+void eng_own_mailboxes(const rank_state *rs);
+size_t eng_done_index(int kind, int stage, int mb);
+void eng_send_output(rank_state *rs, sched_op op);
+int eng_is_done(const replica *rep, sched_op op);
+/* copyengine.c */
+int eng_plan_setup(const sim_input *in, pg_status *st);
+void eng_plan_start_actors(void);
+size_t eng_item_of(int stage, int mb);
+void eng_plan_before(rank_state *rs, sched_op op);
+void eng_plan_reach(rank_state *rs, int i);
+void eng_plan_after(rank_state *rs, sched_op op);
+void eng_plan_free(void);
+/* tpgroup.c */
+void eng_group_execute(rank_state *rs, double ref_s);
+void eng_op_communication(rank_state *rs, sched_op op, int with_a2a);
+/* gradsync.c */
+void eng_dp_start_actors(void);
+void eng_dp_finished(dp_rank *dr);
+void eng_dp_setup(const sim_input *in);
+void eng_run_compute(rank_state *rs, int i, double ref_s);
+void eng_dp_free(void);
+/* expert.c */
+void eng_ep_setup(const sim_input *in);
+void eng_ep_alltoall(rank_state *rs, sched_op op);
+int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
+/* eventreplay.c */
+int eng_events_eligible(const sim_input *in);
+void eng_events_start(void);
+void eng_events_free(void);
+/* deadlock.c */
+void eng_describe_blocked(sim_outcome *out);
+/* replay.c */
+void eng_finish_op(rank_state *rs, sched_op op, double start_s, double end_s);
+void eng_record_op(rank_state *rs, sched_op op, int kind, double start_s, double end_s);
+
+#endif

@@ -1,0 +1,153 @@
+/* expert.c: expert-parallel all-to-alls and DualPipeV's overlapped pairs
+ * (engine_internal.h).
+ *
+ * Expert parallelism (par->ep > 1): replicas d with the same d / ep form an
+ * expert-parallel group.  After an op's compute, its 2 x moe_layers
+ * all-to-alls (dispatch and combine per MoE layer in F, their gradients in
+ * B or BW) run among the group: every GPU of every member sends a2a_bytes /
+ * (ep - 1) to the same GPU of each other member.  The members' compute
+ * actors meet at a barrier (the exchange needs every member's tokens), the
+ * group's first replica starts all the transfers, fused as the tp
+ * collectives are (each pair's transfer carries all the op's all-to-alls,
+ * then the other all-to-alls' latencies are slept), and a second barrier
+ * releases the members when they are done.  Uncontended an all-to-all takes
+ * route latency + a2a_bytes / the GPU's link; with other traffic on the
+ * links it takes its fair share.  The all-to-alls sit after the op's
+ * compute, not between its layers: the same time without overlap.
+ *
+ * Overlapped pairs (par->overlap_pairs, ops marked overlap_next: DualPipeV's
+ * forward and backward chunks of different microbatches): the two computes
+ * run back to back while the first op's all-to-alls run under the second's
+ * compute (a helper actor joins the group's exchange); the second's follow.
+ * The first op is recorded up to the end of its compute, the second from
+ * there to the end of both ops' communication; the first's output is sent
+ * when its all-to-alls end.  Without a memory plan only (with one, pairs run
+ * in order).
+ */
+#include "sim/engine_internal.h"
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_ep, pg_engine, "expert-parallel all-to-alls and DualPipeV's overlapped pairs");
+
+/* All-to-alls of op: 2 per MoE layer in F, B and BW. */
+static int a2a_count(sched_op op)
+{
+    const stage_cost *c = &eng.in->wl->stage[op.stage];
+    if (op.kind == OP_W || c->moe_layers <= 0 || c->a2a_bytes <= 0)
+        return 0;
+    return 2 * c->moe_layers;
+}
+
+static sg_host_t member_host(int rep_index, int rank, int i)
+{
+    const rank_state *rs = &eng.rep[rep_index].ranks[rank];
+    return rs->tp_host ? rs->tp_host[i] : rs->host;
+}
+
+/* The op's expert-parallel all-to-alls among rs's group (header). */
+void eng_ep_alltoall(rank_state *rs, sched_op op)
+{
+    int count = a2a_count(op);
+    if (count == 0 || rs->ep == NULL)
+        return;
+    ep_group *g = rs->ep;
+    const stage_cost *c = &eng.in->wl->stage[op.stage];
+    double start_s = simgrid_get_clock();
+    sg_barrier_wait(g->bar);
+    if (rs->rep->index == g->first) {
+        double pair_bytes = count * c->a2a_bytes / (eng.ep - 1);
+        size_t n = (size_t)eng.grp * (size_t)eng.ep * (size_t)(eng.ep - 1), k = 0;
+        sg_comm_t *comms = pg_xmalloc(n * sizeof *comms);
+        for (int i = 0; i < eng.grp; i++)
+            for (int a = g->first; a < g->first + eng.ep; a++)
+                for (int b = g->first; b < g->first + eng.ep; b++)
+                    if (a != b)
+                        comms[k++] = sgx_sendto_async(member_host(a, rs->rank, i), member_host(b, rs->rank, i),
+                                                      pair_bytes);
+        sg_comm_wait_all(comms, k);
+        free(comms);
+        eng.events += (long)k;
+        if (count > 1)
+            sg_actor_sleep_for((count - 1) * g->latency_s);
+    }
+    sg_barrier_wait(g->bar);
+    if (rs->record) {
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
+                       .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
+                       .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
+        XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
+                  rec.end_s);
+        timeline_add_coll(eng.tl, &rec);
+    }
+}
+
+/* A helper actor running the first op of an overlapped pair's all-to-alls. */
+typedef struct pair_job {
+    rank_state *rs;
+    sched_op op;
+    sg_sem_t done;
+} pair_job;
+
+static void pair_a2a_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    pair_job *pj = sg_actor_self_get_data();
+    eng_ep_alltoall(pj->rs, pj->op);
+    sg_sem_release(pj->done);
+}
+
+/* Ops first and second (the next in the list) as an overlapped pair
+ * (header); rs->next is left on second.  0 on deadlock. */
+int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s)
+{
+    const stage_cost *c1 = &eng.in->wl->stage[first.stage], *c2 = &eng.in->wl->stage[second.stage];
+    eng_run_compute(rs, rs->next, actmem_op_ref_s(c1, first.kind));
+    eng_op_communication(rs, first, 0);
+    double mid_s = simgrid_get_clock();
+    rs->rep->done[eng_done_index(first.kind, first.stage, first.mb)] = 1;
+    eng_finish_op(rs, first, start_s, mid_s);
+    pair_job pj = {.rs = rs, .op = first, .done = sg_sem_init(0)};
+    int async = eng.ep > 1 && eng.par->tp_comm && a2a_count(first) > 0 && rs->ep != NULL;
+    if (async) {
+        sg_actor_t a = sg_actor_init("pair-a2a", rs->host);
+        sg_actor_set_data(a, &pj);
+        sg_actor_start(a, pair_a2a_actor, 0, NULL);
+    }
+    rs->next++;
+    if (!eng_wait_for_input(rs, second)) {
+        sg_sem_destroy(pj.done);
+        return 0;
+    }
+    eng_run_compute(rs, rs->next, actmem_op_ref_s(c2, second.kind));
+    eng_op_communication(rs, second, 0);
+    if (async)
+        sg_sem_acquire(pj.done);
+    sg_sem_destroy(pj.done);
+    eng_send_output(rs, first);
+    if (eng.ep > 1 && eng.par->tp_comm)
+        eng_ep_alltoall(rs, second);
+    double end_s = simgrid_get_clock();
+    rs->rep->done[eng_done_index(second.kind, second.stage, second.mb)] = 1;
+    eng_finish_op(rs, second, mid_s, end_s);
+    eng_send_output(rs, second);
+    return 1;
+}
+
+/* Expert-parallel groups: ep consecutive replicas at each rank (header). */
+void eng_ep_setup(const sim_input *in)
+{
+    int pp = in->sched->pp, groups = eng.nrep / eng.ep;
+    eng.epg = pg_xcalloc((size_t)pp * (size_t)groups, sizeof *eng.epg);
+    for (int r = 0; r < pp; r++)
+        for (int k = 0; k < groups; k++) {
+            ep_group *g = &eng.epg[(size_t)r * groups + k];
+            g->first = k * eng.ep;
+            g->bar = sg_barrier_init((unsigned)eng.ep);
+            for (int a = g->first; a < g->first + eng.ep; a++) {
+                double lat = sg_host_get_route_latency(member_host(g->first, r, 0), member_host(a, r, 0));
+                if (a != g->first && lat > g->latency_s)
+                    g->latency_s = lat;
+                eng.rep[a].ranks[r].ep = g;
+            }
+        }
+}

@@ -1,0 +1,222 @@
+/* gradsync.c: data parallelism: gradient buckets, their all-reduce across
+ * the replicas, the optimizer step (engine_internal.h).
+ *
+ *   - gradients: one reducer actor per pipeline rank all-reduces that
+ *     rank's gradients across the replicas, for every tp rank at once (tp
+ *     groups of dp GPUs), bucket after bucket (one NCCL stream), FUSED unless
+ *     stepwise_collectives (STEPWISE: 4x the wall time at 512 GPUs, the
+ *     same iteration to 1e-5 there).
+ *     A stage's gradient (param_count, / tp when the times are the group's,
+ *     x grad_bytes_per_param) is cut into equal buckets of at most
+ *     bucket_bytes.  Without overlap every bucket is ready when the rank has
+ *     run its whole list (Megatron's finalize_model_grads); with overlap the
+ *     stage's last weight-gradient op (W, or BW) runs in as many equal
+ *     pieces as the stage has buckets and bucket j is ready after piece j
+ *     (the backward produces gradients layer by layer).  A bucket starts
+ *     when every replica has it ready.  Algorithm per group: a ring in dp
+ *     order, or hierarchical (collectives.h) when the group spans several
+ *     nodes with the same number > 1 of its GPUs on each (AUTO).
+ *   - optimizer: when every reducer is done (a barrier: the step needs the
+ *     global gradient norm), each rank spends its optimizer_s.
+ */
+#include "sim/engine_internal.h"
+
+XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_dp, pg_engine, "gradient buckets, all-reduces, optimizer");
+
+static void dp_signal(dp_rank *dr, int bucket)
+{
+    dr->ready[bucket]++;
+    if (dr->waiting == bucket && dr->ready[bucket] >= eng.nrep) {
+        dr->waiting = -1;
+        sg_sem_release(dr->wake);
+    }
+}
+
+void eng_dp_finished(dp_rank *dr)
+{
+    if (dr->op_first_bucket == NULL)   /* no overlap: every bucket is ready now */
+        for (int b = 0; b < dr->nbuckets; b++)
+            dp_signal(dr, b);
+    dr->finished++;
+    if (dr->waiting == dr->nbuckets && dr->finished >= eng.nrep) {
+        dr->waiting = -1;
+        sg_sem_release(dr->wake);
+    }
+}
+
+static void reducer_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    dp_rank *dr = sg_actor_self_get_data();
+    for (int b = 0; b < dr->nbuckets; b++) {
+        while (dr->ready[b] < eng.nrep) {
+            dr->waiting = b;
+            sg_sem_acquire(dr->wake);
+        }
+        double start_s = simgrid_get_clock();
+        if (dr->use_hier)
+            eng.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_FUSED);
+        else
+            eng.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
+                       .rank = dr->rank, .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
+                       .kind = TLC_DP_ALLREDUCE};
+        XBT_DEBUG("rank %d: bucket %d of %d, %.0f bytes [%.9f, %.9f]", dr->rank, b, dr->nbuckets, dr->bucket_bytes[b],
+                  rec.start_s, rec.end_s);
+        timeline_add_coll(eng.tl, &rec);
+    }
+    while (dr->finished < eng.nrep) {
+        dr->waiting = dr->nbuckets;
+        sg_sem_acquire(dr->wake);
+    }
+    sg_barrier_wait(eng.opt_barrier);
+    if (eng.par->optimizer_s != NULL && eng.par->optimizer_s[dr->rank] > 0) {
+        double start_s = simgrid_get_clock();
+        sg_actor_sleep_for(eng.par->optimizer_s[dr->rank]);
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
+                       .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
+        timeline_add_coll(eng.tl, &rec);
+    }
+}
+
+/* The op at index i of rs's list: its compute, its stage's buckets released
+ * piece by piece when it is that stage's last weight-gradient op (overlap). */
+void eng_run_compute(rank_state *rs, int i, double ref_s)
+{
+    const dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
+    int nb = dr && dr->op_first_bucket ? dr->op_nbuckets[i] : 0;
+    if (nb == 0) {
+        eng_group_execute(rs, ref_s);
+        return;
+    }
+    for (int j = 0; j < nb; j++) {
+        eng_group_execute(rs, ref_s / nb);
+        dp_signal(&eng.dpr[rs->rank], dr->op_first_bucket[i] + j);
+    }
+}
+
+void eng_dp_free(void)
+{
+    const schedule *s = eng.in->sched;
+    for (int r = 0; eng.dpr && r < s->pp; r++) {
+        dp_rank *dr = &eng.dpr[r];
+        if (dr->wake)
+            sg_sem_destroy(dr->wake);
+        free(dr->bucket_bytes);
+        free(dr->bucket_stage);
+        free(dr->ready);
+        free(dr->op_first_bucket);
+        free(dr->op_nbuckets);
+        coll_rings_free(&dr->flat);
+        coll_hier_free(&dr->hier);
+    }
+    free(eng.dpr);
+    if (eng.opt_barrier)
+        sg_barrier_destroy(eng.opt_barrier);
+}
+
+static int gpu_node(const sim_input *in, int g)
+{
+    return in->plat->gpu[g].node;
+}
+
+/* Buckets of rank r, in the order they become ready (header). */
+static void dp_buckets(const sim_input *in, dp_rank *dr)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int r = dr->rank, nops = s->nops[r];
+    const sched_op *ops = s->ops[r];
+    /* The last weight-gradient op of each stage on this rank. */
+    int *last = pg_xmalloc((size_t)s->nstages * sizeof *last);
+    for (int st = 0; st < s->nstages; st++)
+        last[st] = -1;
+    for (int i = 0; i < nops; i++)
+        if (ops[i].kind == OP_W || ops[i].kind == OP_BW)
+            last[ops[i].stage] = i;
+    dr->op_nbuckets = pg_xcalloc((size_t)nops + 1, sizeof *dr->op_nbuckets);
+    dr->op_first_bucket = pg_xcalloc((size_t)nops + 1, sizeof *dr->op_first_bucket);
+    double share = par->split_compute ? 1.0 / par->tp : 1.0;
+    for (int i = 0; i < nops; i++) {
+        int st = ops[i].stage;
+        if (last[st] != i)
+            continue;
+        double bytes = in->wl->stage[st].param_count * share * par->grad_bytes_per_param;
+        if (bytes <= 0)
+            continue;
+        int nb = 1;
+        if (par->bucket_bytes > 0) {
+            double q = bytes / par->bucket_bytes;   /* buckets of at most bucket_bytes */
+            nb = (int)q < q ? (int)q + 1 : (int)q;
+            if (nb < 1)
+                nb = 1;
+        }
+        dr->bucket_bytes = pg_xrealloc(dr->bucket_bytes, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_bytes);
+        dr->bucket_stage = pg_xrealloc(dr->bucket_stage, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_stage);
+        dr->op_first_bucket[i] = dr->nbuckets;
+        dr->op_nbuckets[i] = nb;
+        for (int j = 0; j < nb; j++) {
+            dr->bucket_bytes[dr->nbuckets + j] = bytes / nb;
+            dr->bucket_stage[dr->nbuckets + j] = st;
+        }
+        dr->nbuckets += nb;
+    }
+    free(last);
+    dr->ready = pg_xcalloc((size_t)dr->nbuckets + 1, sizeof *dr->ready);
+    if (!par->overlap) {
+        free(dr->op_first_bucket);
+        free(dr->op_nbuckets);
+        dr->op_first_bucket = dr->op_nbuckets = NULL;
+    }
+}
+
+/* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
+void eng_dp_setup(const sim_input *in)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int tp = eng.grp, dp = par->dp;
+    eng.dpr = pg_xcalloc((size_t)s->pp, sizeof *eng.dpr);
+    eng.opt_barrier = sg_barrier_init((unsigned)s->pp);
+    sg_host_t *hosts = pg_xmalloc((size_t)dp * sizeof *hosts);
+    int *node = pg_xmalloc((size_t)dp * sizeof *node);
+    for (int r = 0; r < s->pp; r++) {
+        dp_rank *dr = &eng.dpr[r];
+        dr->rank = r;
+        dr->waiting = -1;
+        dr->wake = sg_sem_init(0);
+        dr->host = eng.rep[0].ranks[r].host;
+        if (dp > 1)
+            dp_buckets(in, dr);
+        else
+            dr->ready = pg_xcalloc(1, sizeof *dr->ready);
+        int hier = dp > 1 && par->algo != DP_ALGO_RING;
+        for (int t = 0; t < tp && dp > 1; t++) {
+            for (int d = 0; d < dp; d++) {
+                int g = par->gpu[((size_t)r * dp + d) * tp + t];
+                hosts[d] = sg_host_by_name(in->plat->gpu[g].host);
+                node[d] = gpu_node(in, g);
+            }
+            coll_rings_add(&dr->flat, hosts, dp);
+            if (hier && !coll_hier_add(&dr->hier, hosts, node, dp))
+                hier = 0;
+        }
+        dr->use_hier = hier && dr->hier.local > 0;
+    }
+    free(hosts);
+    free(node);
+}
+
+/* One reducer actor per pipeline rank ("reduceR"), when dp or the
+ * optimizer is simulated. */
+void eng_dp_start_actors(void)
+{
+    char name[MAILBOX_NAME_MAX + 16];
+    for (int r = 0; eng.dpr && r < eng.in->sched->pp; r++) {
+        snprintf(name, sizeof name, "reduce%d", r);
+        sg_actor_t a = sg_actor_init(name, eng.dpr[r].host);
+        sg_actor_set_data(a, &eng.dpr[r]);
+        sg_actor_start(a, reducer_actor, 0, NULL);
+    }
+}
