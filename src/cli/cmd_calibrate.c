@@ -25,17 +25,12 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/fit_select.h"
-#include "cli/itermodel.h"
+#include "calib/fit_select.h"
+#include "calib/itermodel.h"
 #include "cli/validate_args.h"
 #include "util/strbuf.h"
 
 #define PCT 100.0
-
-/* Candidate weights of the largest error: from plain MAPE (0) to an
- * objective dominated by the worst row (2). */
-static const double FIT_WEIGHTS[] = {0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0};
-#define NWEIGHTS ((int)(sizeof FIT_WEIGHTS / sizeof FIT_WEIGHTS[0]))
 
 static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h, const char *why, int nfit,
                        int n, const char *date)
@@ -65,36 +60,6 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
     } else
         sb_appendf(sb, "max-weight %g given on the command line (no selection).\n", a->max_weight);
     sb_appendf(sb, "Final fit on the whole fit part: MAPE %.2f %%, max %.2f %%.", PCT * fe->mape, PCT * fe->max_err);
-}
-
-/* The fit on the whole fit part, from the fixed start and, after a
- * selection, also from each fold's solution of the chosen setting (the
- * objective has local optima; these points are fits to parts of the same
- * rows).  The best objective on the fit part wins; ties keep the earlier. */
-static int final_fit(gpu_params *g, const iter_set *set, const int *fit, const fit_hyper *h, const cv_result *cv,
-                     error_stats *fe, pg_status *st)
-{
-    gpu_params best = *g;
-    int nstart = 1 + (cv ? cv->folds : 0), have = 0;
-    double best_obj = 0.0;
-    for (int s = 0; s < nstart; s++) {
-        gpu_params t = *g;
-        if (s > 0)
-            memcpy(t.v, cv->fold_v[s - 1], sizeof t.v);
-        error_stats e;
-        int rc = iter_fit(&t, set, fit, h, &e, st);
-        if (rc)
-            return rc;
-        double obj = e.mape + h->max_weight * e.max_err;
-        if (!have || obj < best_obj) {
-            best = t;
-            best_obj = obj;
-            *fe = e;
-            have = 1;
-        }
-    }
-    *g = best;
-    return 0;
 }
 
 static int write_file(const gpu_params *g, const char *header, const char *path, pg_status *st)
@@ -131,47 +96,35 @@ int cmd_calibrate(int argc, char **argv)
         fit[i] = iter_in_fit_part(i, a.fit_fraction);
         nfit += fit[i];
     }
-    iter_fit_initial(&g);
-    fit_hyper h = {.max_weight = a.max_weight, .ratio_cap = FIT_RATIO_CAP};
-    cv_result res[NWEIGHTS];
-    int nres = 0, best = -1, rc = 0;
-    char why[128];
-    snprintf(why, sizeof why, "given on the command line");
-    if (nfit < a.folds)
-        rc = pg_fail(&st, PG_EXIT_INPUT, "calibrate: the fit part of %s has %d rows, fewer than %d folds", a.csv,
-                     nfit, a.folds);
-    else if (a.max_weight < 0) {
-        fit_hyper cand[NWEIGHTS];
-        for (int k = 0; k < NWEIGHTS; k++)
-            cand[k] = (fit_hyper){.max_weight = FIT_WEIGHTS[k], .ratio_cap = FIT_RATIO_CAP};
-        rc = cv_select(&g, &set, fit, cand, NWEIGHTS, a.folds, a.max_mape, a.max_error, res, &best, &st);
-        if (rc == 0) {
-            nres = NWEIGHTS;
-            h = cand[best];
-            snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (CV MAPE %.2f %%, max %.2f %%)", a.folds,
-                     PCT * res[best].mape, PCT * res[best].max_err);
-            for (int k = 0; k < nres; k++)
-                fprintf(stderr, "calibrate: CV max-weight %-5g MAPE %6.2f %% max %6.2f %% score %.4f%s\n",
-                        res[k].h.max_weight, PCT * res[k].mape, PCT * res[k].max_err, res[k].score,
-                        k == best ? "  <- chosen" : "");
-        }
-    }
-    error_stats fe = {0, 0.0, 0.0, -1};
-    if (rc == 0)
-        rc = final_fit(&g, &set, fit, &h, nres ? &res[best] : NULL, &fe, &st);
+    calib_result *cr = pg_xcalloc(1, sizeof *cr);
+    int rc = calib_fit_procedure(&g, &set, fit, a.max_weight, a.folds, a.max_mape, a.max_error, cr, &st);
     if (rc == 0) {
-        fprintf(stderr, "calibrate: max-weight %g %s; fit part %d rows MAPE %.2f %% max %.2f %%\n", h.max_weight, why,
-                fe.n, PCT * fe.mape, PCT * fe.max_err);
+        char why[128];
+        if (cr->nres) {
+            const cv_result *b = &cr->res[cr->best];
+            snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (CV MAPE %.2f %%, max %.2f %%)", a.folds,
+                     PCT * b->mape, PCT * b->max_err);
+            for (int k = 0; k < cr->nres; k++)
+                fprintf(stderr, "calibrate: CV max-weight %-5g MAPE %6.2f %% max %6.2f %% score %.4f%s\n",
+                        cr->res[k].h.max_weight, PCT * cr->res[k].mape, PCT * cr->res[k].max_err,
+                        cr->res[k].score, k == cr->best ? "  <- chosen" : "");
+        } else
+            snprintf(why, sizeof why, "given on the command line");
+        const error_stats *fe = &cr->fit_err;
+        fprintf(stderr, "calibrate: max-weight %g %s; fit part %d rows MAPE %.2f %% max %.2f %%\n",
+                cr->h.max_weight, why, fe->n, PCT * fe->mape, PCT * fe->max_err);
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        provenance(&g, &a, &h, why, nfit, n, date);
+        provenance(&g, &a, &cr->h, why, nfit, n, date);
         strbuf hdr;
         sb_init(&hdr);
-        header_text(&hdr, &g, &a, res, nres, best, &fe);
+        header_text(&hdr, &g, &a, cr->res, cr->nres, cr->best, fe);
         rc = write_file(&g, hdr.data, a.output, &st);
         sb_free(&hdr);
-    }
+    } else
+        pg_status_prefix(&st, "%s", a.csv);
+    free(cr);
     if (rc)
         cli_report_error(&st);
     free(fit);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/itermodel.h"
+#include "calib/itermodel.h"
 #include "cli/validate_args.h"
 
 #define PCT 100.0

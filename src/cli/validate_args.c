@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/fit_select.h"
-#include "cli/itermodel.h"
+#include "calib/fit_select.h"
+#include "calib/itermodel.h"
 #include "cli/validate_args.h"
 #include "util/units.h"
 

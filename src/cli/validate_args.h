@@ -3,7 +3,7 @@
 #ifndef PG_CLI_VALIDATE_ARGS_H
 #define PG_CLI_VALIDATE_ARGS_H
 
-#include "cli/itermodel.h"
+#include "calib/itermodel.h"
 #include "util/error.h"
 
 /* Default GPU type of the measurements (vTrain's data: one node of 8 A100s)

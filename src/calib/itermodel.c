@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/itermodel.h"
-#include "cli/nelder_mead.h"
+#include "calib/itermodel.h"
+#include "calib/nelder_mead.h"
 #include "util/units.h"
 
 #define MS_PER_S 1000.0
@@ -206,50 +206,6 @@ void iter_set_free(iter_set *set)
     memset(set, 0, sizeof *set);
 }
 
-/* Replay s with per-stage durations dur[kind][stage] and t_comm per
- * cross-rank edge; returns the makespan or -1 if it cannot complete. */
-static double replay(const schedule *s, double (*dur)[OP_KIND_COUNT], double t_comm)
-{
-    size_t cells = (size_t)s->nstages * (size_t)s->m * OP_KIND_COUNT;
-    double *end = pg_xmalloc(cells * sizeof *end);
-    for (size_t i = 0; i < cells; i++)
-        end[i] = -1.0;
-    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
-    double *free_at = pg_xcalloc((size_t)s->pp, sizeof *free_at);
-    int total = sched_total_ops(s), done = 0, progress = 1;
-    double makespan = 0.0;
-    while (done < total && progress) {
-        progress = 0;
-        for (int r = 0; r < s->pp; r++) {
-            while (next[r] < s->nops[r]) {
-                sched_op op = s->ops[r][next[r]];
-                double t0 = free_at[r];
-                sched_op pred;
-                if (sched_pred(s, op, &pred)) {
-                    size_t pc = ((size_t)pred.stage * (size_t)s->m + (size_t)pred.mb) * OP_KIND_COUNT + pred.kind;
-                    if (end[pc] < 0)
-                        break;
-                    double ready = end[pc] + (s->stage_rank[pred.stage] != r ? t_comm : 0.0);
-                    if (ready > t0)
-                        t0 = ready;
-                }
-                double t1 = t0 + dur[op.stage][op.kind];
-                end[((size_t)op.stage * (size_t)s->m + (size_t)op.mb) * OP_KIND_COUNT + op.kind] = t1;
-                free_at[r] = t1;
-                if (t1 > makespan)
-                    makespan = t1;
-                next[r]++;
-                done++;
-                progress = 1;
-            }
-        }
-    }
-    free(end);
-    free(next);
-    free(free_at);
-    return done == total ? makespan : -1.0;
-}
-
 int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -277,11 +233,16 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     double boundary = BOUNDARY_ELEM_BYTES * r->seq * (double)r->micro_batch * r->hidden;
     double t_comm = r->pp > 1 ? g->v[GP_COLL_LATENCY_S] + boundary / (g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF])
                               : 0.0;
-    out->pipeline_s = replay(s, dur, t_comm);
+    sched_times t;
+    rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(dur);
     workload_free(&w);
-    if (out->pipeline_s < 0)
-        return pg_fail(st, PG_EXIT_INTERNAL, "line %d: 1f1b schedule did not complete", r->line);
+    if (rc) {
+        pg_status_prefix(st, "line %d", r->line);
+        return rc;
+    }
+    out->pipeline_s = t.makespan;
+    sched_times_free(s, &t);
     if (r->pp > 1)
         out->embed_sync_s = costmodel_allreduce_s(g, GRAD_BYTES * (double)r->vocab * r->hidden / r->tp, 2);
     out->dp_allreduce_s = costmodel_allreduce_s(g, GRAD_BYTES * max_params, r->dp);

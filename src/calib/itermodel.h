@@ -6,21 +6,21 @@
  * model shape, tp / dp / pp and the iteration time.  Its prediction is one
  * training iteration, computed without SimGrid (SimGrid allows one
  * simulation per process, and a fit needs thousands of predictions):
- *   pipeline   the "1f1b" generator's op order replayed with per-stage
- *              times from the cost model (costmodel.h): F, and a fused
+ *   pipeline   the "1f1b" generator's op order timed by the schedule
+ *              layer's evaluator with per-stage durations
+ *              (sched_eval_staged) from the cost model (costmodel.h): F, and a fused
  *              backward costing F again (full activation checkpointing
  *              recomputes the forward) + B + W; every cross-stage edge
  *              costs the p2p time of the boundary activation
- *              (alpha + bytes / (NVLink * coll_bw_eff)).  This is the
- *              schedule layer's ideal evaluator generalised to unequal
- *              stages (the first holds the embedding, the last the LM head).
+ *              (alpha + bytes / (NVLink * coll_bw_eff)).  Stages are
+ *              unequal (the first holds the embedding, the last the LM head).
  *   + the tied-embedding gradient all-reduce between first and last stage
  *     (pp > 1), the data-parallel gradient all-reduce (the slowest stage's),
  *     one Adam step of the largest stage, and iter_overhead.
  * Collectives are analytic alpha-beta times over NVLink (one node).
  */
-#ifndef PG_CLI_ITERMODEL_H
-#define PG_CLI_ITERMODEL_H
+#ifndef PG_CALIB_ITERMODEL_H
+#define PG_CALIB_ITERMODEL_H
 
 #include "model/costmodel.h"
 #include "schedule/schedule.h"
