@@ -278,6 +278,49 @@ START_TEST(test_gpu_file_errors)
 }
 END_TEST
 
+/* run's cost-model line: every parameter named exactly once, under the
+ * basis its source gives it, each source said once. */
+START_TEST(test_describe_names_each_parameter_and_its_basis)
+{
+    for (size_t t = 0; t < sizeof TYPES / sizeof TYPES[0]; t++) {
+        gpu_params g = load(TYPES[t]);
+        char out[2048];
+        gpu_params_describe(&g, out, sizeof out);
+        ck_assert_msg(strncmp(out, g.name, strlen(g.name)) == 0, "%s", out);
+        ck_assert_ptr_nonnull(strstr(out, "datasheet peak_flops hbm_bw nvlink_bw pcie_bw"));
+        for (int i = 0; i < GP_COUNT; i++) {
+            char word[80];
+            snprintf(word, sizeof word, " %s ", gpu_param_name((gpu_param_id)i));
+            char padded[2100];
+            snprintf(padded, sizeof padded, "%s ", out);
+            for (char *c = padded; *c; c++)
+                if (*c == ';' || *c == ':')
+                    *c = ' ';
+            const char *first = strstr(padded, word);
+            ck_assert_msg(first != NULL, "%s: %s missing in %s", TYPES[t], word, out);
+            const char *again = strstr(first + 1, word);
+            /* a later hit may only be inside a quoted source, after '(' */
+            ck_assert_msg(again == NULL || memchr(first, '(', (size_t)(again - first)) != NULL, "%s twice", word);
+        }
+        int borrowed = 0;
+        for (int i = 0; i < GP_COUNT; i++)
+            borrowed += gpu_param_basis_of(&g, (gpu_param_id)i) == GPB_BORROWED;
+        ck_assert_int_eq(borrowed > 0, strstr(out, "NOT measured on this GPU type") != NULL);
+    }
+    /* two sources among the fitted parameters: two groups, each with its own source */
+    gpu_params g = load("a100-80g");
+    snprintf(g.source[GP_OP_OVERHEAD_S], sizeof g.source[0], "fitted on file B");
+    snprintf(g.source[GP_GEMM_EFF], sizeof g.source[0], "not measured here: borrowed from x");
+    char out[2048];
+    gpu_params_describe(&g, out, sizeof out);
+    ck_assert_ptr_nonnull(strstr(out, "; fitted op_overhead (fitted on file B)"));
+    ck_assert_ptr_nonnull(strstr(out, "; borrowed, NOT measured on this GPU type: gemm_eff (not measured here: borrowed from x)"));
+    char small[16];
+    gpu_params_describe(&g, small, sizeof small);
+    ck_assert_uint_eq(strlen(small), sizeof small - 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("costmodel");
@@ -291,6 +334,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_build_fills_workload);
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
     tcase_add_test(tc, test_gpu_file_errors);
+    tcase_add_test(tc, test_describe_names_each_parameter_and_its_basis);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -95,6 +95,21 @@ int gpu_param_fitted(gpu_param_id id);
  * required, with a value and a source.  Errors name file, line and key. */
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st);
 
+/* Where a parameter's number comes from: the datasheet (never fitted), a
+ * fit on this GPU type, or borrowed from another type's fit (its source
+ * starts "not measured"). */
+typedef enum { GPB_DATASHEET = 0, GPB_FITTED, GPB_BORROWED } gpu_param_basis;
+gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id);
+
+/* What `run` says about the numbers its op times rest on (its `cost model`
+ * line, JSON `cost_model`): the type, then each basis with its parameters,
+ * fitted and borrowed ones grouped by source with the source once, e.g.
+ *   "h100-sxm: datasheet peak_flops hbm_bw nvlink_bw pcie_bw; borrowed, NOT
+ *    measured on this GPU type: gemm_eff ... op_overhead (not measured on
+ *    h100-sxm: assumed equal to the a100-80g fit ...)".
+ * Truncated to len - 1 characters. */
+void gpu_params_describe(const gpu_params *g, char *out, size_t len);
+
 /* Write g as a loadable YAML (appended to out). */
 struct strbuf;
 void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, struct strbuf *out);
