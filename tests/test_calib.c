@@ -100,6 +100,7 @@ START_TEST(test_predict_pp1_closed_form)
     g.v[GP_ITER_OVERHEAD_S] = 0.01;
     train_row r = {.line = 2, .gpus = 2, .global_batch = 16, .micro_batch = 2, .hidden = 1024, .heads = 16,
                    .layers = 12, .seq = 1024, .vocab = 50304, .tp = 1, .dp = 2, .pp = 1, .measured_s = 1};
+    calib_row_defaults(&r);   /* vTrain's setup: full recompute, fp32 gradients, one node */
     iter_set set;
     pg_status st;
     ck_assert_int_eq(iter_set_prepare(&set, &r, 1, &st), 0);
@@ -110,7 +111,7 @@ START_TEST(test_predict_pp1_closed_form)
     ck_assert_int_eq(costmodel_build_shape(&g, &m, 1, &w, &st), 0);
     const stage_cost *sc = &w.stage[0];
     ck_assert_rel(bd.pipeline_s, 4 * (2 * sc->f_s + sc->b_s + sc->w_s), 1e-9);
-    ck_assert_rel(bd.dp_allreduce_s, costmodel_allreduce_s(&g, 2.0 * sc->param_count, 2), 1e-9);
+    ck_assert_rel(bd.dp_allreduce_s, costmodel_allreduce_s(&g, r.grad_bytes * sc->param_count, 2), 1e-9);
     ck_assert_rel(bd.optimizer_s, costmodel_optimizer_s(&g, sc->param_count), 1e-9);
     ck_assert_rel(bd.total_s, bd.pipeline_s + bd.dp_allreduce_s + bd.optimizer_s + 0.01, 1e-9);
     workload_free(&w);
@@ -153,6 +154,7 @@ START_TEST(test_selection_uses_no_heldout_row)
                               .heads = 16, .layers = 12 + 4 * (i % 3), .seq = 1024,
                               .vocab = megatron_padded_vocab(50257, tp), .tp = tp, .dp = 8 / (tp * pp), .pp = pp,
                               .gpus = 8, .measured_s = 1};
+        calib_row_defaults(&rows[i]);
         mask[i] = i % 3 != 1;               /* 12 fit rows, 6 held out */
         nfit += mask[i];
     }
@@ -227,11 +229,13 @@ START_TEST(test_calibrate_recovers_synthetic)
                           {16, 2, 1024, 12, 1, 8}, {32, 8, 1024, 24, 2, 1}, {8, 1, 4096, 16, 2, 2}};
     int n = sizeof cfg / sizeof cfg[0];
     train_row rows[sizeof cfg / sizeof cfg[0]];
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         rows[i] = (train_row){.line = i + 2, .global_batch = cfg[i][0], .micro_batch = cfg[i][1],
                               .hidden = cfg[i][2], .heads = 16, .layers = cfg[i][3], .seq = 1024,
                               .vocab = megatron_padded_vocab(50257, cfg[i][4]), .tp = cfg[i][4],
                               .dp = 8 / (cfg[i][4] * cfg[i][5]), .pp = cfg[i][5], .gpus = 8, .measured_s = 1};
+        calib_row_defaults(&rows[i]);
+    }
     iter_set set;
     pg_status st;
     ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);

@@ -14,8 +14,6 @@
 #define MS_PER_S 1000.0
 #define GPT2_VOCAB 50257            /* GPT-2 BPE (Megatron's gpt2-vocab.json) */
 #define MEGATRON_VOCAB_MULTIPLE 128 /* --make-vocab-size-divisible-by default, times tp */
-#define GRAD_BYTES 2.0              /* fp16 gradients all-reduced (Megatron's default) */
-#define BOUNDARY_ELEM_BYTES 2.0
 #define CSV_LINE_MAX 4096
 #define NCOLS 12
 
@@ -85,6 +83,7 @@ static int parse_row(const char *path, int lineno, char *line, const int *colpos
     char *field[64];
     int n = split(line, field, 64);
     int iv[NCOLS] = {0};
+    calib_row_defaults(r);
     for (int c = 0; c < NCOLS; c++) {
         if (colpos[c] < 0)
             continue;
@@ -185,8 +184,11 @@ int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
     set->sched = pg_xcalloc((size_t)(nrows > 0 ? nrows : 1), sizeof *set->sched);
     for (int i = 0; i < nrows; i++) {
         const train_row *r = &rows[i];
-        sched_params p = {.pp = r->pp, .m = r->global_batch / (r->micro_batch * r->dp), .chunks = 1};
-        int rc = sched_generate("1f1b", &p, &set->sched[i], st);
+        int layer_row = r->kind == ROW_LAYER;
+        int vp = r->vp > 1 && !layer_row ? r->vp : 1;
+        sched_params p = {.pp = layer_row ? 1 : r->pp, .m = layer_row ? 1 : r->global_batch / (r->micro_batch * r->dp),
+                          .chunks = vp};
+        int rc = sched_generate(vp > 1 ? "interleaved" : "1f1b", &p, &set->sched[i], st);
         set->n = i + 1;
         if (rc) {
             pg_status_prefix(st, "line %d", r->line);
@@ -206,36 +208,141 @@ void iter_set_free(iter_set *set)
     memset(set, 0, sizeof *set);
 }
 
+/* Bytes/s one GPU gets in a collective over a group of `span` consecutive
+ * ranks: NVLink inside a node, the GPU's NIC when the group spans nodes
+ * (a ring across nodes is as fast as its inter-node hops). */
+static double group_bw(const gpu_params *g, const train_row *r, long span)
+{
+    double link = span <= r->gpus_per_node || r->nic_bw <= 0 ? g->v[GP_NVLINK_BW] : r->nic_bw;
+    return link * g->v[GP_COLL_BW_EFF];
+}
+
+/* Ring all-reduce of bytes over n ranks of a group spanning span ranks. */
+static double ring_allreduce_s(const gpu_params *g, const train_row *r, double bytes, int n, long span)
+{
+    if (n <= 1)
+        return 0.0;
+    return 2.0 * (n - 1) * g->v[GP_COLL_LATENCY_S] + 2.0 * (n - 1) / n * bytes / group_bw(g, r, span);
+}
+
+static gpt_shape row_shape(const train_row *r, int layers)
+{
+    return (gpt_shape){.layers = layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq, .vocab = r->vocab,
+                       .micro_batch = r->micro_batch, .tp = r->tp, .arch = r->has_arch ? &r->arch : NULL,
+                       .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
+                       .fp8 = r->fp8};
+}
+
+/* The cost model's view of the row's links: tensor parallelism over more
+ * GPUs than a node has runs its all-reduces across nodes. */
+static gpu_params row_links(const gpu_params *g, const train_row *r)
+{
+    gpu_params gl = *g;
+    if (r->tp > r->gpus_per_node && r->nic_bw > 0)
+        gl.v[GP_NVLINK_BW] = r->nic_bw;
+    return gl;
+}
+
+/* Table 4 rows: one layer's forward + backward (the backward with its
+ * recompute), as the difference of one-stage workloads of 2 and 1 layers
+ * (embedding, head and per-op overheads cancel). */
+static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown *out, pg_status *st)
+{
+    gpu_params gl = row_links(g, r);
+    workload w1, w2;
+    gpt_shape m1 = row_shape(r, 1), m2 = row_shape(r, 2);
+    arch a1, a2;
+    if (r->has_arch) {
+        a1 = a2 = r->arch;
+        a1.layers = 1;
+        a2.layers = 2;
+        m1.arch = &a1;
+        m2.arch = &a2;
+    }
+    int rc = costmodel_build_shape(&gl, &m1, 1, &w1, st);
+    if (rc)
+        return rc;
+    rc = costmodel_build_shape(&gl, &m2, 1, &w2, st);
+    if (rc) {
+        workload_free(&w1);
+        return rc;
+    }
+    const stage_cost *s1 = &w1.stage[0], *s2 = &w2.stage[0];
+    double f = s2->f_s - s1->f_s, b = s2->b_s - s1->b_s, wg = s2->w_s - s1->w_s;
+    double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
+                 : r->recompute == ROW_RECOMPUTE_SELECTIVE ? s2->attn_core_s - s1->attn_core_s
+                                                           : 0.0;
+    out->pipeline_s = f + rec + b + wg;
+    out->total_s = out->pipeline_s;
+    workload_free(&w1);
+    workload_free(&w2);
+    return 0;
+}
+
 int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     const train_row *r = &set->row[i];
+    if (r->kind == ROW_LAYER) {
+        int rc = predict_layer(g, r, out, st);
+        if (rc)
+            pg_status_prefix(st, "line %d", r->line);
+        return rc;
+    }
     const schedule *s = &set->sched[i];
-    gpt_shape m = {.layers = r->layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq,
-                   .vocab = r->vocab, .micro_batch = r->micro_batch, .tp = r->tp};
+    gpu_params gl = row_links(g, r);
+    gpt_shape m = row_shape(r, r->layers);
     workload w;
-    int rc = costmodel_build_shape(g, &m, r->pp, &w, st);
+    int rc = costmodel_build_shape(&gl, &m, s->nstages, &w, st);
     if (rc) {
         pg_status_prefix(st, "line %d", r->line);
         return rc;
     }
+    /* Megatron's rank order: tp innermost, then cp, ep/dp, pp outermost */
+    long tp_cp = (long)r->tp * r->cp;
+    double lat = g->v[GP_COLL_LATENCY_S];
+    double t_a2a = r->ep > 1 ? (r->ep - 1) * lat : 0.0;   /* one message to each other expert rank */
     double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *dur);
     double max_params = 0.0;
     for (int k = 0; k < w.nstages; k++) {
         const stage_cost *sc = &w.stage[k];
-        dur[k][OP_F] = sc->f_s;
-        dur[k][OP_B] = sc->f_s + sc->b_s;            /* recompute, then input gradient */
+        double f = sc->f_s, b = sc->b_s;
+        if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
+            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, tp_cp * r->ep);
+            f += 2.0 * sc->moe_layers * a2a;
+            b += 2.0 * sc->moe_layers * a2a;
+        }
+        if (r->cp > 1) {   /* key/value ring: cp - 1 steps in F, keys/values and their gradients in B */
+            double t_kv = (r->cp - 1) * (lat + sc->cp_kv_bytes / group_bw(g, r, tp_cp));
+            f += sc->attn_layers * t_kv;
+            b += 2.0 * sc->attn_layers * t_kv;
+        }
+        double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
+                     : r->recompute == ROW_RECOMPUTE_SELECTIVE ? sc->attn_core_s
+                                                               : 0.0;
+        dur[k][OP_F] = f;
+        dur[k][OP_B] = rec + b;
         dur[k][OP_W] = sc->w_s;
-        dur[k][OP_BW] = sc->f_s + sc->b_s + sc->w_s;
-        if (sc->param_count > max_params)
-            max_params = sc->param_count;
+        dur[k][OP_BW] = rec + b + sc->w_s;
+        /* the rank's parameters: its vp chunks */
+        double rank_params = 0.0;
+        for (int c = k % r->pp; c < w.nstages; c += r->pp)
+            rank_params += w.stage[c].param_count;
+        if (rank_params > max_params)
+            max_params = rank_params;
     }
-    double boundary = BOUNDARY_ELEM_BYTES * r->seq * (double)r->micro_batch * r->hidden;
-    double t_comm = r->pp > 1 ? g->v[GP_COLL_LATENCY_S] + boundary / (g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF])
-                              : 0.0;
+    long dp_span = tp_cp * r->dp;
+    /* pipeline neighbours are dp_span ranks apart: one node holds both when
+     * dp_span < gpus_per_node, i.e. a group of dp_span + 1 ranks fits */
+    double t_comm = r->pp > 1 ? lat + w.stage[0].boundary_bytes / group_bw(g, r, dp_span + 1) : 0.0;
+    double last_bwd_s = 0.0;   /* rank 0's last microbatch's backward: what an overlapped reduction hides under */
+    for (int c = 0; c < w.nstages; c += r->pp)
+        last_bwd_s += dur[c][OP_B] + dur[c][OP_W];
     sched_times t;
     rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(dur);
+    int tied = r->has_arch ? r->arch.tied_embeddings : 1;
+    double embed_params = (double)r->vocab * r->hidden / r->tp;
     workload_free(&w);
     if (rc) {
         pg_status_prefix(st, "line %d", r->line);
@@ -243,10 +350,11 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     }
     out->pipeline_s = t.makespan;
     sched_times_free(s, &t);
-    if (r->pp > 1)
-        out->embed_sync_s = costmodel_allreduce_s(g, GRAD_BYTES * (double)r->vocab * r->hidden / r->tp, 2);
-    out->dp_allreduce_s = costmodel_allreduce_s(g, GRAD_BYTES * max_params, r->dp);
-    out->optimizer_s = costmodel_optimizer_s(g, max_params);
+    if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
+        out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * r->pp);
+    double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, dp_span);
+    out->dp_allreduce_s = r->dp_overlap ? (t_dp > last_bwd_s ? t_dp - last_bwd_s : 0.0) : t_dp;
+    out->optimizer_s = costmodel_optimizer_s(g, r->zero1 ? max_params / r->dp : max_params);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];
     out->total_s = out->pipeline_s + out->embed_sync_s + out->dp_allreduce_s + out->optimizer_s + out->overhead_s;
     return 0;
@@ -267,6 +375,11 @@ static uint64_t splitmix64(uint64_t x)
 int iter_in_fit_part(int i, double fit_fraction)
 {
     return (double)(splitmix64((uint64_t)i) % SPLIT_BUCKETS) < fit_fraction * SPLIT_BUCKETS;
+}
+
+int iter_row_in_fit_part(const train_row *r, double fit_fraction)
+{
+    return (double)(splitmix64((uint64_t)r->split_key) % SPLIT_BUCKETS) < fit_fraction * SPLIT_BUCKETS;
 }
 
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask)

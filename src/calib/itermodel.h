@@ -22,9 +22,23 @@
 #ifndef PG_CALIB_ITERMODEL_H
 #define PG_CALIB_ITERMODEL_H
 
+#include "model/arch.h"
 #include "model/costmodel.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
+
+/* How a row's job ran the backward. */
+typedef enum {
+    ROW_RECOMPUTE_FULL = 0,         /* activation checkpointing of every layer (vTrain, Korthikanti "full") */
+    ROW_RECOMPUTE_SELECTIVE,        /* Megatron's selective: the attention core only */
+    ROW_RECOMPUTE_NONE
+} row_recompute;
+
+/* What a row measures. */
+typedef enum {
+    ROW_ITERATION = 0,              /* one training iteration (measured_s) */
+    ROW_LAYER                       /* one transformer layer's forward + backward (Korthikanti Table 4) */
+} row_kind;
 
 typedef struct train_row {
     int line;                       /* in the CSV, for messages */
@@ -32,7 +46,29 @@ typedef struct train_row {
     int hidden, heads, layers, seq, vocab;
     int tp, dp, pp;
     double measured_s;
+    /* The job as it ran; the vTrain loader leaves what it does not say at
+     * the values of its setup (calib_row_defaults). */
+    row_kind kind;
+    char gpu[32];                   /* pipegrid GPU type (profiles/gpus/TYPE.yaml) */
+    char label[96];                 /* the source's name for the row, for reports */
+    unsigned long long split_key;   /* measurement identity: rows with the same key are one measurement
+                                     * (republished versions) and fall on the same side of the split */
+    int vp, cp, ep;                 /* model chunks per pipeline rank (interleaved), context, expert parallel */
+    int sequence_parallel, flash, fp8;
+    row_recompute recompute;
+    int dp_overlap;                 /* gradient reduction overlapped with the last microbatch's backward */
+    int zero1;                      /* distributed optimizer: each data-parallel rank steps 1/dp of the state */
+    double grad_bytes;              /* bytes per parameter of the data-parallel gradient reduction */
+    int gpus_per_node;              /* NVLink domain */
+    double nic_bw;                  /* inter-node bytes/s per GPU, each direction (datasheet of the system) */
+    int has_arch;                   /* arch below describes the model; 0 = GPT of the five numbers above */
+    arch arch;
 } train_row;
+
+/* The setup of vTrain's measurements (Megatron-DeepSpeed, one node of 8
+ * A100s, activation checkpointing, fp32 gradient reduction, no overlap) as
+ * the defaults of a row. */
+void calib_row_defaults(train_row *r);
 
 /* Read a CSV with the columns of vTrain's ground_truth_single.csv
  * ("# GPUs", "global batch", "micro batch", "hidden size", "attention heads",
@@ -66,6 +102,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
 /* The deterministic split: 1 if row index i (0-based data row) belongs to
  * the fit part for fraction f of the rows (a hash of i, not of the data). */
 int iter_in_fit_part(int i, double fit_fraction);
+/* The same for a row: a hash of its split_key (vTrain's rows: their index,
+ * so the split is iter_in_fit_part's). */
+int iter_row_in_fit_part(const train_row *r, double fit_fraction);
 
 typedef struct error_stats {
     int n;

@@ -85,15 +85,17 @@ int cmd_calibrate(int argc, char **argv)
     if (validate_args_parse(argc, argv, 1, &a, &st))
         return cli_report_error(&st);
     gpu_params g;
-    train_row *rows = NULL;
-    int n = 0;
+    calib_rows rows;
     iter_set set = {0};
-    if (measurements_load(&a, &g, &rows, &n, &set, &st))
+    if (measurements_load(&a, &g, &rows, &set, &st))
         return cli_report_error(&st);
+    int n = rows.n;
+    if (rows.nskip > 0)
+        measurements_print_skipped(&rows, stderr);
     int *fit = pg_xcalloc((size_t)n, sizeof *fit);
     int nfit = 0;
     for (int i = 0; i < n; i++) {
-        fit[i] = iter_in_fit_part(i, a.fit_fraction);
+        fit[i] = iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
         nfit += fit[i];
     }
     calib_result *cr = pg_xcalloc(1, sizeof *cr);
@@ -129,6 +131,6 @@ int cmd_calibrate(int argc, char **argv)
         cli_report_error(&st);
     free(fit);
     iter_set_free(&set);
-    free(rows);
+    calib_rows_free(&rows);
     return rc;
 }

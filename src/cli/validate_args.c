@@ -18,7 +18,7 @@ static int parse_fraction(const char *opt, const char *text, double lo_excl, dou
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st)
 {
     memset(a, 0, sizeof *a);
-    a->gpu = VALIDATE_DEFAULT_GPU;
+    a->gpu = NULL;
     a->output = "";
     a->fit_fraction = VALIDATE_DEFAULT_FIT_FRACTION;
     a->max_weight = -1.0;
@@ -78,19 +78,45 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     return 0;
 }
 
-int measurements_load(const validate_args *a, gpu_params *g, train_row **rows, int *n, iter_set *set,
-                      pg_status *st)
+int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st)
 {
-    *rows = NULL;
-    *n = 0;
-    int rc = gpu_params_load(a->gpu, g, st);
-    if (rc == 0)
-        rc = train_csv_load(a->csv, rows, n, st);
-    if (rc == 0)
-        rc = iter_set_prepare(set, *rows, *n, st);
-    if (rc != 0) {
-        free(*rows);
-        *rows = NULL;
+    int rc = calib_rows_load(a->csv, rows, st);
+    if (rc)
+        return rc;
+    const char *gpu = a->gpu;
+    if (!gpu)
+        gpu = rows->n > 0 ? rows->row[0].gpu : "a100-80g";
+    rc = gpu_params_load(gpu, g, st);
+    if (rc == 0) {
+        calib_rows_keep_gpu(rows, g->name);
+        if (rows->n == 0)
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s: no row to predict on GPU type %s (%d rows skipped)", a->csv, g->name,
+                         rows->nskip);
     }
+    if (rc == 0)
+        rc = iter_set_prepare(set, rows->row, rows->n, st);
+    if (rc != 0)
+        calib_rows_free(rows);
     return rc;
+}
+
+void measurements_print_skipped(const calib_rows *rows, FILE *f)
+{
+    if (rows->nskip == 0)
+        return;
+    fprintf(f, "skipped rows: %d (not predicted, not in any error below)\n", rows->nskip);
+    int *done = pg_xcalloc((size_t)rows->nskip, sizeof *done);
+    for (int i = 0; i < rows->nskip; i++) {
+        if (done[i])
+            continue;
+        int count = 0;
+        for (int j = i; j < rows->nskip; j++)
+            if (!done[j] && strcmp(rows->skip[j].reason, rows->skip[i].reason) == 0) {
+                done[j] = 1;
+                count++;
+            }
+        fprintf(f, "  %3d x %s (e.g. line %d, %s)\n", count, rows->skip[i].reason, rows->skip[i].line,
+                rows->skip[i].label);
+    }
+    free(done);
 }
