@@ -208,21 +208,30 @@ void iter_set_free(iter_set *set)
     memset(set, 0, sizeof *set);
 }
 
-/* Bytes/s one GPU gets in a collective over a group of `span` consecutive
- * ranks: NVLink inside a node, the GPU's NIC when the group spans nodes
- * (a ring across nodes is as fast as its inter-node hops). */
-static double group_bw(const gpu_params *g, const train_row *r, long span)
+/* Bytes/s a collective over n ranks `stride` apart achieves per rank:
+ * NVLink when one node holds the group; across nodes NCCL runs as many rings
+ * as a node has NICs, so the group's members in one node share that many
+ * NICs: min(NVLink, members per node x NIC).  Both scaled by coll_bw_eff. */
+static double group_bw(const gpu_params *g, const train_row *r, int n, long stride)
 {
-    double link = span <= r->gpus_per_node || r->nic_bw <= 0 ? g->v[GP_NVLINK_BW] : r->nic_bw;
+    double link = g->v[GP_NVLINK_BW];
+    long extent = (long)(n - 1) * stride + 1;   /* ranks from the group's first to its last */
+    if (extent > r->gpus_per_node && r->nic_bw > 0) {
+        long per_node = stride >= r->gpus_per_node ? 1 : r->gpus_per_node / stride;
+        if (per_node > n)
+            per_node = n;
+        double nics = (double)per_node * r->nic_bw;
+        link = nics < link ? nics : link;
+    }
     return link * g->v[GP_COLL_BW_EFF];
 }
 
-/* Ring all-reduce of bytes over n ranks of a group spanning span ranks. */
-static double ring_allreduce_s(const gpu_params *g, const train_row *r, double bytes, int n, long span)
+/* Ring all-reduce of bytes over n ranks `stride` apart. */
+static double ring_allreduce_s(const gpu_params *g, const train_row *r, double bytes, int n, long stride)
 {
     if (n <= 1)
         return 0.0;
-    return 2.0 * (n - 1) * g->v[GP_COLL_LATENCY_S] + 2.0 * (n - 1) / n * bytes / group_bw(g, r, span);
+    return 2.0 * (n - 1) * g->v[GP_COLL_LATENCY_S] + 2.0 * (n - 1) / n * bytes / group_bw(g, r, n, stride);
 }
 
 static gpt_shape row_shape(const train_row *r, int layers)
@@ -234,12 +243,13 @@ static gpt_shape row_shape(const train_row *r, int layers)
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more
- * GPUs than a node has runs its all-reduces across nodes. */
+ * GPUs than a node has runs its all-reduces across nodes (group_bw before
+ * the efficiency, which the cost model applies). */
 static gpu_params row_links(const gpu_params *g, const train_row *r)
 {
     gpu_params gl = *g;
-    if (r->tp > r->gpus_per_node && r->nic_bw > 0)
-        gl.v[GP_NVLINK_BW] = r->nic_bw;
+    if (r->tp > r->gpus_per_node && g->v[GP_COLL_BW_EFF] > 0)
+        gl.v[GP_NVLINK_BW] = group_bw(g, r, r->tp, 1) / g->v[GP_COLL_BW_EFF];
     return gl;
 }
 
@@ -308,12 +318,12 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
         if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
-            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, tp_cp * r->ep);
+            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, tp_cp);
             f += 2.0 * sc->moe_layers * a2a;
             b += 2.0 * sc->moe_layers * a2a;
         }
         if (r->cp > 1) {   /* key/value ring: cp - 1 steps in F, keys/values and their gradients in B */
-            double t_kv = (r->cp - 1) * (lat + sc->cp_kv_bytes / group_bw(g, r, tp_cp));
+            double t_kv = (r->cp - 1) * (lat + sc->cp_kv_bytes / group_bw(g, r, r->cp, r->tp));
             f += sc->attn_layers * t_kv;
             b += 2.0 * sc->attn_layers * t_kv;
         }
@@ -332,9 +342,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             max_params = rank_params;
     }
     long dp_span = tp_cp * r->dp;
-    /* pipeline neighbours are dp_span ranks apart: one node holds both when
-     * dp_span < gpus_per_node, i.e. a group of dp_span + 1 ranks fits */
-    double t_comm = r->pp > 1 ? lat + w.stage[0].boundary_bytes / group_bw(g, r, dp_span + 1) : 0.0;
+    /* pipeline neighbours: a pair dp_span ranks apart */
+    double t_comm = r->pp > 1 ? lat + w.stage[0].boundary_bytes / group_bw(g, r, 2, dp_span) : 0.0;
     double last_bwd_s = 0.0;   /* rank 0's last microbatch's backward: what an overlapped reduction hides under */
     for (int c = 0; c < w.nstages; c += r->pp)
         last_bwd_s += dur[c][OP_B] + dur[c][OP_W];
@@ -351,8 +360,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     out->pipeline_s = t.makespan;
     sched_times_free(s, &t);
     if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
-        out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * r->pp);
-    double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, dp_span);
+        out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
+    double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
     out->dp_allreduce_s = r->dp_overlap ? (t_dp > last_bwd_s ? t_dp - last_bwd_s : 0.0) : t_dp;
     out->optimizer_s = costmodel_optimizer_s(g, r->zero1 ? max_params / r->dp : max_params);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];

@@ -51,6 +51,7 @@ typedef struct train_row {
     row_kind kind;
     char gpu[32];                   /* pipegrid GPU type (profiles/gpus/TYPE.yaml) */
     char label[96];                 /* the source's name for the row, for reports */
+    int file;                       /* index of the file it came from, when several are read together */
     unsigned long long split_key;   /* measurement identity: rows with the same key are one measurement
                                      * (republished versions) and fall on the same side of the split */
     int vp, cp, ep;                 /* model chunks per pipeline rank (interleaved), context, expert parallel */

@@ -255,14 +255,21 @@ static int load_vtrain(const char *path, calib_rows *out, pg_status *st)
     int rc = train_csv_load(path, &rows, &n, st);
     if (rc)
         return rc;
-    snprintf(out->source, sizeof out->source, "vtrain");
+    int multi = 0;
+    for (int i = 0; i < n; i++)
+        multi |= rows[i].gpus > DGX_GPUS_PER_NODE;
+    snprintf(out->source, sizeof out->source, "%s", multi ? "vtrain_multi" : "vtrain_single");
     out->row = pg_xcalloc((size_t)n, sizeof *out->row);
     for (int i = 0; i < n; i++) {
         train_row *r = &out->row[i];
         *r = rows[i];
         calib_row_defaults(r);
         snprintf(r->label, sizeof r->label, "line %d", r->line);
-        r->split_key = (unsigned long long)i;
+        /* single node: the row index (the split calibrate has always used);
+         * multi-node: salted, so its split is not the single-node file's */
+        char key[64];
+        snprintf(key, sizeof key, "vtrain_multi|%d", i);
+        r->split_key = multi ? fnv1a(key) : (unsigned long long)i;
     }
     out->n = n;
     free(rows);
@@ -559,7 +566,7 @@ int calib_rows_load(const char *path, calib_rows *out, pg_status *st)
     }
     memcpy(c.header_buf, c.raw, sizeof c.raw);
     c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
-    if (col(&c, "iteration time (ms)") >= 0) {
+    if (col(&c, "iteration time (ms)") >= 0 || col(&c, VTRAIN_FIRST_COLUMN) >= 0) {
         fclose(c.f);
         return load_vtrain(path, out, st);
     }

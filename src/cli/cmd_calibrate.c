@@ -35,13 +35,27 @@
 static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h, const char *why, int nfit,
                        int n, const char *date)
 {
-    const char *base = strrchr(a->csv, '/');
-    base = base ? base + 1 : a->csv;
+    char base[128] = "";
+    for (int k = 0; k < a->nfiles; k++) {
+        const char *b = strrchr(a->files[k], '/');
+        b = b ? b + 1 : a->files[k];
+        if (strlen(base) + strlen(b) + 2 < sizeof base)
+            snprintf(base + strlen(base), sizeof base - strlen(base), "%s%s", k ? " " : "", b);
+    }
+    /* the whole sentence, then as much of it as a source holds (the
+     * file's header comment keeps the cross-validation table) */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "fitted %.16s by 'pipegrid calibrate %s --fit-fraction %g' on %d of %d measured rows; max-weight %g %s",
+             date, base, a->fit_fraction, nfit, n, h->max_weight, why);
+    size_t len = strlen(text);
+    if (len >= sizeof g->source[0])
+        len = sizeof g->source[0] - 1;
     for (int k = 0; k < GP_COUNT; k++)
-        if (gpu_param_fitted((gpu_param_id)k))
-            snprintf(g->source[k], sizeof g->source[k],
-                     "fitted %.16s by 'pipegrid calibrate %.48s --fit-fraction %g' on %d of %d measured rows; "
-                     "max-weight %g %.80s", date, base, a->fit_fraction, nfit, n, h->max_weight, why);
+        if (gpu_param_basis_of(g, (gpu_param_id)k) != GPB_DATASHEET) {
+            memcpy(g->source[k], text, len);
+            g->source[k][len] = '\0';
+        }
 }
 
 /* The header comment: the procedure, the cross-validation table, the fit. */

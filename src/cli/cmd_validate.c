@@ -49,12 +49,30 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
         fit[i] = !holdout[i];
     error_stats fitted = iter_errors(set, pred, fit);
     free(fit);
-    printf("validate %s (%s) with %s\n", a->csv, rows->source, a->gpu_path);
+    printf("validate");
+    for (int k = 0; k < a->nfiles; k++)
+        printf(" %s", a->files[k]);
+    printf(" (%s) with %s\n", rows->source, a->gpu_path);
     printf("  all rows:      %5d  MAPE %6.2f %%  max error %6.2f %%\n", all.n, PCT * all.mape, PCT * all.max_err);
     printf("  fit rows:      %5d  MAPE %6.2f %%  max error %6.2f %%  (the %.0f %% calibrate fits on)\n", fitted.n,
            PCT * fitted.mape, PCT * fitted.max_err, PCT * a->fit_fraction);
     printf("  held-out rows: %5d  MAPE %6.2f %%  max error %6.2f %%  (not in the %.0f %% fit part)\n", held.n,
            PCT * held.mape, PCT * held.max_err, PCT * a->fit_fraction);
+    if (a->nfiles > 1) {
+        printf("by file (fit part / held-out part):\n");
+        int *mask = pg_xcalloc((size_t)set->n, sizeof *mask);
+        for (int k = 0; k < a->nfiles; k++) {
+            for (int part = 0; part < 2; part++) {
+                for (int i = 0; i < set->n; i++)
+                    mask[i] = set->row[i].file == k && holdout[i] == part;
+                error_stats e = iter_errors(set, pred, mask);
+                const char *base = strrchr(a->files[k], '/');
+                printf("  %-34s %-8s %5d rows  MAPE %6.2f %%  max %6.2f %%\n", base ? base + 1 : a->files[k],
+                       part ? "held-out" : "fit", e.n, PCT * e.mape, PCT * e.max_err);
+            }
+        }
+        free(mask);
+    }
     measurements_print_skipped(rows, stdout);
     printf("by parallelism (held-out rows):\n");
     static const int DEG[] = {1, 2, 4, 8, 16, 32, 64};

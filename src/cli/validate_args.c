@@ -66,11 +66,14 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
                 return st->code;
         } else if (o[0] == '-' && o[1] != '\0')
             return pg_fail(st, PG_EXIT_INPUT, "%s: unknown option '%s'", cmd, o);
-        else if (a->csv == NULL) {
-            a->csv = o;
+        else if (a->nfiles < VALIDATE_MAX_FILES) {
+            a->files[a->nfiles++] = o;
+            if (a->csv == NULL)
+                a->csv = o;
             continue;
         } else
-            return pg_fail(st, PG_EXIT_INPUT, "%s: more than one CSV given ('%s', '%s')", cmd, a->csv, o);
+            return pg_fail(st, PG_EXIT_INPUT, "%s: more than %d files of measurements given", cmd,
+                           VALIDATE_MAX_FILES);
         i++;
     }
     if (a->csv == NULL)
@@ -78,11 +81,41 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     return 0;
 }
 
+/* Append src's rows (tagged with file index k) and skipped rows to dst. */
+static void append_rows(calib_rows *dst, calib_rows *src, int k)
+{
+    dst->row = pg_xrealloc(dst->row, ((size_t)dst->n + (size_t)src->n + 1) * sizeof *dst->row);
+    for (int i = 0; i < src->n; i++) {
+        dst->row[dst->n] = src->row[i];
+        dst->row[dst->n++].file = k;
+    }
+    dst->skip = pg_xrealloc(dst->skip, ((size_t)dst->nskip + (size_t)src->nskip + 1) * sizeof *dst->skip);
+    for (int i = 0; i < src->nskip; i++)
+        dst->skip[dst->nskip++] = src->skip[i];
+    if (dst->source[0] == '\0')
+        snprintf(dst->source, sizeof dst->source, "%s", src->source);
+    else if (strlen(dst->source) + strlen(src->source) + 2 < sizeof dst->source) {
+        strcat(dst->source, "+");
+        strcat(dst->source, src->source);
+    }
+}
+
 int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st)
 {
-    int rc = calib_rows_load(a->csv, rows, st);
-    if (rc)
+    int rc = 0;
+    memset(rows, 0, sizeof *rows);
+    for (int k = 0; k < a->nfiles && rc == 0; k++) {
+        calib_rows one;
+        rc = calib_rows_load(a->files[k], &one, st);
+        if (rc == 0) {
+            append_rows(rows, &one, k);
+            calib_rows_free(&one);
+        }
+    }
+    if (rc) {
+        calib_rows_free(rows);
         return rc;
+    }
     const char *gpu = a->gpu;
     if (!gpu)
         gpu = rows->n > 0 ? rows->row[0].gpu : "a100-80g";

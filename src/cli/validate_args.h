@@ -10,8 +10,12 @@
 /* The part of the measurements calibration fits on. */
 #define VALIDATE_DEFAULT_FIT_FRACTION 0.3
 
+#define VALIDATE_MAX_FILES 8
+
 typedef struct validate_args {
-    const char *csv;
+    const char *csv;            /* the first file (messages) */
+    const char *files[VALIDATE_MAX_FILES]; /* every file given: fitted / validated together */
+    int nfiles;
     const char *gpu;            /* --gpu TYPE or FILE; NULL: the GPU type of the file's first row */
     const char *gpu_path;       /* resolved file (filled by the command) */
     const char *output;         /* calibrate -o FILE ("" = stdout) */
