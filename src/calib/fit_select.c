@@ -64,7 +64,7 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
             }
     }
     if (rc == 0) {
-        error_stats e = iter_errors(set, pred, scored);
+        error_stats e = iter_errors_by_file(set, pred, scored);
         out->h = *h;
         out->n = e.n;
         out->mape = e.mape;

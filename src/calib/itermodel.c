@@ -209,21 +209,22 @@ void iter_set_free(iter_set *set)
 }
 
 /* Bytes/s a collective over n ranks `stride` apart achieves per rank:
- * NVLink when one node holds the group; across nodes NCCL runs as many rings
- * as a node has NICs, so the group's members in one node share that many
- * NICs: min(NVLink, members per node x NIC).  Both scaled by coll_bw_eff. */
+ * NVLink x coll_bw_eff when one node holds the group; across nodes NCCL runs
+ * as many rings as a node has NICs, so the group's members in one node share
+ * that many NICs: min(NVLink x coll_bw_eff, members per node x NIC x
+ * net_bw_eff). */
 static double group_bw(const gpu_params *g, const train_row *r, int n, long stride)
 {
-    double link = g->v[GP_NVLINK_BW];
+    double bw = g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF];
     long extent = (long)(n - 1) * stride + 1;   /* ranks from the group's first to its last */
     if (extent > r->gpus_per_node && r->nic_bw > 0) {
         long per_node = stride >= r->gpus_per_node ? 1 : r->gpus_per_node / stride;
         if (per_node > n)
             per_node = n;
-        double nics = (double)per_node * r->nic_bw;
-        link = nics < link ? nics : link;
+        double nics = (double)per_node * r->nic_bw * g->v[GP_NET_BW_EFF];
+        bw = nics < bw ? nics : bw;
     }
-    return link * g->v[GP_COLL_BW_EFF];
+    return bw;
 }
 
 /* Ring all-reduce of bytes over n ranks `stride` apart. */
@@ -410,6 +411,31 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
     return e;
 }
 
+#define ITER_MAX_FILES 64
+
+error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask)
+{
+    error_stats e = iter_errors(set, pred, mask);
+    double sum[ITER_MAX_FILES] = {0};
+    int cnt[ITER_MAX_FILES] = {0}, files = 0;
+    for (int i = 0; i < set->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        int f = set->row[i].file;
+        f = f < 0 ? 0 : f >= ITER_MAX_FILES ? ITER_MAX_FILES - 1 : f;
+        sum[f] += fabs(pred[i] - set->row[i].measured_s) / set->row[i].measured_s;
+        cnt[f]++;
+    }
+    double mean = 0.0;
+    for (int f = 0; f < ITER_MAX_FILES; f++)
+        if (cnt[f] > 0) {
+            mean += sum[f] / cnt[f];
+            files++;
+        }
+    e.mape = files ? mean / files : 0.0;
+    return e;
+}
+
 /* ---- fit ------------------------------------------------------------------ */
 
 typedef struct fit_ctx {
@@ -431,7 +457,7 @@ typedef struct fit_ctx {
 
 static int is_ratio(gpu_param_id id)
 {
-    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF;
+    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF;
 }
 
 static void apply(fit_ctx *c, const double *x)
@@ -459,7 +485,7 @@ static double objective(const double *x, void *vctx)
         }
         c->pred[i] = b.total_s;
     }
-    error_stats e = iter_errors(c->set, c->pred, c->mask);
+    error_stats e = iter_errors_by_file(c->set, c->pred, c->mask);
     return e.mape + c->h.max_weight * e.max_err;
 }
 
@@ -477,6 +503,7 @@ static double objective(const double *x, void *vctx)
 #define INIT_COLL_BW_EFF 0.7
 #define INIT_ITER_OVERHEAD_S 5e-3
 #define INIT_OP_OVERHEAD_S 100e-6
+#define INIT_NET_BW_EFF 0.7
 
 void iter_fit_initial(gpu_params *g)
 {
@@ -489,6 +516,7 @@ void iter_fit_initial(gpu_params *g)
     g->v[GP_COLL_BW_EFF] = INIT_COLL_BW_EFF;
     g->v[GP_ITER_OVERHEAD_S] = INIT_ITER_OVERHEAD_S;
     g->v[GP_OP_OVERHEAD_S] = INIT_OP_OVERHEAD_S;
+    g->v[GP_NET_BW_EFF] = INIT_NET_BW_EFF;
 }
 
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
@@ -513,7 +541,7 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
     if (c.failed)
         rc = pg_fail(st, PG_EXIT_INPUT, "calibration: some row cannot be predicted with the fitted parameters");
     else {
-        *fit_err = iter_errors(set, c.pred, mask);
+        *fit_err = iter_errors_by_file(set, c.pred, mask);
         for (int k = 0; k < c.nvar; k++)
             g->v[c.ids[k]] = c.g.v[c.ids[k]];
     }

@@ -118,6 +118,11 @@ typedef struct error_stats {
  * filled for those rows. */
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask);
 
+/* The same, except that mape is the mean over files (train_row.file) of
+ * each file's MAPE: what the fit minimises, so that 1,440 rows of one file
+ * do not drown 9 of another (with one file it is iter_errors). */
+error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask);
+
 /* Hyper-parameters of the fit: chosen before it, never by the fitted
  * parameters themselves (fit_select.h picks them by cross-validation inside
  * the fit part). */
@@ -135,7 +140,8 @@ typedef struct fit_hyper {
 void iter_fit_initial(gpu_params *g);
 
 /* Fit the fitted parameters of g (gpu_param_fitted) to the rows with
- * mask[i] != 0, minimising MAPE + h->max_weight * (largest relative error)
+ * mask[i] != 0, minimising the per-file mean MAPE (iter_errors_by_file)
+ * + h->max_weight * (largest relative error)
  * over those rows only (rows with mask[i] == 0 are never predicted).
  * Nelder-Mead on the logarithms of the parameters, restarted; efficiencies
  * are capped at h->ratio_cap.  Starts from g's values; g is updated in

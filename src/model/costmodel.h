@@ -75,6 +75,8 @@ typedef enum {
     GP_COLL_BW_EFF,       /* achieved/peak NVLink bandwidth of a collective (beta) */
     GP_ITER_OVERHEAD_S,   /* per training iteration: framework work outside the ops */
     GP_OP_OVERHEAD_S,     /* per op of a stage (F, B, W): framework work around its kernels */
+    GP_NET_BW_EFF,        /* achieved/peak NIC bandwidth of a collective across nodes (calib's predictor;
+                           * `run` simulates inter-node links on the platform instead) */
     GP_COUNT
 } gpu_param_id;
 
