@@ -457,7 +457,8 @@ typedef struct fit_ctx {
 
 static int is_ratio(gpu_param_id id)
 {
-    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF;
+    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF ||
+           id == GP_FP8_GEMM_EFF;
 }
 
 static void apply(fit_ctx *c, const double *x)
@@ -504,6 +505,7 @@ static double objective(const double *x, void *vctx)
 #define INIT_ITER_OVERHEAD_S 5e-3
 #define INIT_OP_OVERHEAD_S 100e-6
 #define INIT_NET_BW_EFF 0.7
+#define INIT_FP8_GEMM_EFF 0.7
 
 void iter_fit_initial(gpu_params *g)
 {
@@ -517,6 +519,7 @@ void iter_fit_initial(gpu_params *g)
     g->v[GP_ITER_OVERHEAD_S] = INIT_ITER_OVERHEAD_S;
     g->v[GP_OP_OVERHEAD_S] = INIT_OP_OVERHEAD_S;
     g->v[GP_NET_BW_EFF] = INIT_NET_BW_EFF;
+    g->v[GP_FP8_GEMM_EFF] = INIT_FP8_GEMM_EFF;
 }
 
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
@@ -547,4 +550,23 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
     }
     free(c.pred);
     return rc;
+}
+
+#define EXERCISE_STEP 1.25   /* a parameter a fit can see changes some prediction when scaled by this */
+
+int iter_param_exercised(const gpu_params *g, const iter_set *set, const int *mask, gpu_param_id id)
+{
+    gpu_params h = *g;
+    h.v[id] = g->v[id] > 0 ? g->v[id] / EXERCISE_STEP : 1.0;
+    for (int i = 0; i < set->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        iter_breakdown a, b;
+        pg_status st;
+        if (iter_predict(g, set, i, &a, &st) != 0 || iter_predict(&h, set, i, &b, &st) != 0)
+            continue;
+        if (a.total_s != b.total_s)
+            return 1;
+    }
+    return 0;
 }

@@ -149,4 +149,9 @@ void iter_fit_initial(gpu_params *g);
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
              pg_status *st);
 
+/* 1 if some row of mask is predicted differently when parameter id of g
+ * changes: a parameter no fit row exercises (fp8_gemm_eff without FP8
+ * rows, net_bw_eff on one node) is not fitted by a fit on them. */
+int iter_param_exercised(const gpu_params *g, const iter_set *set, const int *mask, gpu_param_id id);
+
 #endif

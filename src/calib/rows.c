@@ -464,7 +464,8 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
         if (out->source[0] == '\0')
             snprintf(out->source, sizeof out->source, "%s", strncmp(src, "nemo", 4) == 0 ? "nemo" : "mbridge");
         char label[96];
-        snprintf(label, sizeof label, "%.50s @ %.40s", get(c, col(c, "row_label")), get(c, col(c, "source_version")));
+        snprintf(label, sizeof label, "%.40s %.14s @ %.36s", get(c, col(c, "row_label")), get(c, col(c, "task")),
+                 get(c, col(c, "source_version")));
         char why[200] = "";
         const char *gpu;
         double nic;
@@ -476,8 +477,11 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
         for (int i = 0; i < nmodels; i++)
             if (strcmp(models[i].key, mkey) == 0)
                 me = &models[i];
+        const char *task = get(c, col(c, "task"));
         if (!calib_system(system, &gpu, &per_node, &nic))
             snprintf(why, sizeof why, "GPU type '%s': no profile in profiles/gpus", system);
+        else if (strstr(task, "LoRA"))
+            snprintf(why, sizeof why, "LoRA fine-tuning (frozen base weights: no weight gradients in this model)");
         else if (strstr(prec, "FP4"))
             snprintf(why, sizeof why, "precision '%s': no FP4 rate in the cost model", prec);
         else if (!me)
@@ -542,7 +546,8 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
             continue;
         }
         char key[256];
-        snprintf(key, sizeof key, "%s|%s|%d|%s|%d|%d|%d|%d|%d|%d|%d|%d", mkey, gpu, r->gpus, r->fp8 ? "fp8" : "bf16",
+        snprintf(key, sizeof key, "%s|%.20s|%s|%d|%s|%d|%d|%d|%d|%d|%d|%d|%d", mkey, task, gpu, r->gpus,
+                 r->fp8 ? "fp8" : "bf16",
                  r->seq, r->global_batch, r->micro_batch, r->tp, r->pp, r->vp, r->cp, r->ep);
         r->split_key = fnv1a(key);
     }

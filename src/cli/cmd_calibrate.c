@@ -33,7 +33,7 @@
 #define PCT 100.0
 
 static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h, const char *why, int nfit,
-                       int n, const char *date)
+                       int n, const char *date, const iter_set *set, const int *fit)
 {
     char base[128] = "";
     for (int k = 0; k < a->nfiles; k++) {
@@ -51,11 +51,19 @@ static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h
     size_t len = strlen(text);
     if (len >= sizeof g->source[0])
         len = sizeof g->source[0] - 1;
-    for (int k = 0; k < GP_COUNT; k++)
-        if (gpu_param_basis_of(g, (gpu_param_id)k) != GPB_DATASHEET) {
-            memcpy(g->source[k], text, len);
-            g->source[k][len] = '\0';
+    for (int k = 0; k < GP_COUNT; k++) {
+        if (gpu_param_basis_of(g, (gpu_param_id)k) == GPB_DATASHEET)
+            continue;
+        if (!iter_param_exercised(g, set, fit, (gpu_param_id)k)) {
+            /* no fit row depends on it: the fixed starting value, said so */
+            snprintf(g->source[k], sizeof g->source[k],
+                     "not measured on %s: no row of the fit part exercises it (calibrate's fixed starting value)",
+                     g->name);
+            continue;
         }
+        memcpy(g->source[k], text, len);
+        g->source[k][len] = '\0';
+    }
 }
 
 /* The header comment: the procedure, the cross-validation table, the fit. */
@@ -132,7 +140,7 @@ int cmd_calibrate(int argc, char **argv)
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        provenance(&g, &a, &cr->h, why, nfit, n, date);
+        provenance(&g, &a, &cr->h, why, nfit, n, date, &set, fit);
         strbuf hdr;
         sb_init(&hdr);
         header_text(&hdr, &g, &a, cr->res, cr->nres, cr->best, fe);

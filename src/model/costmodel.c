@@ -277,7 +277,8 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
     if (m->fp8) {
         const gpu_system *sys = gpu_system_find(g->name);
         if (sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
-            peak *= sys->fp8_flops / sys->speed_flops;    /* the fitted bf16 peak, scaled by the datasheet ratio */
+            /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
+            peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
     }
     return (kctx){g, c, peak};
 }

@@ -77,6 +77,8 @@ typedef enum {
     GP_OP_OVERHEAD_S,     /* per op of a stage (F, B, W): framework work around its kernels */
     GP_NET_BW_EFF,        /* achieved/peak NIC bandwidth of a collective across nodes (calib's predictor;
                            * `run` simulates inter-node links on the platform instead) */
+    GP_FP8_GEMM_EFF,      /* FP8 linear-layer GEMMs: fraction of the datasheet FP8/BF16 speed-up achieved
+                           * (scaling and casts of FP8 recipes) */
     GP_COUNT
 } gpu_param_id;
 
