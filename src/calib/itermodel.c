@@ -527,8 +527,10 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
 {
     fit_ctx c = {.g = *g, .set = set, .mask = mask, .h = *h};
     double x[NM_MAX_VARS], step[NM_MAX_VARS];
+    /* only what some fit row depends on: a parameter none exercises keeps
+     * its value (and would only slow the simplex down) */
     for (int k = 0; k < GP_COUNT; k++)
-        if (gpu_param_fitted((gpu_param_id)k)) {
+        if (gpu_param_fitted((gpu_param_id)k) && iter_param_exercised(g, set, mask, (gpu_param_id)k)) {
             c.ids[c.nvar] = k;
             x[c.nvar] = log(g->v[k] > TINY_PARAM ? g->v[k] : TINY_PARAM);
             step[c.nvar] = FIT_STEP;
