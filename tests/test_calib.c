@@ -10,6 +10,8 @@
 #include "calib/fit_select.h"
 #include "calib/itermodel.h"
 #include "calib/nelder_mead.h"
+#include "calib/rows.h"
+#include "util/datapath.h"
 #include "model/costmodel.h"
 #include "testutil.h"
 
@@ -314,6 +316,186 @@ START_TEST(test_staged_evaluator_matches_ideal)
 }
 END_TEST
 
+/* ---- the shipped validation files (data/validation) ---- */
+
+static calib_rows load_shipped(const char *rel)
+{
+    char path[4096];
+    ck_assert_msg(datapath_find(rel, path, sizeof path) == 0, "%s not found", rel);
+    calib_rows r;
+    pg_status st;
+    int rc = calib_rows_load(path, &r, &st);
+    ck_assert_msg(rc == 0, "%s", st.msg);
+    return r;
+}
+
+static int skipped_with(const calib_rows *r, const char *reason_part)
+{
+    int n = 0;
+    for (int i = 0; i < r->nskip; i++)
+        n += strstr(r->skip[i].reason, reason_part) != NULL;
+    return n;
+}
+
+/* Every row of every file is either a job to predict or listed with its
+ * reason; the counts are the files' own (README of ../shared/validation). */
+START_TEST(test_loaders_account_for_every_row)
+{
+    calib_rows r = load_shipped("data/validation/vtrain/ground_truth_single.csv");
+    ck_assert_int_eq(r.n, 1440);
+    ck_assert_int_eq(r.nskip, 0);
+    ck_assert_str_eq(r.source, "vtrain_single");
+    ck_assert_str_eq(r.row[0].gpu, "a100-80g");
+    ck_assert_int_eq(r.row[0].recompute, ROW_RECOMPUTE_FULL);
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/vtrain/ground_truth_multi_pp1.csv");
+    ck_assert_int_eq(r.n + r.nskip, 28);
+    ck_assert_str_eq(r.source, "vtrain_multi");
+    ck_assert_double_eq(r.row[0].nic_bw, 100e9 / 8);   /* 8x 100 Gb/s per node: one NIC per GPU */
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/megatron/korthikanti.csv");
+    ck_assert_int_eq(r.n, 9);
+    int interleaved = 0, selective = 0;
+    for (int i = 0; i < r.n; i++) {
+        interleaved += r.row[i].vp == 3;
+        selective += r.row[i].recompute == ROW_RECOMPUTE_SELECTIVE && r.row[i].sequence_parallel;
+    }
+    ck_assert_int_eq(interleaved, 5);   /* 175B and 530B (x2 recompute modes) and 530B dp 8 */
+    ck_assert_int_eq(selective, 5);
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/megatron/korthikanti_table4_layer.csv");
+    ck_assert_int_eq(r.n, 5);
+    ck_assert_int_eq(r.row[0].kind, ROW_LAYER);
+    ck_assert_double_eq_tol(r.row[0].measured_s, (7.7 + 11.9) / 1000.0, 1e-12);
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/modern/nemo_perf_summary_2407.csv");
+    ck_assert_int_eq(r.n + r.nskip, 54);
+    ck_assert_int_eq(skipped_with(&r, "LoRA"), 9);
+    for (int i = 0; i < r.n; i++) {
+        ck_assert_str_eq(r.row[i].gpu, "h100-sxm");
+        ck_assert(r.row[i].has_arch && r.row[i].fp8);
+    }
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/modern/mbridge_perf_summary.csv");
+    ck_assert_int_eq(r.n + r.nskip, 292);
+    ck_assert_int_eq(skipped_with(&r, "DGX-GB200"), 98);   /* no profile: listed, not dropped */
+    ck_assert_int_eq(skipped_with(&r, "DGX-GB300"), 91);
+    ck_assert_int_eq(skipped_with(&r, "DGX-B300"), 29);
+    ck_assert_int_gt(skipped_with(&r, "sliding-window"), 0);
+    int h100 = 0, b200 = 0;
+    for (int i = 0; i < r.n; i++) {
+        h100 += strcmp(r.row[i].gpu, "h100-sxm") == 0;
+        b200 += strcmp(r.row[i].gpu, "b200") == 0;
+    }
+    ck_assert_int_gt(h100, 20);
+    ck_assert_int_gt(b200, 10);
+    calib_rows_free(&r);
+}
+END_TEST
+
+/* NeMo 24.07's table was published three times: every version of one
+ * measurement has the same identity, hence the same side of the split. */
+START_TEST(test_republished_measurements_share_a_side)
+{
+    calib_rows r = load_shipped("data/validation/modern/nemo_perf_summary_2407.csv");
+    int distinct = 0;
+    for (int i = 0; i < r.n; i++) {
+        int copies = 0, first = 1;
+        for (int j = 0; j < r.n; j++)
+            if (r.row[j].split_key == r.row[i].split_key) {
+                copies++;
+                ck_assert_int_eq(iter_row_in_fit_part(&r.row[j], 0.3), iter_row_in_fit_part(&r.row[i], 0.3));
+                if (j < i)
+                    first = 0;
+            }
+        ck_assert_int_eq(copies, 3);
+        distinct += first;
+    }
+    ck_assert_int_eq(distinct, r.n / 3);
+    calib_rows_free(&r);
+}
+END_TEST
+
+/* Two files fitted together: changing the measured times of the held-out
+ * rows leaves the fitted parameters exactly as they were. */
+START_TEST(test_heldout_rows_do_not_move_a_multi_file_fit)
+{
+    calib_rows a = load_shipped("data/validation/vtrain/ground_truth_multi_pp1.csv");
+    calib_rows b = load_shipped("data/validation/megatron/korthikanti_table4_layer.csv");
+    int n = a.n + b.n;
+    train_row *rows = pg_xcalloc((size_t)n, sizeof *rows);
+    memcpy(rows, a.row, (size_t)a.n * sizeof *rows);
+    memcpy(rows + a.n, b.row, (size_t)b.n * sizeof *rows);
+    for (int i = a.n; i < n; i++)
+        rows[i].file = 1;
+    int *fit = pg_xcalloc((size_t)n, sizeof *fit), nfit[2] = {0, 0};
+    for (int i = 0; i < n; i++) {
+        fit[i] = iter_row_in_fit_part(&rows[i], 0.5);
+        nfit[rows[i].file] += fit[i];
+    }
+    ck_assert(nfit[0] > 0 && nfit[1] > 0);
+    fit_hyper h = {.max_weight = 0.5, .ratio_cap = FIT_RATIO_CAP};
+    gpu_params g1 = load("a100-80g"), g2;
+    iter_fit_initial(&g1);
+    g2 = g1;
+    pg_status st;
+    error_stats e1, e2;
+    iter_set set;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    ck_assert_int_eq(iter_fit(&g1, &set, fit, &h, &e1, &st), 0);
+    for (int i = 0; i < n; i++)
+        if (!fit[i])
+            rows[i].measured_s *= 3.0;
+    ck_assert_int_eq(iter_fit(&g2, &set, fit, &h, &e2, &st), 0);
+    for (int k = 0; k < GP_COUNT; k++)
+        ck_assert_msg(g1.v[k] == g2.v[k], "%s moved", gpu_param_name((gpu_param_id)k));
+    ck_assert(e1.mape == e2.mape);
+    /* and the fit does see its own rows: changing one moves the parameters */
+    for (int i = 0; i < n; i++)
+        if (fit[i] && rows[i].file == 0) {
+            rows[i].measured_s *= 3.0;
+            break;
+        }
+    gpu_params g3 = load("a100-80g");
+    iter_fit_initial(&g3);
+    ck_assert_int_eq(iter_fit(&g3, &set, fit, &h, &e2, &st), 0);
+    int moved = 0;
+    for (int k = 0; k < GP_COUNT; k++)
+        moved += g3.v[k] != g1.v[k];
+    ck_assert_int_gt(moved, 0);
+    iter_set_free(&set);
+    free(rows);
+    free(fit);
+    calib_rows_free(&a);
+    calib_rows_free(&b);
+}
+END_TEST
+
+/* Bad input names file, line and column. */
+START_TEST(test_loader_errors)
+{
+    pg_status st;
+    calib_rows r;
+    char *path = write_temp("# SOURCE: x\nid,layers,hidden,heads,seq,vocab,mbs,gbs,tp,pp,dp,gpus,gpu,schedule,chunks,"
+                            "recompute,seq_par,meas_iter_s\nk,48,6144,64,2048,51200,four,4,8,1,1,8,a100-80g,1f1b,1,"
+                            "full,false,1.42\n");
+    ck_assert_int_eq(calib_rows_load(path, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":3: key 'mbs': 'four'"));
+    unlink(path);
+    free(path);
+    path = write_temp("a,b\n1,2\n");
+    ck_assert_int_eq(calib_rows_load(path, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "not a known table of measurements"));
+    unlink(path);
+    free(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("calib");
@@ -327,6 +509,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_folds_deterministic_and_balanced);
     tcase_add_test(tc, test_nelder_mead_bowl);
     tcase_add_test(tc, test_staged_evaluator_matches_ideal);
+    tcase_add_test(tc, test_loaders_account_for_every_row);
+    tcase_add_test(tc, test_republished_measurements_share_a_side);
+    tcase_add_test(tc, test_heldout_rows_do_not_move_a_multi_file_fit);
+    tcase_add_test(tc, test_loader_errors);
     suite_add_tcase(s, tc);
     return s;
 }
