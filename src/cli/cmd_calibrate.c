@@ -1,7 +1,8 @@
-/* cmd_calibrate.c: `pipegrid calibrate CSV` -- fit the cost model's GPU
- * parameters to measured iteration times.
+/* cmd_calibrate.c: `pipegrid calibrate CSV...` -- fit the cost model's GPU
+ * parameters to measured iteration times (a thin wrapper: the procedure is
+ * calib_fit_procedure, src/calib/fit_select.h; the rows, src/calib/rows.h).
  *
- *   pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--folds K]
+ *   pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--folds K]
  *                          [--max-weight W] [--max-mape X] [--max-error Y] [-o FILE]
  *
  * Takes the GPU type's datasheet numbers from its parameter file
@@ -73,6 +74,12 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
     sb_appendf(sb, "GPU type parameters of the pipegrid cost model (src/model/costmodel.h), %s.\n", g->name);
     sb_appendf(sb, "Written by pipegrid calibrate on the %.0f %% fit part (%d rows); the held-out rows were not read.\n",
                PCT * a->fit_fraction, fe->n);
+    sb_appendf(sb, "Measurements:");
+    for (int k = 0; k < a->nfiles; k++) {
+        const char *b = strrchr(a->files[k], '/');
+        sb_appendf(sb, " %s", b ? b + 1 : a->files[k]);
+    }
+    sb_appendf(sb, " (split by measurement: republished versions on one side).\n");
     if (nres > 0) {
         sb_appendf(sb, "max-weight chosen by %d-fold cross-validation inside the fit part, score =\n", a->folds);
         sb_appendf(sb, "max(CV MAPE / %g, CV max error / %g), smallest wins:\n", a->max_mape, a->max_error);
@@ -81,7 +88,8 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
                        PCT * res[k].mape, PCT * res[k].max_err, res[k].score, k == best ? "  <- chosen" : "");
     } else
         sb_appendf(sb, "max-weight %g given on the command line (no selection).\n", a->max_weight);
-    sb_appendf(sb, "Final fit on the whole fit part: MAPE %.2f %%, max %.2f %%.", PCT * fe->mape, PCT * fe->max_err);
+    sb_appendf(sb, "Final fit on the whole fit part: MAPE %.2f %% (mean of the files'), max %.2f %%.", PCT * fe->mape,
+               PCT * fe->max_err);
 }
 
 static int write_file(const gpu_params *g, const char *header, const char *path, pg_status *st)

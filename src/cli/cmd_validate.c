@@ -1,7 +1,9 @@
-/* cmd_validate.c: `pipegrid validate CSV` -- predict every measured
- * iteration time of CSV with the cost model and report the errors.
+/* cmd_validate.c: `pipegrid validate CSV...` -- predict every measured
+ * iteration time of the files with the cost model and report the errors
+ * (per file, fit and held-out part; rows of other GPU types or that the
+ * model cannot describe are listed as skipped, with the reason).
  *
- *   pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
+ *   pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
  *                         [--max-mape X] [--max-error Y]
  *
  * Reports MAPE and the largest relative error over all rows, over the
