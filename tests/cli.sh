@@ -85,4 +85,20 @@ expect_rc "keys that apply: no warning" 0 "$BIN" run "${U[@]}" --set schedule=in
     --set offload=selective --set offload.ratio=0.5
 if grep -q warning "$TMP/err"; then not_ok "keys that apply: no warning" "$(cat "$TMP/err")"; else ok "keys that apply: no warning"; fi
 
+# ---- errors of the lower layers are placed where the key at fault was set ----
+# (structural key: pg_status names the key, the job places it; no message parsing)
+printf 'workload: uniform\nnetwork: ideal\nschedule: interleaved\nmicrobatches: 7\n' >loc1.yaml
+expect_rc "generator error: exit 2" 2 "$BIN" run loc1.yaml
+expect_err "generator error: at the key's file:line" "loc1.yaml:4: key 'microbatches': interleaved"
+printf 'workload: uniform\nnetwork: ideal\nschedule: zb-v\nmemory:\n  limit: 0.1\n' >loc2.yaml
+expect_rc "memory limit below one activation: exit 2" 2 "$BIN" run loc2.yaml
+expect_err "memory limit below one activation: at memory.limit's line" "loc2.yaml:5: key 'memory.limit': 0.1 stage activations"
+expect_rc "bound: the same limit, exit 2" 2 "$BIN" bound loc2.yaml
+expect_err "bound: at memory.limit's line" "loc2.yaml:5: key 'memory.limit':"
+printf 'workload: gpt\nnetwork: ideal\ngpt:\n  layers: 8\n  hidden: 1024\n  heads: 16\n  seq: 1024\ntp: 3\n' >loc3.yaml
+expect_rc "model cross-check: exit 2" 2 "$BIN" run loc3.yaml
+expect_err "model cross-check: at tp's line" "loc3.yaml:8: key 'tp': tp=3 does not divide the 16 attention heads"
+expect_rc "model cross-check from --set: exit 2" 2 "$BIN" run loc3.yaml --set tp=5
+expect_err "model cross-check from --set: at --set" "^pipegrid: --set: key 'tp': tp=5"
+
 test_summary

@@ -374,7 +374,7 @@ START_TEST(test_tp_divides_compute)
     /* halved compute: above the latency-free closed form by latency terms only */
     double closed = (c.m + c.pp - 1) * (c.f + c.b + c.w) / c.tp;
     ck_assert(expected > closed && expected < closed + 4 * c.m * r.nvl_lat);
-    ck_assert_exact(r.m.makespan, expected);
+    ck_assert_exact(r.m.makespan_s, expected);
     ck_assert_exact(r.m.iteration_s, expected);
     ck_assert_exact(r.m.pipeline_s, expected);
     ck_assert_int_eq((int)r.tl.ncolls, 1);   /* the one replica's span */
@@ -394,12 +394,12 @@ START_TEST(test_tp_collectives_in_ops)
     int k = c.tp;
     double ar = 2 * (2 * (k - 1) * r.nvl_lat + 2.0 * (k - 1) / k * c.boundary_bytes / r.nvl_bw);
     double expected = c.m * ((c.f + c.b + c.w) / k + 2 * ar);
-    ck_assert_exact(r.m.makespan, expected);
+    ck_assert_exact(r.m.makespan_s, expected);
     ck_assert_exact(r.m.tp_comm_s, c.m * 2 * ar);
     size_t ncoll = 0;
     for (size_t i = 0; i < r.tl.ncolls; i++)
         if (r.tl.colls[i].kind == TLC_TP_ALLREDUCE) {
-            ck_assert_exact(r.tl.colls[i].end - r.tl.colls[i].start, ar);
+            ck_assert_exact(r.tl.colls[i].end_s - r.tl.colls[i].start_s, ar);
             ck_assert_int_eq(r.tl.colls[i].count, 2);
             ncoll++;
         }
@@ -466,11 +466,11 @@ START_TEST(test_replicas_run)
     int spans = 0;
     for (size_t i = 0; i < r.tl.ncolls; i++)
         if (r.tl.colls[i].kind == TLC_PIPELINE) {
-            ck_assert_exact(r.tl.colls[i].end - r.tl.colls[i].start, expected);
+            ck_assert_exact(r.tl.colls[i].end_s - r.tl.colls[i].start_s, expected);
             spans++;
         }
     ck_assert_int_eq(spans, 2);
-    ck_assert_exact(r.m.makespan, expected);
+    ck_assert_exact(r.m.makespan_s, expected);
     ck_assert_exact(r.m.iteration_s, expected);
     par_result_free(&r);
 }
@@ -490,7 +490,7 @@ START_TEST(test_ep_alltoall_by_hand)
     simulate_par(&c, &r);
     double a2a = ep > 1 ? r.nvl_lat + c.a2a_bytes / r.nvl_bw : 0.0;
     double per_mb = c.f + c.b + c.w + 2 * 2 * a2a;     /* two in F, two in B */
-    ck_assert_exact(r.m.makespan, c.m * per_mb);
+    ck_assert_exact(r.m.makespan_s, c.m * per_mb);
     if (ep > 1)
         ck_assert_exact(r.m.ep_comm_s, c.m * 2 * 2 * a2a);
     else
@@ -538,7 +538,7 @@ START_TEST(test_cp_exchange_by_hand)
     par_result r;
     simulate_par(&c, &r);
     double fwd = r.nvl_lat + c.cp_kv_bytes / r.nvl_bw, bwd = r.nvl_lat + 2 * c.cp_kv_bytes / r.nvl_bw;
-    ck_assert_exact(r.m.makespan, c.m * ((c.f + c.b + c.w) / 2 + fwd + bwd));
+    ck_assert_exact(r.m.makespan_s, c.m * ((c.f + c.b + c.w) / 2 + fwd + bwd));
     ck_assert_exact(r.m.cp_comm_s, c.m * (fwd + bwd));
     par_result_free(&r);
 }
@@ -556,7 +556,7 @@ static void simulate_in_child(const par_case *c, double out[2])
         close(fd[0]);
         par_result r;
         simulate_par(c, &r);
-        double v[2] = {r.m.makespan, r.m.ep_comm_s};
+        double v[2] = {r.m.makespan_s, r.m.ep_comm_s};
         _exit(write(fd[1], v, sizeof v) == (ssize_t)sizeof v ? 0 : 1);
     }
     close(fd[1]);

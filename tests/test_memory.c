@@ -299,7 +299,7 @@ START_TEST(test_recompute_full_peak)
     /* Stage 0's input is token ids (0 bytes): rank 0 peaks at one full A. */
     ck_assert_exact(r.m.rank[0].peak_activation_bytes, A);
     for (int k = 0; k < 4; k++) ck_assert_exact(r.m.rank[k].recompute_s, 8.0);
-    ck_assert_exact(r.m.makespan, (8 + 4 - 1) * 4.0);
+    ck_assert_exact(r.m.makespan_s, (8 + 4 - 1) * 4.0);
     /* The contract's count ignores the plan: 1F1B rank 1 still holds 3. */
     ck_assert_exact(r.m.rank[1].peak_activations, 3);
     run_free(&r);
@@ -343,10 +343,10 @@ START_TEST(test_recompute_backward)
         for (size_t i = 0; i < r.tl.nops; i++) {
             const tl_op *op = &r.tl.ops[i];
             if (op->rank != k) continue;
-            if (op->kind == OP_F) f_start[op->mb] = op->start;
-            else if (op->kind == OP_B) b_end[op->mb] = op->end;
-            else if (op->kind == TL_OP_RW) rw_start[op->mb] = op->start;
-            else if (op->kind == OP_W) w_end[op->mb] = op->end;
+            if (op->kind == OP_F) f_start[op->mb] = op->start_s;
+            else if (op->kind == OP_B) b_end[op->mb] = op->end_s;
+            else if (op->kind == TL_OP_RW) rw_start[op->mb] = op->start_s;
+            else if (op->kind == OP_W) w_end[op->mb] = op->end_s;
         }
         double held = 0, held_keep = 0;
         for (int mb = 0; mb < 8; mb++) {
@@ -380,7 +380,7 @@ START_TEST(test_offload_ideal_peak)
     run_case c = {"1f1b", 4, 8, 1, 1, 1, A, 0, {.offload = PLAN_OFFLOAD_FULL}, 1, 0, 0, 0};
     run_result r;
     run(&c, &r);
-    ck_assert_exact(r.m.makespan, (8 + 4 - 1) * 3.0);
+    ck_assert_exact(r.m.makespan_s, (8 + 4 - 1) * 3.0);
     ck_assert_exact(r.m.rank[0].peak_activation_bytes, 3 * A);
     ck_assert_exact(r.m.rank[0].offload_bytes, 8 * A);
     ck_assert_exact(r.m.rank[0].reload_bytes, 8 * A);
@@ -408,7 +408,7 @@ START_TEST(test_offload_k_below_one_is_free)
     ck_assert_int_eq(r.m.has_offload_k, 1);
     ck_assert_exact(r.m.offload_k, k);
     double baseline = (16 + 4 - 1) * 3.0;   /* the closed form test_sim checks */
-    ck_assert_msg(r.m.makespan < 1.02 * baseline, "makespan %g vs %g", r.m.makespan, baseline);
+    ck_assert_msg(r.m.makespan_s < 1.02 * baseline, "makespan %g vs %g", r.m.makespan_s, baseline);
     ck_assert(r.m.rank[0].offload_bytes > 0);
     ck_assert(r.m.rank[0].peak_activation_bytes < 4 * A);   /* 1F1B rank 0 holds p = 4 without offload */
     ck_assert(r.m.rank[0].pcie_busy_s > 0);
@@ -428,7 +428,7 @@ START_TEST(test_offload_shared_host_link_stalls)
     run_result r;
     run(&c, &r);
     double baseline = (16 + 8 - 1) * 3.0;
-    ck_assert_msg(r.m.makespan > 1.02 * baseline, "makespan %g vs %g", r.m.makespan, baseline);
+    ck_assert_msg(r.m.makespan_s > 1.02 * baseline, "makespan %g vs %g", r.m.makespan_s, baseline);
     double stall = 0;
     for (int k = 0; k < 8; k++) stall += r.m.rank[k].stall_s;
     ck_assert(stall > 0);

@@ -29,7 +29,7 @@ typedef struct fixture {
 static void add_op(fixture *f, int rank, op_kind kind, int stage, int mb, double start, double end)
 {
     ck_assert_int_lt((int)f->tl.nops, MAX_OPS);
-    f->ops[f->tl.nops++] = (tl_op){ .start = start, .end = end, .rank = rank, .stage = stage, .mb = mb,
+    f->ops[f->tl.nops++] = (tl_op){ .start_s = start, .end_s = end, .rank = rank, .stage = stage, .mb = mb,
                                     .kind = (uint8_t)kind };
 }
 
@@ -103,7 +103,7 @@ START_TEST(test_1f1b_spans_and_bubble)
     run_metrics m;
     metrics_compute(&f.in, &m);
     ck_assert_int_eq(m.pp, 2);
-    ck_assert_exact(m.makespan, 9);
+    ck_assert_exact(m.makespan_s, 9);
     ck_assert_exact(m.span, 9);
     ck_assert_int_eq(m.span_rank, 0);
     ck_assert_exact(m.rank[0].span, 9);
@@ -322,7 +322,7 @@ START_TEST(test_split_backward_memory)
     fixture_split(&f);
     run_metrics m;
     metrics_compute(&f.in, &m);
-    ck_assert_exact(m.makespan, 7);
+    ck_assert_exact(m.makespan_s, 7);
     ck_assert_exact(m.span, 7);
     ck_assert_exact(m.bubble_ratio, 1.0 / 7.0);
     ck_assert_exact(m.rank[0].static_bytes, 0);
@@ -405,7 +405,7 @@ START_TEST(test_order_independent)
     run_metrics ma, mb;
     metrics_compute(&a.in, &ma);
     metrics_compute(&b.in, &mb);
-    ck_assert_exact(mb.makespan, ma.makespan);
+    ck_assert_exact(mb.makespan_s, ma.makespan_s);
     ck_assert_exact(mb.bubble_ratio, ma.bubble_ratio);
     for (int r = 0; r < 2; r++) {
         ck_assert_exact(mb.rank[r].peak_memory_bytes, ma.rank[r].peak_memory_bytes);
@@ -427,7 +427,7 @@ START_TEST(test_degenerate_inputs)
     run_metrics m;
     metrics_compute(&f.in, &m);
     ck_assert_int_eq(m.pp, 2);
-    ck_assert_exact(m.makespan, 0);
+    ck_assert_exact(m.makespan_s, 0);
     ck_assert_exact(m.span, 0);
     ck_assert_exact(m.bubble_ratio, 0);
     ck_assert_exact(m.samples_per_s, 0);
@@ -438,7 +438,7 @@ START_TEST(test_degenerate_inputs)
     f.ops[0].stage = 99;
     f.in.wl = NULL;
     metrics_compute(&f.in, &m);
-    ck_assert_exact(m.makespan, 9);
+    ck_assert_exact(m.makespan_s, 9);
     ck_assert_exact(m.rank[0].peak_memory_bytes, 0);
     metrics_free(&m);
 

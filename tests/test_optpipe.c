@@ -93,7 +93,7 @@ static void simulate(fixture *fx, const memplan *p, double *makespan, double *pe
                         .capacity_override_bytes = fx->e.memory_capacity_bytes,
                         .plan = plan_is_empty(p) ? NULL : p, .dp = 1};
     metrics_compute(&mi, &m);
-    *makespan = m.makespan;
+    *makespan = m.makespan_s;
     *peak = 0;
     for (int r = 0; r < m.pp; r++)
         if (m.rank[r].peak_memory_bytes > *peak) *peak = m.rank[r].peak_memory_bytes;

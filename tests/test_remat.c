@@ -177,7 +177,7 @@ static double simulate_at(const fixture *fx, const memplan *p, double capacity_b
     metrics_compute(&mi, &m);
     ck_assert_msg(m.noom == 0, "plan runs out of memory on %d ranks (rank 0 peak %.0f, capacity %.0f)", m.noom,
                   m.rank[0].peak_memory_bytes, m.rank[0].capacity_bytes);
-    double makespan = m.makespan;
+    double makespan = m.makespan_s;
     for (int r = 0; r < fx->s.pp && recompute_s; r++) recompute_s[r] = m.rank[r].recompute_s;
     metrics_free(&m);
     timeline_free(&tl);

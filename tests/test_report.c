@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "report/report_opt.h"
 #include "testutil.h"
 
 #define NOPS 8
@@ -86,6 +87,8 @@ static void fixture_run(fixture *f, double capacity_override_bytes)
 /* ---- python3 as the parser -------------------------------------------------- */
 
 #define TMPDIR_TEMPLATE "/tmp/pg-test-report-XXXXXX"
+/* check's per-test limit for the writers' tests (python3 runs inside). */
+#define PYTHON_TCASE_TIMEOUT_S 600
 static char tmpdir[] = TMPDIR_TEMPLATE;
 
 static void setup(void)
@@ -430,6 +433,133 @@ static const char empty_check[] =
     "d = json.loads(open(sys.argv[1]).read())\n"
     "assert d['traceEvents'] and not [e for e in d['traceEvents'] if e['ph'] == 'X']\n";
 
+/* ---- bound and plan remat (report_opt.h): through the same JSON writer ------ */
+
+static const char bound_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['lower_bound'] == 36.5 and d['active_bound'] == 'memory' and d['active_rank'] == 2, d\n"
+    "assert d['exact'] is False and 'exact_reason' not in d\n"
+    "assert d['critical_path_bound'] == 11 and d['machine_bound'] == 24 and d['machine_rank'] == 1\n"
+    "assert d['memory_bound'] == 36.5 and d['memory_rank'] == 2 and d['remat_ops'] == 3\n"
+    "assert d['schedule'] == 'zb-h1' and d['schedule_class'] == 'split'\n"
+    "assert d['schedule_class_lower_bound'] == 37.25\n"
+    "assert d['pp'] == 4 and d['microbatches'] == 8 and d['stages_per_rank'] == 1\n"
+    "assert d['memory_limit'] == 2 and d['latency'] == 0.5 and d['remat'] is True\n";
+
+START_TEST(test_bound_report)
+{
+    bound_input in = {.pp = 4, .nstages = 4, .m = 8, .comm_s = 0.5, .mem_limit = 2, .split = 1, .remat = 1};
+    bound_result any = {.lower_bound = 36.5, .active = BOUND_MEMORY, .active_rank = 2, .path_s = 11,
+                        .machine_s = 24, .machine_rank = 1, .memory_s = 36.5, .memory_rank = 2, .remat_ops = 3,
+                        .exact = 0, .exact_reason = ""};
+    bound_result cls = any;
+    cls.lower_bound = 37.25;
+    report_bound_input b = {.schedule = "zb-h1", .own_split = 1, .in = &in, .any = &any, .cls = &cls};
+    strbuf sb;
+    sb_init(&sb);
+    report_bound_json(&b, &sb);
+    ck_assert_int_eq(sb.data[sb.len - 1], '\n');
+    check_text_with_python("bound", bound_check, &sb);
+    sb_reset(&sb);
+    report_bound_text(&b, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "lower bound on makespan: 36.5 s (memory bound, rank 2)\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "memory.limit K = 2 M_B per rank, recomputation allowed\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "memory (rank 2)    36.5 s (assuming recomputations)\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "split-backward schedules (like zb-h1): 37.25 s\n"));
+    sb_free(&sb);
+}
+END_TEST
+
+static const char remat_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['schedule'] == 'gpipe' and d['pp'] == 2 and d['microbatches'] == 2 and d['method'] == 'greedy', d\n"
+    "assert d['makespan'] == 10 and d['no_recompute_makespan'] == 9 and d['full'] == 1\n"
+    "r = d['ranks']\n"
+    "assert [x['budget_bytes'] for x in r] == [700, 800] and r[0]['peak_memory_bytes'] == 650\n"
+    "assert r[0]['least_recompute_seconds'] == 0.5 and r[1]['least_recompute_seconds'] is None\n"
+    "assert len(d['plan']) == 4 and d['plan'][1] == {'rank': 0, 'stage': 0, 'mb': 1, 'forward': 'full', "
+    "'backward': 'keep'}, d['plan']\n";
+
+START_TEST(test_remat_report)
+{
+    fixture f;
+    fixture_init(&f, "gpipe");
+    memplan p;
+    plan_init(&p, &f.sched);
+    plan_set(&p, 0, 1, (plan_choice){.fwd = PLAN_FWD_FULL, .bwd = PLAN_BWD_KEEP});
+    double peak[2] = {350, 100}, rec[2] = {1, 0}, least[2] = {0.5, -1}, cap[2] = {1000, 1000}, stat[2] = {300, 200};
+    remat_result res = {.method = REMAT_GREEDY, .makespan_s = 10, .span_s = 10, .keep_makespan_s = 9, .nfull = 1,
+                        .pp = 2, .peak_bytes = peak, .recompute_s = rec, .least_recompute_s = least};
+    report_remat_input in = {.sched = &f.sched, .plan = &p, .res = &res, .capacity_bytes = cap, .static_bytes = stat};
+    strbuf sb;
+    sb_init(&sb);
+    report_remat_json(&in, &sb);
+    check_text_with_python("remat", remat_check, &sb);
+    sb_reset(&sb);
+    report_remat_text(&in, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "rank 0 stage 0: kk fk\n"));
+    sb_free(&sb);
+    plan_free(&p);
+}
+END_TEST
+
+static const char offload_check[] =
+    "import json, sys\n"
+    "d = json.loads(open(sys.argv[1]).read())\n"
+    "assert d['schedule'] == 'zb-h1' and d['pp'] == 2 and d['microbatches'] == 2, d\n"
+    "assert d['solver'] == 'milp-optimal' and d['binaries'] == 12 and d['rows'] == 30 and d['nodes'] == 5\n"
+    "assert d['offloaded'] == 1 and d['recomputed'] == 1 and d['model_makespan'] == 8.75\n"
+    "assert d['makespan'] == 9 and d['max_peak_memory_bytes'] == 2210 and d['oom_ranks'] == 1\n"
+    "assert d['plans_weighed'] == 2 and d['orders_searched'] == 0\n"
+    "assert d['chosen'] == 'zb-h1 (given)' and d['copy_model'] == 'whole'\n";
+
+/* plan offload: the chosen candidate marked, the counts per rank from the
+ * plan, the OOM line, and the JSON through the one writer. */
+START_TEST(test_offload_report)
+{
+    fixture f;
+    fixture_init(&f, "zb-h1");
+    fixture_run(&f, 2150);
+    memplan p;
+    plan_init(&p, &f.sched);
+    plan_set(&p, 0, 0, (plan_choice){.offload = 1});
+    plan_set(&p, 1, 1, (plan_choice){.fwd = PLAN_FWD_FULL});
+    offload_plan_result res = {.status = OFFLOAD_SOLVED_OPTIMAL, .model_makespan_s = 8.75, .nbinaries = 12,
+                               .nrows = 30, .nodes = 5, .noffload = 1, .nrecompute = 1};
+    static offload_order_result ores;
+    memset(&ores, 0, sizeof ores);
+    ores.n = 2;
+    ores.chosen = 1;
+    ores.cand[0] = (offload_order_candidate){.name = "zb-h1 (given)", .copy_model = OFFLOAD_COPIES_SHARED,
+                                             .status = OFFLOAD_SOLVED_INFEASIBLE};
+    ores.cand[1] = (offload_order_candidate){.name = "zb-h1 (given)", .copy_model = OFFLOAD_COPIES_WHOLE,
+                                             .status = OFFLOAD_SOLVED_OPTIMAL, .model_makespan_s = 8.75,
+                                             .judged_makespan_s = 9, .fits = 1};
+    report_offload_input in = {.sched = &f.sched, .plan = &p, .res = &res, .orders = &ores, .m = &f.m,
+                               .outcome = &f.outcome};
+    strbuf sb;
+    sb_init(&sb);
+    report_offload_json(&in, &sb);
+    check_text_with_python("offload", offload_check, &sb);
+    sb_reset(&sb);
+    report_offload_text(&in, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "offload plan for zb-h1: pp 2, 2 microbatches, 1 stage per rank\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  order        the schedule's (offload.order=search tries others)\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "    zb-h1 (given)              shared       no fit            -\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  * zb-h1 (given)              whole          8.75            9\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  solver       milp-optimal (12 binaries, 30 rows, 5 nodes)\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "  simulated    makespan 9 s\n"));
+    /* rank 0 keeps mb 1 and offloads mb 0; rank 1 keeps mb 0 and recomputes mb 1 */
+    ck_assert_ptr_nonnull(strstr(sb.data, "\n   0      1          1           0  "));
+    ck_assert_ptr_nonnull(strstr(sb.data, "\n   1      1          0           1  "));
+    ck_assert_ptr_nonnull(strstr(sb.data, "out of memory on 1 rank: nothing the planner may choose fits\n"));
+    sb_free(&sb);
+    plan_free(&p);
+}
+END_TEST
+
 START_TEST(test_empty_run)
 {
     fixture f;
@@ -459,6 +589,10 @@ static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
     TCase *tc = tcase_create("writers");
+    /* Each test starts python3 a few times: on a loaded machine (or under a
+     * sanitizer) that can take longer than check's 4 s default, which would
+     * make the result depend on wall time.  The limit only catches a hang. */
+    tcase_set_timeout(tc, PYTHON_TCASE_TIMEOUT_S);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_json_parses_and_has_fields);
     tcase_add_test(tc, test_json_deadlock_and_bound);
@@ -468,6 +602,9 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_trace_structure);
     tcase_add_test(tc, test_trace_unwritable_path);
     tcase_add_test(tc, test_empty_run);
+    tcase_add_test(tc, test_bound_report);
+    tcase_add_test(tc, test_remat_report);
+    tcase_add_test(tc, test_offload_report);
     suite_add_tcase(s, tc);
     return s;
 }

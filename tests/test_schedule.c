@@ -485,6 +485,79 @@ START_TEST(test_generate_rejects)
 }
 END_TEST
 
+/* The registry is the one list of schedules: every query is derived from its
+ * rows and their flags. */
+START_TEST(test_registry_derived)
+{
+    const unsigned known_flags = SCHED_USES_CHUNKS | SCHED_OPTIMIZE_DEFAULT | SCHED_REFINE_ZB_ILP;
+    strbuf all, opt, manual;
+    sb_init(&all);
+    sb_init(&opt);
+    sb_init(&manual);
+    sched_names(0, ",", ",", &all);
+    sched_names(SCHED_OPTIMIZE_DEFAULT, ",", ",", &opt);
+    int n = 0, nopt = 0;
+    for (const sched_generator *g = sched_generators(); g->name; g++, n++) {
+        ck_assert(g->generate != NULL && g->summary != NULL && g->summary[0] != '\0');
+        ck_assert_uint_eq(g->flags & ~known_flags, 0);
+        ck_assert_ptr_eq(sched_find_generator(g->name), g);   /* names are unique */
+        ck_assert(sched_has_flags(g->name, g->flags));
+        ck_assert(sched_has_flags(g->name, 0));
+        sb_appendf(&manual, "%s%s", n ? "," : "", g->name);
+        if (g->flags & SCHED_OPTIMIZE_DEFAULT)
+            nopt++;
+        /* Every row generates a valid schedule on a case all of them accept. */
+        sched_params p = params(4, 8, 1);
+        p.chunks = 2;
+        schedule s;
+        pg_status st;
+        pg_status_clear(&st);
+        ck_assert_msg(sched_generate(g->name, &p, &s, &st) == 0, "%s: %s", g->name, st.msg);
+        sched_free(&s);
+    }
+    ck_assert_str_eq(all.data, manual.data);
+    ck_assert_str_eq(sched_optimize_defaults(), opt.data);
+    ck_assert_int_ge(nopt, 1);
+    ck_assert_int_lt(nopt, n);   /* a flag that selects, not every row */
+    ck_assert(!sched_has_flags("no-such-schedule", 0));
+    /* "a, b or c" */
+    strbuf chunked;
+    sb_init(&chunked);
+    sched_names(SCHED_USES_CHUNKS, ", ", " or ", &chunked);
+    ck_assert_ptr_nonnull(strstr(chunked.data, " or "));
+    ck_assert_ptr_null(strstr(chunked.data, ", or"));
+
+    /* The unknown-schedule message lists every row, and names its key as a field. */
+    sched_params p = params(2, 2, 1);
+    schedule s;
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(sched_generate("no-such-schedule", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "schedule");
+    for (const sched_generator *g = sched_generators(); g->name; g++)
+        ck_assert_ptr_nonnull(strstr(st.msg, g->name));
+    /* A generator's own check names its key as a field too. */
+    p = params(4, 7, 1);
+    p.chunks = 2;
+    ck_assert_int_eq(sched_generate("interleaved", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "microbatches");
+    ck_assert_str_eq(st.file, "");
+    /* error.h's rule: a failed call leaves its output zeroed, nothing to free. */
+    ck_assert_ptr_null(s.stage_rank);
+    ck_assert_ptr_null(s.nops);
+    ck_assert_ptr_null(s.ops);
+    /* ... also when the generator had built it (dualpipe-v's m >= 2pp is checked by the generator itself) */
+    p = params(4, 5, 1);
+    ck_assert_int_eq(sched_generate("dualpipe-v", &p, &s, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "microbatches");
+    ck_assert_ptr_null(s.ops);
+    sb_free(&all);
+    sb_free(&opt);
+    sb_free(&manual);
+    sb_free(&chunked);
+}
+END_TEST
+
 /* ---- properties over random small cases ---------------------------------- */
 
 /* Deterministic generator so failures reproduce. */
@@ -979,6 +1052,7 @@ static Suite *schedule_suite(void)
     Suite *s = suite_create("schedule");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_container);
+    tcase_add_test(tc, test_registry_derived);
     tcase_add_test(tc, test_placements);
     tcase_add_test(tc, test_pred);
     tcase_add_test(tc, test_closed_gpipe_1f1b);

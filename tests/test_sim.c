@@ -66,7 +66,7 @@ static void simulate_ideal(const sim_case *c, run_metrics *m, timeline *tl)
      * same model independently: they must agree exactly. */
     sched_times t;
     ck_assert(sched_eval_ideal(&s, c->f, c->b, c->w, c->latency, &t, &st) == 0);
-    ck_assert_exact(m->makespan, t.makespan);
+    ck_assert_exact(m->makespan_s, t.makespan);
     ck_assert_exact(m->span, t.span);
     sched_times_free(&s, &t);
     free(rank_gpu);
@@ -90,7 +90,7 @@ START_TEST(test_fused_closed_form)
     timeline tl;
     simulate_ideal(c, &m, &tl);
     double expected = (c->m + c->pp - 1) * (c->f + c->b + c->w);
-    ck_assert_exact(m.makespan, expected);
+    ck_assert_exact(m.makespan_s, expected);
     ck_assert_exact(m.span, expected);
     /* Rank 0 computes m (F+B+W) and idles the rest. */
     ck_assert_exact(m.rank[0].busy_s, c->m * (c->f + c->b + c->w));
@@ -109,7 +109,7 @@ START_TEST(test_gpipe_latency)
     run_metrics m;
     timeline tl;
     simulate_ideal(&c, &m, &tl);
-    ck_assert_exact(m.makespan, 39 * 3.0 + 2 * 7 * 0.05); /* 117.7 (reference slice) */
+    ck_assert_exact(m.makespan_s, 39 * 3.0 + 2 * 7 * 0.05); /* 117.7 (reference slice) */
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -122,13 +122,13 @@ START_TEST(test_1f1b_reference_slice)
     run_metrics m;
     timeline tl;
     simulate_ideal(&c, &m, &tl);
-    ck_assert_exact(m.makespan, 120.4);
+    ck_assert_exact(m.makespan_s, 120.4);
     ck_assert_exact(m.span, 120.4);
     ck_assert_exact(m.rank[0].peak_activations, 8);
     /* Every cross-rank dependency became a transfer: (p-1) m each way. */
     ck_assert_int_eq((int)tl.nxfers, 2 * 7 * 32);
     for (size_t i = 0; i < tl.nxfers; i++)
-        ck_assert_exact(tl.xfers[i].end - tl.xfers[i].start, 0.05);
+        ck_assert_exact(tl.xfers[i].end_s - tl.xfers[i].start_s, 0.05);
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -264,9 +264,9 @@ START_TEST(test_nvlink_route_time)
     simulate_on_platform("gpipe", 2, 1, gpu_of, GB, 0.01, &m, &tl);
     ck_assert_int_eq((int)tl.nxfers, 2);
     for (size_t i = 0; i < tl.nxfers; i++)
-        ck_assert_exact(tl.xfers[i].end - tl.xfers[i].start, GB / 450e9 + 1e-6);
+        ck_assert_exact(tl.xfers[i].end_s - tl.xfers[i].start_s, GB / 450e9 + 1e-6);
     /* F0, hop, F1, BW1, hop, BW0 */
-    ck_assert_exact(m.makespan, 0.01 + (GB / 450e9 + 1e-6) + 0.01 + 0.02 + (GB / 450e9 + 1e-6) + 0.02);
+    ck_assert_exact(m.makespan_s, 0.01 + (GB / 450e9 + 1e-6) + 0.01 + 0.02 + (GB / 450e9 + 1e-6) + 0.02);
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -280,7 +280,7 @@ START_TEST(test_infiniband_route_time)
     timeline tl;
     simulate_on_platform("gpipe", 2, 1, gpu_of, GB, 0.01, &m, &tl);
     for (size_t i = 0; i < tl.nxfers; i++)
-        ck_assert_exact(tl.xfers[i].end - tl.xfers[i].start, GB / 50e9 + 2.6e-6);
+        ck_assert_exact(tl.xfers[i].end_s - tl.xfers[i].start_s, GB / 50e9 + 2.6e-6);
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -303,7 +303,7 @@ START_TEST(test_shared_link_halves_bandwidth)
         if (tl.xfers[i].kind != XFER_ACTIVATION)
             continue;
         forward_msgs++;
-        double t = tl.xfers[i].end - tl.xfers[i].start;
+        double t = tl.xfers[i].end_s - tl.xfers[i].start_s;
         ck_assert_msg(t > 1.9 * (solo - 2.6e-6) && t < 2 * solo, "shared transfer took %.9f s (solo %.9f)", t, solo);
     }
     ck_assert_int_eq(forward_msgs, 2);
@@ -364,7 +364,7 @@ START_TEST(test_deterministic)
             simulate_ideal(&c, &m, &tl);
             double sum = 0;
             for (size_t i = 0; i < tl.nops; i++)
-                sum += tl.ops[i].start * (double)(i + 1);
+                sum += tl.ops[i].start_s * (double)(i + 1);
             ssize_t wr = write(fds[1], &sum, sizeof sum);
             _exit(wr == sizeof sum ? 0 : 1);
         }

@@ -258,10 +258,10 @@ static void check_ops(const fixture *f, xmlDocPtr doc)
     }
     found lanes = find(doc, "rect", "idle", NULL);
     ck_assert_int_eq(lanes.n, f->sched.pp);
-    double t0 = f->tl.ops[0].start, t1 = f->tl.ops[0].end;
+    double t0 = f->tl.ops[0].start_s, t1 = f->tl.ops[0].end_s;
     for (size_t i = 0; i < f->tl.nops; i++) {
-        if (f->tl.ops[i].start < t0) t0 = f->tl.ops[i].start;
-        if (f->tl.ops[i].end > t1) t1 = f->tl.ops[i].end;
+        if (f->tl.ops[i].start_s < t0) t0 = f->tl.ops[i].start_s;
+        if (f->tl.ops[i].end_s > t1) t1 = f->tl.ops[i].end_s;
     }
     double px_per_s = lanes.e[0].w / (t1 - t0);
     for (int r = 1; r < lanes.n; r++) ck_assert(lanes.e[r].y > lanes.e[r - 1].y);
@@ -274,9 +274,9 @@ static void check_ops(const fixture *f, xmlDocPtr doc)
         for (int j = 0; j < ops.n; j++) {
             if (strncmp(ops.e[j].title, want, strlen(want)) != 0) continue;
             hits++;
-            ck_assert_msg(fabs(ops.e[j].x - (lanes.e[0].x + (op->start - t0) * px_per_s)) <= PX_TOL,
+            ck_assert_msg(fabs(ops.e[j].x - (lanes.e[0].x + (op->start_s - t0) * px_per_s)) <= PX_TOL,
                           "%s at x %g", want, ops.e[j].x);
-            ck_assert(fabs(ops.e[j].w - (op->end - op->start) * px_per_s) <= 2 * PX_TOL);
+            ck_assert(fabs(ops.e[j].w - (op->end_s - op->start_s) * px_per_s) <= 2 * PX_TOL);
             ck_assert(fabs(ops.e[j].y - lanes.e[op->rank].y) <= PX_TOL);
         }
         ck_assert_msg(hits == 1, "%s: %d rects", want, hits);
@@ -484,17 +484,17 @@ START_TEST(test_parallel_marks)
     fixture_init(&f, "1f1b", 4, 8);
     double end = 0;
     for (size_t i = 0; i < f.tl.nops; i++)
-        if (f.tl.ops[i].end > end) end = f.tl.ops[i].end;
+        if (f.tl.ops[i].end_s > end) end = f.tl.ops[i].end_s;
     const tl_coll colls[] = {
-        { .start = 0.8, .end = 1.0, .bytes = 64, .rank = 0, .replica = 0, .stage = 0, .mb = 0, .count = 2,
+        { .start_s = 0.8, .end_s = 1.0, .bytes = 64, .rank = 0, .replica = 0, .stage = 0, .mb = 0, .count = 2,
           .kind = TLC_TP_ALLREDUCE, .op_kind = OP_F },
-        { .start = 1.8, .end = 2.0, .bytes = 64, .rank = 1, .replica = 0, .stage = 1, .mb = 0, .count = 2,
+        { .start_s = 1.8, .end_s = 2.0, .bytes = 64, .rank = 1, .replica = 0, .stage = 1, .mb = 0, .count = 2,
           .kind = TLC_TP_ALLGATHER, .op_kind = OP_F },
-        { .start = end - 1, .end = end + 1, .bytes = 4000, .rank = 0, .replica = -1, .stage = 0, .mb = -1,
+        { .start_s = end - 1, .end_s = end + 1, .bytes = 4000, .rank = 0, .replica = -1, .stage = 0, .mb = -1,
           .kind = TLC_DP_ALLREDUCE },
-        { .start = end + 1, .end = end + 2, .rank = 0, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER },
-        { .start = end + 1, .end = end + 2, .rank = 1, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER },
-        { .start = 0, .end = end, .rank = -1, .replica = 1, .stage = -1, .mb = -1, .kind = TLC_PIPELINE },
+        { .start_s = end + 1, .end_s = end + 2, .rank = 0, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER },
+        { .start_s = end + 1, .end_s = end + 2, .rank = 1, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER },
+        { .start_s = 0, .end_s = end, .rank = -1, .replica = 1, .stage = -1, .mb = -1, .kind = TLC_PIPELINE },
     };
     for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) timeline_add_coll(&f.tl, &colls[i]);
     fixture_run(&f);

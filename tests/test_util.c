@@ -19,7 +19,7 @@
 
 #define KIB 1024.0
 #define MIB (KIB * KIB)
-#define GIB (KIB * MIB)
+/* GIB: util/units.h (2^30), the one definition */
 #define TIB (KIB * GIB)
 
 /* ---------------------------------------------------------------- error */
@@ -80,6 +80,69 @@ START_TEST(test_status_prefix)
     pg_status_prefix(&st, "profile %s", "p.yaml");
     ck_assert_str_eq(st.msg, "profile p.yaml: line 3: bad");
     ck_assert_int_eq(st.code, PG_EXIT_INPUT);
+}
+END_TEST
+
+/* The location is fields, not text: a layer names the key, the caller that
+ * knows the origins places it, and nothing parses the message. */
+START_TEST(test_status_key_fields)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    ck_assert_int_eq(pg_fail_key(&st, PG_EXIT_INPUT, "microbatches", "needs a multiple of %d", 4), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.msg, "key 'microbatches': needs a multiple of 4");
+    ck_assert_str_eq(st.key, "microbatches");
+    ck_assert_str_eq(st.file, "");
+    ck_assert_int_eq(st.line, 0);
+    ck_assert_str_eq(st.msg + st.problem, "needs a multiple of 4");
+
+    pg_status_locate(&st, (pg_origin){"exp.yaml", 7});
+    ck_assert_str_eq(st.msg, "exp.yaml:7: key 'microbatches': needs a multiple of 4");
+    ck_assert_str_eq(st.file, "exp.yaml");
+    ck_assert_int_eq(st.line, 7);
+    ck_assert_str_eq(st.msg + st.problem, "needs a multiple of 4");
+    ck_assert_int_eq(st.code, PG_EXIT_INPUT);
+
+    /* Located once: a second origin does not move it. */
+    pg_status_locate(&st, (pg_origin){"other.yaml", 2});
+    ck_assert_str_eq(st.msg, "exp.yaml:7: key 'microbatches': needs a multiple of 4");
+
+    /* A key left at its default has no origin: the message stays as it is. */
+    pg_fail_key(&st, PG_EXIT_INPUT, "pp", "too big");
+    pg_status_locate(&st, (pg_origin){NULL, 0});
+    ck_assert_str_eq(st.msg, "key 'pp': too big");
+    ck_assert_str_eq(st.file, "");
+
+    /* --set: line 0 prints no line number. */
+    pg_status_locate(&st, (pg_origin){"--set", 0});
+    ck_assert_str_eq(st.msg, "--set: key 'pp': too big");
+    ck_assert_int_eq(st.line, 0);
+
+    /* No key: nothing to place. */
+    pg_fail(&st, PG_EXIT_INTERNAL, "disk full");
+    ck_assert_str_eq(st.key, "");
+    pg_status_locate(&st, (pg_origin){"exp.yaml", 3});
+    ck_assert_str_eq(st.msg, "disk full");
+
+    /* pg_fail_at fills every field. */
+    pg_fail_at(&st, PG_EXIT_INPUT, (pg_origin){"a.yaml", 12}, "cluster.gpu", "unknown GPU '%s'", "X1");
+    ck_assert_str_eq(st.key, "cluster.gpu");
+    ck_assert_str_eq(st.file, "a.yaml");
+    ck_assert_int_eq(st.line, 12);
+    ck_assert_str_eq(st.msg + st.problem, "unknown GPU 'X1'");
+
+    /* A prefixed message is one problem in the prefix's context. */
+    pg_fail_key(&st, PG_EXIT_INPUT, "pp", "bad");
+    pg_status_prefix(&st, "sched.csv");
+    ck_assert_str_eq(st.msg, "sched.csv: key 'pp': bad");
+    ck_assert_str_eq(st.key, "");
+    ck_assert_int_eq((int)st.problem, 0);
+
+    /* A new failure forgets the old fields. */
+    pg_fail(&st, PG_EXIT_INPUT, "plain");
+    ck_assert_str_eq(st.key, "");
+    ck_assert_str_eq(st.file, "");
+    ck_assert_int_eq(pg_fail_key(NULL, PG_EXIT_OOM, "k", "x"), PG_EXIT_OOM);
 }
 END_TEST
 
@@ -801,6 +864,7 @@ static Suite *util_suite(void)
     tcase_add_test(tc, test_fail_at_formats);
     tcase_add_test(tc, test_fail_truncates_safely);
     tcase_add_test(tc, test_status_prefix);
+    tcase_add_test(tc, test_status_key_fields);
     tcase_add_test(tc, test_alloc_and_grow);
     suite_add_tcase(s, tc);
     tc = tcase_create("strbuf");

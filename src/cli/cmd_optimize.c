@@ -33,8 +33,7 @@
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define MAX_VALUE_TEXT 64
 
-static const char *const DEFAULT_SCHEDULES =
-    "gpipe,1f1b,interleaved,zb-h1,zb-h2,zb-v,v-half,v-min,hanayo,dualpipe-v";
+#define DEFAULT_SCHEDULES sched_optimize_defaults()   /* the registry's SCHED_OPTIMIZE_DEFAULT rows */
 static const char *const DEFAULT_RECOMPUTE = "none,full,selective";
 static const char *const DEFAULT_OFFLOAD = "none,selective,plan";
 

@@ -15,94 +15,9 @@
 
 #include "cli/cli.h"
 #include "opt/offload_milp.h"
+#include "report/report_opt.h"
 #include "sim/metrics.h"
 #include "sim/sim.h"
-
-#define GIB (1024.0 * 1024.0 * 1024.0)
-
-static void rank_counts(const job *j, const memplan *p, int r, int *off, int *rec, int *keep)
-{
-    *off = *rec = *keep = 0;
-    for (int s = 0; s < j->sched.nstages; s++) {
-        if (j->sched.stage_rank[s] != r) continue;
-        for (int mb = 0; mb < j->sched.m; mb++) {
-            plan_choice c = plan_get(p, s, mb);
-            *off += c.offload;
-            *rec += c.fwd != PLAN_FWD_KEEP;
-            *keep += !c.offload && c.fwd == PLAN_FWD_KEEP;
-        }
-    }
-}
-
-static const char *copy_model_name(int model)
-{
-    return model == OFFLOAD_COPIES_WHOLE  ? "whole"
-           : model == OFFLOAD_COPIES_ONLY ? "only"
-           : model == OFFLOAD_COPIES_NONE ? "none"
-                                          : "shared";
-}
-
-/* Every plan the planner weighed (order x copy model), the chosen one
- * marked: the MILP's estimate and the simulation's makespan. */
-static void write_orders(const offload_order_result *ores, int search_asked)
-{
-    if (ores->n == 0) return;
-    if (!ores->searched)
-        printf("  order        the schedule's (%s)\n", search_asked ? "several stages per rank: no order search"
-                                                                   : "offload.order=search tries others");
-    printf("  plans        %d weighed (copies: uplink shared by its GPUs, whole to each copy, offload only\n"
-           "               with the uplink shared, or none: recompute only):\n", ores->n);
-    printf("    %-26s %-6s %12s %12s\n", "order", "copies", "model s", "simulated s");
-    for (int i = 0; i < ores->n; i++) {
-        const offload_order_candidate *c = &ores->cand[i];
-        printf("  %c %-26s %-6s ", i == ores->chosen ? '*' : ' ', c->name, copy_model_name(c->copy_model));
-        if (c->status == OFFLOAD_SOLVED_INFEASIBLE) printf("%12s %12s\n", "no fit", "-");
-        else if (!c->fits) printf("%12.6g %12s\n", c->model_makespan_s, "out of mem");
-        else printf("%12.6g %12.6g\n", c->model_makespan_s, c->judged_makespan_s);
-    }
-}
-
-static void write_text(const job *j, const memplan *p, const offload_plan_result *res,
-                       const offload_order_result *ores, const run_metrics *m, const sim_outcome *out)
-{
-    printf("offload plan for %s: pp %d, %d microbatches, %d stage%s per rank\n", j->sched.name, j->sched.pp,
-           j->sched.m, j->sched.v, j->sched.v > 1 ? "s" : "");
-    write_orders(ores, j->exp.offload_order_search);
-    printf("  solver       %s (%d binaries, %d rows, %ld nodes)\n", offload_solve_status_name(res->status),
-           res->nbinaries, res->nrows, res->nodes);
-    printf("  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
-           j->sched.nstages * j->sched.m);
-    printf("  model        makespan %.6g s\n", res->model_makespan_s);
-    printf("  simulated    makespan %.6g s%s\n", out->completed ? m->makespan : 0.0,
-           out->completed ? "" : " (did not complete)");
-    printf("\nrank   kept  offloaded  recomputed  peak memory / capacity  offloaded GiB  recompute s  stalls s\n");
-    for (int r = 0; r < j->sched.pp; r++) {
-        int off, rec, keep;
-        rank_counts(j, p, r, &off, &rec, &keep);
-        const rank_metrics *rm = &m->rank[r];
-        printf("%4d %6d %10d %11d  %9.3f / %-9.3f GiB  %13.3f %12.4f %9.4f\n", r, keep, off, rec,
-               rm->peak_memory_bytes / GIB, rm->capacity_bytes / GIB, rm->offload_bytes / GIB, rm->recompute_s,
-               rm->stall_s);
-    }
-    if (m->noom > 0)
-        printf("\nout of memory on %d rank%s: nothing the planner may choose fits\n", m->noom, m->noom > 1 ? "s" : "");
-}
-
-static void write_json(const job *j, const offload_plan_result *res, const offload_order_result *ores,
-                       const run_metrics *m)
-{
-    double peak = 0;
-    for (int r = 0; r < m->pp; r++)
-        if (m->rank[r].peak_memory_bytes > peak) peak = m->rank[r].peak_memory_bytes;
-    printf("{\"schedule\":\"%s\",\"pp\":%d,\"microbatches\":%d,\"solver\":\"%s\",\"binaries\":%d,\"rows\":%d,"
-           "\"nodes\":%ld,\"offloaded\":%d,\"recomputed\":%d,\"model_makespan\":%.9g,\"makespan\":%.9g,"
-           "\"max_peak_memory_bytes\":%.9g,\"oom_ranks\":%d,\"plans_weighed\":%d,\"orders_searched\":%d,\"chosen\":\"%s\","
-           "\"copy_model\":\"%s\"}\n",
-           j->sched.name, j->sched.pp, j->sched.m, offload_solve_status_name(res->status), res->nbinaries,
-           res->nrows, res->nodes, res->noffload, res->nrecompute, res->model_makespan_s, m->makespan, peak,
-           m->noom, ores->n, ores->searched, ores->chosen >= 0 ? ores->cand[ores->chosen].name : "none fits",
-           copy_model_name(ores->chosen >= 0 ? ores->cand[ores->chosen].copy_model : OFFLOAD_COPIES_SHARED));
-}
 
 int cmd_plan_offload(int argc, char **argv)
 {
@@ -132,9 +47,15 @@ int cmd_plan_offload(int argc, char **argv)
     }
     metrics_input mi = job_metrics_input(&j, &tl, &p);
     metrics_compute(&mi, &m);
-    if (o.format == FORMAT_JSON) write_json(&j, &res, ores, &m);
-    else write_text(&j, &p, &res, ores, &m, &out);
-    if (m.noom > 0) rc = PG_EXIT_OOM;
+    report_offload_input ri = {.sched = &j.sched, .plan = &p, .res = &res, .orders = ores,
+                               .order_search_asked = j.exp.offload_order_search, .m = &m, .outcome = &out};
+    strbuf text;
+    sb_init(&text);
+    if (o.format == FORMAT_JSON) report_offload_json(&ri, &text);
+    else report_offload_text(&ri, &text);
+    if (cli_write_stdout(&text, &st) != 0) rc = cli_report_error(&st);
+    else if (m.noom > 0) rc = PG_EXIT_OOM;
+    sb_free(&text);
 done:
     job_parallel_free(&jpar);
     free(ores);

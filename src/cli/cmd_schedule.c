@@ -59,10 +59,10 @@ static int simulated_times(job *j, sched_times *times, pg_status *st)
             const tl_op *op = &tl.ops[i];
             if (op->kind >= OP_KIND_COUNT || op->rank < 0 || op->rank >= s->pp || next[op->rank] >= s->nops[op->rank])
                 continue;
-            times->start[op->rank][next[op->rank]] = op->start;
-            times->end[op->rank][next[op->rank]++] = op->end;
-            if (i == 0 || op->start < first) first = op->start;
-            if (i == 0 || op->end > last) last = op->end;
+            times->start[op->rank][next[op->rank]] = op->start_s;
+            times->end[op->rank][next[op->rank]++] = op->end_s;
+            if (i == 0 || op->start_s < first) first = op->start_s;
+            if (i == 0 || op->end_s > last) last = op->end_s;
         }
         for (int r = 0; r < s->pp; r++) {
             if (s->nops[r] == 0) continue;
@@ -143,8 +143,18 @@ int cmd_keys(int argc, char **argv)
         if ((int)strlen(docs[i].default_text) > wdef) wdef = (int)strlen(docs[i].default_text);
     }
     printf("%-*s  %-*s  %-*s  %s\n", wkey, "KEY", wtype, "TYPE", wdef, "DEFAULT", "MEANING");
-    for (size_t i = 0; i < n; i++)
-        printf("%-*s  %-*s  %-*s  %s\n", wkey, docs[i].key, wtype, docs[i].type, wdef, docs[i].default_text,
+    strbuf names;
+    sb_init(&names);
+    sched_names(0, ", ", ", ", &names);
+    for (size_t i = 0; i < n; i++) {
+        printf("%-*s  %-*s  %-*s  %s", wkey, docs[i].key, wtype, docs[i].type, wdef, docs[i].default_text,
                docs[i].help);
+        /* The schema cannot list the schedules (it sits below the schedule
+         * layer): the registry's names follow the key's help. */
+        if (strcmp(docs[i].key, "schedule") == 0)
+            printf(": %s", names.data ? names.data : "");
+        printf("\n");
+    }
+    sb_free(&names);
     return PG_EXIT_OK;
 }

@@ -30,6 +30,11 @@ static void warn_ignored(const char *msg, void *ctx)
     fprintf(stderr, "pipegrid: warning: %s\n", msg);
 }
 
+static int schedule_uses_chunks(const char *name)
+{
+    return sched_has_flags(name, SCHED_USES_CHUNKS);
+}
+
 int job_load_experiment(job *j, const cli_options *o, pg_status *st)
 {
     memset(j, 0, sizeof *j);
@@ -51,7 +56,12 @@ int job_load_experiment(job *j, const cli_options *o, pg_status *st)
             return rc;
     if ((rc = experiment_from_config(&j->cfg, &j->exp, st)) != 0)
         return rc;
-    experiment_ignored_keys(&j->cfg, &j->exp, warn_ignored, NULL);
+    strbuf chunked;
+    sb_init(&chunked);
+    sched_names(SCHED_USES_CHUNKS, ", ", " or ", &chunked);
+    exp_schedule_info info = {.uses_chunks = schedule_uses_chunks, .chunk_schedules = chunked.data};
+    experiment_ignored_keys(&j->cfg, &j->exp, &info, warn_ignored, NULL);
+    sb_free(&chunked);
     return 0;
 }
 
@@ -87,35 +97,31 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
     return 0;
 }
 
-/* Report an error of a lower layer at the experiment's file and line.  A
- * message that names the key at fault ("key 'microbatches': ...") is placed
- * where that key was set; any other at `key`'s origin. */
-static int origin_fail(pg_status *st, const experiment *e, const char *key, const pg_status *inner)
+/* Place an error of a lower layer where the user set the key at fault:
+ * the key the layer named (st->key, pg_fail_key), else `fallback`, the key
+ * whose value the failing step was working from (the whole message is then
+ * the problem).  An error already located, or about a key left at its
+ * default, is left as it is. */
+static int locate(const experiment *e, const char *fallback, pg_status *st)
 {
-    static const char KEY_PREFIX[] = "key '";
-    const char *msg = inner->msg;
-    if (strncmp(msg, KEY_PREFIX, strlen(KEY_PREFIX)) == 0) {
-        const char *name = msg + strlen(KEY_PREFIX);
-        const char *end = strstr(name, "': ");
-        if (end != NULL && (size_t)(end - name) < PG_NAME_MAX) {
-            char named[PG_NAME_MAX];
-            snprintf(named, sizeof named, "%.*s", (int)(end - name), name);
-            pg_origin at = experiment_origin(e, named);
-            if (at.file != NULL)
-                return pg_fail_at(st, inner->code, at, named, "%s", end + strlen("': "));
+    if (st->file[0] == '\0' && st->key[0] == '\0' && fallback != NULL) {
+        pg_origin at = experiment_origin(e, fallback);
+        if (at.file != NULL) {
+            pg_status inner = *st;
+            return pg_fail_at(st, inner.code, at, fallback, "%s", inner.msg);
         }
     }
-    return pg_fail_at(st, inner->code, experiment_origin(e, key), key, "%s", msg);
+    if (st->key[0] != '\0')
+        pg_status_locate(st, experiment_origin(e, st->key));
+    return st->code;
 }
 
 static int load_schedule_file(job *j, const char *path, pg_status *st)
 {
     const experiment *e = &j->exp;
-    pg_status inner;
-    pg_status_clear(&inner);
-    int rc = sched_import_torch_csv(path, &j->sched, &inner);
+    int rc = sched_import_torch_csv(path, &j->sched, st);
     if (rc != 0)
-        return origin_fail(st, e, "schedule", &inner);
+        return locate(e, "schedule", st);
     j->have_sched = 1;
     /* The file fixes pp and m: they replace an experiment file's values, but
      * a different value asked for on the command line is a contradiction. */
@@ -127,8 +133,8 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
                           "%d, but schedule file %s has %d microbatches", e->microbatches, path, j->sched.m);
     j->exp.pp = j->sched.pp;
     j->exp.microbatches = j->sched.m;
-    if ((rc = sched_validate(&j->sched, &inner)) != 0)
-        return origin_fail(st, e, "schedule", &inner);
+    if ((rc = sched_validate(&j->sched, st)) != 0)
+        return locate(e, "schedule", st);
     return sched_check_deadlock(&j->sched, st);
 }
 
@@ -143,8 +149,7 @@ int job_build_schedule(job *j, pg_status *st)
         if (sched_find_generator(e->schedule) == NULL) {
             strbuf known;
             sb_init(&known);
-            for (const sched_generator *g = sched_generators(); g->name != NULL; g++)
-                sb_appendf(&known, "%s%s", known.len ? ", " : "", g->name);
+            sched_names(0, ", ", ", ", &known);
             rc = pg_fail_at(st, PG_EXIT_INPUT, e->origin_schedule, "schedule",
                             "unknown schedule '%s' (known: %s, file:PATH)", e->schedule, known.data);
             sb_free(&known);
@@ -152,19 +157,18 @@ int job_build_schedule(job *j, pg_status *st)
         }
         sched_params p;
         if ((rc = job_sched_params(e, &p, st)) != 0)
-            return rc;
-        pg_status inner;
-        pg_status_clear(&inner);
-        if ((rc = sched_generate(e->schedule, &p, &j->sched, &inner)) != 0)
-            return origin_fail(st, e, "schedule", &inner);
+            return locate(e, NULL, st);
+        if ((rc = sched_generate(e->schedule, &p, &j->sched, st)) != 0)
+            return locate(e, "schedule", st);
         j->have_sched = 1;
-        /* zb-auto: the exact ILP (opt layer, GLPK) may improve small cases */
-        if (strcmp(e->schedule, "zb-auto") == 0 &&
-            (rc = zb_ilp_refine(&p, &j->sched, e->zb_auto_time_limit_s, &inner)) != 0)
-            return origin_fail(st, e, "schedule", &inner);
+        /* The registry marks the schedules the exact ILP (opt layer, GLPK)
+         * may improve on small cases. */
+        if (sched_has_flags(e->schedule, SCHED_REFINE_ZB_ILP) &&
+            (rc = zb_ilp_refine(&p, &j->sched, e->zb_auto_time_limit_s, st)) != 0)
+            return locate(e, "schedule", st);
     }
     if ((rc = workload_build(e, j->sched.nstages, &j->wl, st)) != 0)
-        return rc;
+        return locate(e, NULL, st);
     j->have_wl = 1;
     return 0;
 }
@@ -192,7 +196,7 @@ int job_build_platform(job *j, pg_status *st)
         break;
     }
     if (rc != 0)
-        return rc;
+        return locate(e, NULL, st);
     j->have_plat = 1;
     if (j->plat.ngpus < needed)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
@@ -259,13 +263,9 @@ int job_build_plan(job *j, memplan *out, pg_status *st)
     }
     double *bytes = offload_bytes_per_stage(j, pol.fwd);
     pol.offload_bytes = bytes;
-    pg_status inner;
-    pg_status_clear(&inner);
-    int rc = plan_build(&j->sched, &pol, out, &inner);
+    int rc = plan_build(&j->sched, &pol, out, st);
     free(bytes);
-    if (rc != 0)
-        return pg_fail_at(st, inner.code, experiment_origin(e, "offload"), "offload", "%s", inner.msg);
-    return 0;
+    return rc != 0 ? locate(e, "offload", st) : 0;
 }
 
 void job_free(job *j)

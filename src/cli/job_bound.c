@@ -46,15 +46,9 @@ int job_compute_bound(const job *j, job_bound *jb, pg_status *st)
         own.split = sched_is_split(&j->sched);
         rc = bound_lower(&own, &jb->cls, st);
     }
-    /* bound_lower names the key; the experiment knows where it was set. */
-    static const char LIMIT_KEY[] = "key 'memory.limit'";
-    if (rc != 0 && strncmp(st->msg, LIMIT_KEY, strlen(LIMIT_KEY)) == 0) {
-        pg_origin at = experiment_origin(&j->exp, "memory.limit");
-        if (at.file != NULL) {
-            pg_status inner = *st;
-            rc = pg_fail_at(st, inner.code, at, NULL, "%s", inner.msg);
-        }
-    }
+    /* bound_lower names the key (st->key); the experiment knows where it was set. */
+    if (rc != 0)
+        pg_status_locate(st, experiment_origin(&j->exp, st->key));
     return rc;
 }
 

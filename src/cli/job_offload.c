@@ -37,7 +37,7 @@ static double simulate_makespan(const job *j, const schedule *s, const memplan *
         metrics_input mi = job_metrics_input(&jj, &tl, p);
         run_metrics m;
         metrics_compute(&mi, &m);
-        if (m.noom == 0) makespan = m.makespan;
+        if (m.noom == 0) makespan = m.makespan_s;
         metrics_free(&m);
     }
     timeline_free(&tl);

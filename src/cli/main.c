@@ -81,6 +81,16 @@ static void print_usage(FILE *f)
     fputs(USAGE_TAIL, f);
 }
 
+/* The registry's schedules, for `schedule --help` (nothing else lists them). */
+static void print_schedule_names(void)
+{
+    strbuf names;
+    sb_init(&names);
+    sched_names(0, ", ", ", ", &names);
+    printf("schedules (schedule=NAME): %s, file:PATH\n", names.data ? names.data : "");
+    sb_free(&names);
+}
+
 static const command_usage *find_usage(const char *name)
 {
     for (size_t i = 0; i < NCOMMANDS; i++)
@@ -134,6 +144,8 @@ static int dispatch(int argc, char **argv)
     const command_usage *u = find_usage(cmd);
     if (u && wants_command_help(argc, argv)) {
         printf("usage:\n%s", u->text);
+        if (strcmp(u->name, "schedule") == 0)
+            print_schedule_names();
         return PG_EXIT_OK;
     }
     if (strcmp(cmd, "run") == 0)

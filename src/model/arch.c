@@ -111,22 +111,22 @@ int arch_check(const arch *a, const char *what, pg_status *st)
 int arch_run_check(const arch *a, const arch_run *r, pg_status *st)
 {
     if (r->seq < 1 || r->micro_batch < 1 || r->tp < 1 || r->cp < 1 || r->ep < 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'gpt.seq': sequence %d, micro batch %d, tp %d, cp %d, ep %d must "
+        return pg_fail_key(st, PG_EXIT_INPUT, "gpt.seq", "sequence %d, micro batch %d, tp %d, cp %d, ep %d must "
                        "all be positive", r->seq, r->micro_batch, r->tp, r->cp, r->ep);
     if (a->heads % r->tp != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'tp': tp=%d does not divide the %d attention heads (Megatron "
+        return pg_fail_key(st, PG_EXIT_INPUT, "tp", "tp=%d does not divide the %d attention heads (Megatron "
                        "splits heads)", r->tp, a->heads);
     if (a->attn == ARCH_ATTN_MHA && a->kv_heads % r->tp != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'tp': tp=%d does not divide the %d key/value heads (Megatron "
+        return pg_fail_key(st, PG_EXIT_INPUT, "tp", "tp=%d does not divide the %d key/value heads (Megatron "
                        "splits query groups)", r->tp, a->kv_heads);
     if (r->seq % (2 * r->cp) != 0 && r->cp > 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'cp': the sequence %d does not split into 2 x cp = %d chunks "
+        return pg_fail_key(st, PG_EXIT_INPUT, "cp", "the sequence %d does not split into 2 x cp = %d chunks "
                        "(load-balanced causal context parallelism)", r->seq, 2 * r->cp);
     if (r->ep > 1 && a->moe.experts == 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'ep': ep=%d needs a mixture-of-experts model (%s is dense)", r->ep,
+        return pg_fail_key(st, PG_EXIT_INPUT, "ep", "ep=%d needs a mixture-of-experts model (%s is dense)", r->ep,
                        a->name);
     if (a->moe.experts > 0 && a->moe.experts % r->ep != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'ep': ep=%d does not divide the %d experts", r->ep,
+        return pg_fail_key(st, PG_EXIT_INPUT, "ep", "ep=%d does not divide the %d experts", r->ep,
                        a->moe.experts);
     return 0;
 }

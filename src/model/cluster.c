@@ -202,15 +202,15 @@ static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_statu
                           "unknown GPU type '%.64s' (known: %s)", e->cluster_gpu, known);
     }
     if (e->cluster_nodes < 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.nodes': must be at least 1 (got %d)", e->cluster_nodes);
+        return pg_fail_key(st, PG_EXIT_INPUT, "cluster.nodes", "must be at least 1 (got %d)", e->cluster_nodes);
     if (e->cluster_gpus_per_node < 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.gpus_per_node': must be at least 1 (got %d)",
+        return pg_fail_key(st, PG_EXIT_INPUT, "cluster.gpus_per_node", "must be at least 1 (got %d)",
                        e->cluster_gpus_per_node);
     if ((long long)e->cluster_nodes * e->cluster_gpus_per_node > MAX_CLUSTER_GPUS)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.nodes': %d x %d GPUs is more than %d", e->cluster_nodes,
+        return pg_fail_key(st, PG_EXIT_INPUT, "cluster.nodes", "%d x %d GPUs is more than %d", e->cluster_nodes,
                        e->cluster_gpus_per_node, MAX_CLUSTER_GPUS);
     if (e->cluster_nvlink_bw < 0 || e->cluster_ib_bw < 0 || e->cluster_pcie_bw < 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'cluster.*_bw': bandwidths must not be negative");
+        return pg_fail_key(st, PG_EXIT_INPUT, "cluster.*_bw", "bandwidths must not be negative");
 
     int nodes = generated > 0 && generated < e->cluster_nodes ? generated : e->cluster_nodes;
     gen g = {

@@ -103,8 +103,8 @@ static const key_spec SCHEMA[] = {
     TEXT_KEY("name", T_TEXT, "text", name, NULL, "a short name for the experiment, printed in reports"),
     TEXT_KEY("description", T_TEXT, "text", description, NULL, "free text describing the experiment"),
     TEXT_KEY("schedule", T_SCHEDULE, "name|file:PATH", schedule, "1f1b",
-             "pipeline schedule: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, v-half, v-min, v-zb, zb-auto, "
-             "hanayo, dualpipe-v, gis, gis-h (PipeOffload's group-interleaved 1F1B), or file:PATH (a torch-csv schedule)"),
+             "pipeline schedule: file:PATH (a torch-csv schedule) or a name from the schedule registry "
+             "(`pipegrid schedule list`)"),
     INT_KEY("pp", pp, "4", 1, MAX_PP, "pipeline ranks (GPUs per pipeline)"),
     INT_KEY("microbatches", microbatches, "8", 1, MAX_MICROBATCHES,
             "microbatches per iteration; when absent and global_batch_size is given: "
@@ -639,11 +639,6 @@ static int wl_is_modelled(const experiment *e) { return experiment_workload_is_m
 static int wl_is_uniform(const experiment *e) { return e->workload == WL_UNIFORM; }
 static int net_is_cluster(const experiment *e) { return e->network == NET_CLUSTER; }
 static int net_is_ideal(const experiment *e) { return e->network == NET_IDEAL; }
-static int sched_has_chunks(const experiment *e)
-{
-    return strcmp(e->schedule, "interleaved") == 0 || strcmp(e->schedule, "hanayo") == 0 ||
-           strcmp(e->schedule, "gis") == 0 || strcmp(e->schedule, "gis-h") == 0;
-}
 static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
@@ -664,7 +659,6 @@ static const applicability APPLIES[] = {
     {"uniform.", wl_is_uniform, "workload=uniform"},
     {"cluster.", net_is_cluster, "network=cluster"},
     {"ideal.latency", net_is_ideal, "network=ideal"},
-    {"chunks", sched_has_chunks, "schedule=interleaved, hanayo, gis or gis-h (V-shape schedules always have 2)"},
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
     {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
     {"offload.ratio", offload_is_selective, "offload=selective"},
@@ -682,17 +676,29 @@ static const applicability *applicability_of(const char *key)
     return NULL;
 }
 
-int experiment_ignored_keys(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
-                            void *ctx)
+int experiment_ignored_keys(const config *c, const experiment *e, const exp_schedule_info *sched,
+                            void (*report)(const char *msg, void *ctx), void *ctx)
 {
     int n = 0;
     for (size_t i = 0; i < c->count; i++) {
         const cfg_entry *en = &c->entries[i];
+        pg_status msg;
+        pg_status_clear(&msg);
+        /* chunks: which schedules read it is the registry's to say. */
+        if (strcmp(en->key, "chunks") == 0) {
+            if (sched == NULL || sched->uses_chunks == NULL || sched->uses_chunks(e->schedule))
+                continue;
+            pg_fail_at(&msg, PG_EXIT_OK, en->origin, en->key,
+                       "ignored: applies only with schedule=%s (V-shape schedules always have 2)",
+                       sched->chunk_schedules ? sched->chunk_schedules : "?");
+            if (report)
+                report(msg.msg, ctx);
+            n++;
+            continue;
+        }
         const applicability *a = applicability_of(en->key);
         if (!a || a->applies(e))
             continue;
-        pg_status msg;
-        pg_status_clear(&msg);
         pg_fail_at(&msg, PG_EXIT_OK, en->origin, en->key, "ignored: applies only with %s", a->when);
         if (report)
             report(msg.msg, ctx);

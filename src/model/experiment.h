@@ -144,8 +144,16 @@ int experiment_check_value(const char *key, const char *value, pg_origin at, pg_
  * report(msg, ctx) gets "FILE:LINE: key 'KEY': ignored: applies only with
  * SETTING"; returns how many.  They are warnings, not errors: the run goes on
  * without them. */
-int experiment_ignored_keys(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
-                            void *ctx);
+/* What the schedule registry says about schedules, handed in by the caller:
+ * the model layer sits below the schedule layer and cannot ask it. */
+typedef struct exp_schedule_info {
+    int (*uses_chunks)(const char *schedule);   /* 1 if that schedule reads the chunks key */
+    const char *chunk_schedules;                /* their names, for the message ("interleaved, hanayo or gis") */
+} exp_schedule_info;
+
+/* sched may be NULL: then chunks is taken to apply (nothing to say). */
+int experiment_ignored_keys(const config *c, const experiment *e, const exp_schedule_info *sched,
+                            void (*report)(const char *msg, void *ctx), void *ctx);
 
 /* The schema, for `pipegrid keys` and the README. */
 typedef struct exp_key_doc {

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "model/platform.h"
+#include "util/units.h"
 
 #define TERA 1e12
 #define GIGA 1e9
-#define GIB 1073741824.0
 #define BITS_PER_BYTE 8.0
 
 static const gpu_system SYSTEMS[] = {

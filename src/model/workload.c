@@ -50,7 +50,7 @@ static int build_uniform(const experiment *e, int nstages, workload *w, pg_statu
 static int adapt_profile(const experiment *e, workload *w, pg_status *st)
 {
     if (w->micro_batch_size < 1 || e->micro_batch_size < 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'micro_batch_size': %d with profile %s measured at %d",
+        return pg_fail_key(st, PG_EXIT_INPUT, "micro_batch_size", "%d with profile %s measured at %d",
                        e->micro_batch_size, e->profile_path, w->micro_batch_size);
     double batch = (double)e->micro_batch_size / w->micro_batch_size;
     double tp = e->tp > 1 ? e->tp : 1;

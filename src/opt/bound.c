@@ -113,12 +113,12 @@ static int check_input(const bound_input *in, pg_status *st)
     if (!isfinite(in->comm_s) || in->comm_s < 0)
         return pg_fail(st, PG_EXIT_INPUT, "bound: latency must be finite and >= 0 (got %g)", in->comm_s);
     if (!isfinite(in->mem_limit))
-        return pg_fail(st, PG_EXIT_INPUT, "key 'memory.limit': must be finite");
+        return pg_fail_key(st, PG_EXIT_INPUT, "memory.limit", "must be finite");
     /* One F holds 1/v; a limit below that lets no forward run at all (and
      * a recomputation holds the same 1/v, so remat does not help). */
     if (in->mem_limit > 0 && in->mem_limit * v < 1.0 - BOUND_LIMIT_SLACK)
-        return pg_fail(st, PG_EXIT_INPUT,
-                       "key 'memory.limit': %g is below one stage activation (1/%d of M_B with %d stages per rank): "
+        return pg_fail_key(st, PG_EXIT_INPUT,
+                       "memory.limit", "%g is below one stage activation (1/%d of M_B with %d stages per rank): "
                        "no schedule fits", in->mem_limit, v, v);
     return 0;
 }

@@ -213,7 +213,7 @@ static double order_peak(const schedule *s, const double dmem[K_N])
 int zb_ilp_refine(const sched_params *p, schedule *inout, double time_limit_s, pg_status *st)
 {
     if (inout->v != 1 || inout->pp != p->pp || inout->m != p->m || !sched_is_split(inout))
-        return pg_fail(st, PG_EXIT_INPUT, "key 'schedule': ILP refinement needs a zb-auto schedule (one stage per "
+        return pg_fail_key(st, PG_EXIT_INPUT, "schedule", "ILP refinement needs a zb-auto schedule (one stage per "
                                           "rank, split backward)");
     int nops = sched_total_ops(inout);
     if (nops > ZB_ILP_MAX_OPS || time_limit_s <= 0.0) return 0;
@@ -246,7 +246,7 @@ int zb_ilp_refine(const sched_params *p, schedule *inout, double time_limit_s, p
             if (k < 0 || o.stage != r) {
                 free(pos);
                 sched_times_free(inout, &t);
-                return pg_fail(st, PG_EXIT_INPUT, "key 'schedule': ILP refinement needs a zb-auto schedule");
+                return pg_fail_key(st, PG_EXIT_INPUT, "schedule", "ILP refinement needs a zb-auto schedule");
             }
             pos[col(&z, k, o.stage, o.mb)] = i;
         }

@@ -73,7 +73,7 @@ static void cell(const report_input *in, csv_col c, strbuf *sb)
     case COL_SCHEDULE: field(sb, rpt_schedule_name(in)); return;
     case COL_PP: sb_appendf(sb, "%d", in->sched ? in->sched->pp : m->pp); return;
     case COL_MICROBATCHES: sb_appendf(sb, "%d", rpt_microbatches(in)); return;
-    case COL_MAKESPAN: number(sb, m->makespan); return;
+    case COL_MAKESPAN: number(sb, m->makespan_s); return;
     case COL_SPAN: number(sb, m->span); return;
     case COL_BUBBLE_RATIO: number(sb, m->bubble_ratio); return;
     case COL_MAX_PEAK_MEMORY: number(sb, rpt_max_peak_memory(m)); return;

@@ -16,48 +16,12 @@
 
 #include "report/report_util.h"
 
-/* Writes "key": with the separator the object needs. */
-typedef struct jw {
-    strbuf *sb;
-    int first;
-} jw;
-
-static void key(jw *w, const char *k)
-{
-    sb_append(w->sb, w->first ? "" : ",");
-    w->first = 0;
-    sb_append_json_string(w->sb, k);
-    sb_append(w->sb, ":");
-}
-
-static void num(jw *w, const char *k, double v)
-{
-    key(w, k);
-    sb_append_json_number(w->sb, v);
-}
-
-static void integer(jw *w, const char *k, long v)
-{
-    key(w, k);
-    sb_appendf(w->sb, "%ld", v);
-}
-
-static void str(jw *w, const char *k, const char *v)
-{
-    key(w, k);
-    sb_append_json_string(w->sb, v);
-}
-
-static void boolean(jw *w, const char *k, int v)
-{
-    key(w, k);
-    sb_append(w->sb, v ? "true" : "false");
-}
+/* Members go through the report layer's one JSON object writer (rpt_json). */
 
 /* An array of one double field of rank_metrics, by rank. */
-static void rank_array(jw *w, const char *k, const run_metrics *m, size_t offset)
+static void rank_array(rpt_json *w, const char *k, const run_metrics *m, size_t offset)
 {
-    key(w, k);
+    rpt_json_key(w, k);
     sb_append(w->sb, "[");
     for (int r = 0; r < m->pp; r++) {
         sb_append(w->sb, r ? "," : "");
@@ -76,118 +40,118 @@ static int rank_is_oom(const run_metrics *m, int r)
 static void rank_object(const report_input *in, int r, strbuf *sb)
 {
     const rank_metrics *rm = &in->m->rank[r];
-    jw w = { sb, 1 };
+    rpt_json w = { sb, 1 };
     sb_append(sb, "{");
-    integer(&w, "rank", r);
-    integer(&w, "gpu", rm->gpu);
-    str(&w, "host", rpt_rank_host(in, r));
-    if (in->plat && rm->gpu >= 0) str(&w, "gpu_type", in->plat->gpu[rm->gpu].type);
-    key(&w, "bubbles");
+    rpt_json_int(&w, "rank", r);
+    rpt_json_int(&w, "gpu", rm->gpu);
+    rpt_json_str(&w, "host", rpt_rank_host(in, r));
+    if (in->plat && rm->gpu >= 0) rpt_json_str(&w, "gpu_type", in->plat->gpu[rm->gpu].type);
+    rpt_json_key(&w, "bubbles");
     {
         const bubble_breakdown *b = &rm->bubbles;
-        jw inner = {sb, 1};
+        rpt_json inner = {sb, 1};
         sb_append(sb, "{");
-        num(&inner, "warmup_seconds", b->warmup_s);
-        num(&inner, "cooldown_seconds", b->cooldown_s);
-        num(&inner, "steady_seconds", b->steady_s);
-        num(&inner, "comm_seconds", b->comm_s);
-        num(&inner, "reload_seconds", b->reload_s);
+        rpt_json_num(&inner, "warmup_seconds", b->warmup_s);
+        rpt_json_num(&inner, "cooldown_seconds", b->cooldown_s);
+        rpt_json_num(&inner, "steady_seconds", b->steady_s);
+        rpt_json_num(&inner, "comm_seconds", b->comm_s);
+        rpt_json_num(&inner, "reload_seconds", b->reload_s);
         sb_append(sb, "}");
     }
     if (in->sched) {
-        key(&w, "stages");
+        rpt_json_key(&w, "stages");
         sb_append(sb, "[");
         int n = 0;
         for (int s = 0; s < in->sched->nstages; s++)
             if (in->sched->stage_rank[s] == r) sb_appendf(sb, "%s%d", n++ ? "," : "", s);
         sb_append(sb, "]");
-        if (in->sched->nops && r < in->sched->pp) integer(&w, "ops", in->sched->nops[r]);
+        if (in->sched->nops && r < in->sched->pp) rpt_json_int(&w, "ops", in->sched->nops[r]);
     }
-    num(&w, "first_start", rm->first_start);
-    num(&w, "last_end", rm->last_end);
-    num(&w, "span", rm->span);
-    num(&w, "busy_seconds", rm->busy_s);
-    num(&w, "idle_seconds", rm->idle_s);
-    num(&w, "bubble_ratio", rpt_rank_bubble(rm));
-    num(&w, "peak_activations", rm->peak_activations);
-    num(&w, "peak_memory_bytes", rm->peak_memory_bytes);
-    num(&w, "peak_time", rm->peak_time_s);
-    key(&w, "peak_breakdown");
+    rpt_json_num(&w, "first_start", rm->first_start);
+    rpt_json_num(&w, "last_end", rm->last_end);
+    rpt_json_num(&w, "span", rm->span);
+    rpt_json_num(&w, "busy_seconds", rm->busy_s);
+    rpt_json_num(&w, "idle_seconds", rm->idle_s);
+    rpt_json_num(&w, "bubble_ratio", rpt_rank_bubble(rm));
+    rpt_json_num(&w, "peak_activations", rm->peak_activations);
+    rpt_json_num(&w, "peak_memory_bytes", rm->peak_memory_bytes);
+    rpt_json_num(&w, "peak_time", rm->peak_time_s);
+    rpt_json_key(&w, "peak_breakdown");
     {
-        jw b = { sb, 1 };
+        rpt_json b = { sb, 1 };
         sb_append(sb, "{");
-        num(&b, "static_bytes", rm->static_bytes);
-        num(&b, "activation_bytes", rm->peak_activation_bytes);
-        num(&b, "workspace_bytes", rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes);
+        rpt_json_num(&b, "static_bytes", rm->static_bytes);
+        rpt_json_num(&b, "activation_bytes", rm->peak_activation_bytes);
+        rpt_json_num(&b, "workspace_bytes", rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes);
         sb_append(sb, "}");
     }
-    num(&w, "capacity_bytes", rm->capacity_bytes);
-    boolean(&w, "oom", rank_is_oom(in->m, r));
-    num(&w, "recompute_seconds", rm->recompute_s);
-    num(&w, "offload_bytes", rm->offload_bytes);
-    num(&w, "reload_bytes", rm->reload_bytes);
-    num(&w, "d2h_busy_seconds", rm->d2h_busy_s);
-    num(&w, "h2d_busy_seconds", rm->h2d_busy_s);
-    num(&w, "pcie_busy_seconds", rm->pcie_busy_s);
-    num(&w, "offload_stall_seconds", rm->stall_s);
+    rpt_json_num(&w, "capacity_bytes", rm->capacity_bytes);
+    rpt_json_bool(&w, "oom", rank_is_oom(in->m, r));
+    rpt_json_num(&w, "recompute_seconds", rm->recompute_s);
+    rpt_json_num(&w, "offload_bytes", rm->offload_bytes);
+    rpt_json_num(&w, "reload_bytes", rm->reload_bytes);
+    rpt_json_num(&w, "d2h_busy_seconds", rm->d2h_busy_s);
+    rpt_json_num(&w, "h2d_busy_seconds", rm->h2d_busy_s);
+    rpt_json_num(&w, "pcie_busy_seconds", rm->pcie_busy_s);
+    rpt_json_num(&w, "offload_stall_seconds", rm->stall_s);
     sb_append(sb, "}");
 }
 
 /* The iteration's breakdown (metrics.h): pipeline + exposed dp all-reduce +
  * optimizer = iteration_seconds, plus the tp / dp collective totals. */
-static void iteration(const run_metrics *m, jw *w)
+static void iteration(const run_metrics *m, rpt_json *w)
 {
-    key(w, "iteration");
-    jw it = { w->sb, 1 };
+    rpt_json_key(w, "iteration");
+    rpt_json it = { w->sb, 1 };
     sb_append(w->sb, "{");
-    num(&it, "pipeline_seconds", m->pipeline_s);
-    num(&it, "dp_allreduce_seconds", m->dp_allreduce_s);
-    num(&it, "optimizer_seconds", m->optimizer_s);
-    num(&it, "dp_allreduce_busy_seconds", m->dp_allreduce_busy_s);
-    integer(&it, "dp_buckets", m->dp_buckets);
-    num(&it, "tp_comm_seconds", m->tp_comm_s);
-    num(&it, "ep_alltoall_seconds", m->ep_comm_s);
-    num(&it, "cp_kv_seconds", m->cp_comm_s);
+    rpt_json_num(&it, "pipeline_seconds", m->pipeline_s);
+    rpt_json_num(&it, "dp_allreduce_seconds", m->dp_allreduce_s);
+    rpt_json_num(&it, "optimizer_seconds", m->optimizer_s);
+    rpt_json_num(&it, "dp_allreduce_busy_seconds", m->dp_allreduce_busy_s);
+    rpt_json_int(&it, "dp_buckets", m->dp_buckets);
+    rpt_json_num(&it, "tp_comm_seconds", m->tp_comm_s);
+    rpt_json_num(&it, "ep_alltoall_seconds", m->ep_comm_s);
+    rpt_json_num(&it, "cp_kv_seconds", m->cp_comm_s);
     sb_append(w->sb, "}");
 }
 
-static void simulator(const report_input *in, jw *w)
+static void simulator(const report_input *in, rpt_json *w)
 {
     const sim_outcome *o = in->outcome;
-    key(w, "simulator");
+    rpt_json_key(w, "simulator");
     if (!o) {
         sb_append(w->sb, "null");
         return;
     }
-    jw s = { w->sb, 1 };
+    rpt_json s = { w->sb, 1 };
     sb_append(w->sb, "{");
-    boolean(&s, "completed", o->completed);
-    integer(&s, "ops_done", o->ops_done);
-    integer(&s, "ops_total", o->ops_total);
-    integer(&s, "events", o->events);
-    num(&s, "wall_seconds", o->wall_s);
+    rpt_json_bool(&s, "completed", o->completed);
+    rpt_json_int(&s, "ops_done", o->ops_done);
+    rpt_json_int(&s, "ops_total", o->ops_total);
+    rpt_json_int(&s, "events", o->events);
+    rpt_json_num(&s, "wall_seconds", o->wall_s);
     if (in->tl) {
-        integer(&s, "timeline_ops", (long)in->tl->nops);
-        integer(&s, "timeline_transfers", (long)in->tl->nxfers);
+        rpt_json_int(&s, "timeline_ops", (long)in->tl->nops);
+        rpt_json_int(&s, "timeline_transfers", (long)in->tl->nxfers);
     }
-    if (!o->completed) str(&s, "blocked", o->blocked);
+    if (!o->completed) rpt_json_str(&s, "blocked", o->blocked);
     sb_append(w->sb, "}");
 }
 
-static void metrics_fields(const report_input *in, jw *w)
+static void metrics_fields(const report_input *in, rpt_json *w)
 {
     const run_metrics *m = in->m;
-    num(w, "makespan", m->makespan);
-    num(w, "span", m->span);
-    integer(w, "span_rank", m->span_rank);
+    rpt_json_num(w, "makespan", m->makespan_s);
+    rpt_json_num(w, "span", m->span);
+    rpt_json_int(w, "span_rank", m->span_rank);
     rank_array(w, "stage_span", m, offsetof(rank_metrics, span));
-    num(w, "bubble_ratio", m->bubble_ratio);
-    num(w, "total_busy_seconds", m->total_busy_s);
+    rpt_json_num(w, "bubble_ratio", m->bubble_ratio);
+    rpt_json_num(w, "total_busy_seconds", m->total_busy_s);
     rank_array(w, "peak_activations", m, offsetof(rank_metrics, peak_activations));
     rank_array(w, "peak_memory_bytes", m, offsetof(rank_metrics, peak_memory_bytes));
-    num(w, "max_peak_memory_bytes", rpt_max_peak_memory(m));
+    rpt_json_num(w, "max_peak_memory_bytes", rpt_max_peak_memory(m));
     rank_array(w, "capacity_bytes", m, offsetof(rank_metrics, capacity_bytes));
-    key(w, "oom");
+    rpt_json_key(w, "oom");
     sb_append(w->sb, "[");
     for (int i = 0; i < m->noom; i++) sb_appendf(w->sb, "%s%d", i ? "," : "", m->oom[i]);
     sb_append(w->sb, "]");
@@ -197,39 +161,39 @@ static void metrics_fields(const report_input *in, jw *w)
     rank_array(w, "pcie_busy_seconds", m, offsetof(rank_metrics, pcie_busy_s));
     rank_array(w, "offload_stall_seconds", m, offsetof(rank_metrics, stall_s));
     rank_array(w, "peak_time", m, offsetof(rank_metrics, peak_time_s));
-    key(w, "host_peak_memory_bytes");
+    rpt_json_key(w, "host_peak_memory_bytes");
     sb_append(w->sb, "[");
     for (int h = 0; h < m->nhosts; h++) {
         sb_append(w->sb, h ? "," : "");
         sb_append_json_number(w->sb, m->host_peak_bytes[h]);
     }
     sb_append(w->sb, "]");
-    key(w, "host_oom");
+    rpt_json_key(w, "host_oom");
     sb_append(w->sb, "[");
     for (int i = 0; i < m->nhost_oom; i++) sb_appendf(w->sb, "%s%d", i ? "," : "", m->host_oom[i]);
     sb_append(w->sb, "]");
-    num(w, "iteration_seconds", m->iteration_s);
+    rpt_json_num(w, "iteration_seconds", m->iteration_s);
     iteration(m, w);
-    key(w, "lower_bound");
+    rpt_json_key(w, "lower_bound");
     if (m->lower_bound > 0)
         sb_append_json_number(w->sb, m->lower_bound);
     else
         sb_append(w->sb, "null");
     /* makespan / lower_bound: 1 is optimal for this workload and placement. */
-    key(w, "bound_ratio");
+    rpt_json_key(w, "bound_ratio");
     if (m->lower_bound > 0)
-        sb_append_json_number(w->sb, m->makespan / m->lower_bound);
+        sb_append_json_number(w->sb, m->makespan_s / m->lower_bound);
     else
         sb_append(w->sb, "null");
-    num(w, "samples_per_second", m->samples_per_s);
-    num(w, "tokens_per_second", m->tokens_per_s);
-    num(w, "mfu", m->mfu);
-    key(w, "offload_k");   /* null without an offload policy (or an unknown host route) */
+    rpt_json_num(w, "samples_per_second", m->samples_per_s);
+    rpt_json_num(w, "tokens_per_second", m->tokens_per_s);
+    rpt_json_num(w, "mfu", m->mfu);
+    rpt_json_key(w, "offload_k");   /* null without an offload policy (or an unknown host route) */
     if (m->has_offload_k)
         sb_append_json_number(w->sb, m->offload_k);
     else
         sb_append(w->sb, "null");
-    key(w, "ranks");
+    rpt_json_key(w, "ranks");
     sb_append(w->sb, "[");
     for (int r = 0; r < m->pp; r++) {
         sb_append(w->sb, r ? "," : "");
@@ -241,37 +205,37 @@ static void metrics_fields(const report_input *in, jw *w)
 /* The configuration simulated (pp is written above): parallel degrees,
  * batch (global_batch_size the effective one), the memory policies and the
  * numerics, as the experiment's keys spell them. */
-static void configuration(const report_input *in, jw *w)
+static void configuration(const report_input *in, rpt_json *w)
 {
     const experiment *e = in->exp;
-    integer(w, "tp", e->tp);
-    integer(w, "dp", e->dp);
-    integer(w, "ep", e->ep);
-    integer(w, "cp", e->cp);
-    integer(w, "micro_batch_size", e->micro_batch_size);
-    integer(w, "global_batch_size", rpt_global_batch_size(in));
-    str(w, "recompute", rpt_recompute_word(e->recompute));
-    str(w, "offload", rpt_offload_word(e->offload));
-    str(w, "precision", rpt_precision_word(e->precision));
-    str(w, "attention", rpt_attention_word(e->attention));
+    rpt_json_int(w, "tp", e->tp);
+    rpt_json_int(w, "dp", e->dp);
+    rpt_json_int(w, "ep", e->ep);
+    rpt_json_int(w, "cp", e->cp);
+    rpt_json_int(w, "micro_batch_size", e->micro_batch_size);
+    rpt_json_int(w, "global_batch_size", rpt_global_batch_size(in));
+    rpt_json_str(w, "recompute", rpt_recompute_word(e->recompute));
+    rpt_json_str(w, "offload", rpt_offload_word(e->offload));
+    rpt_json_str(w, "precision", rpt_precision_word(e->precision));
+    rpt_json_str(w, "attention", rpt_attention_word(e->attention));
 }
 
 void report_json(const report_input *in, strbuf *sb)
 {
     char label[RPT_LABEL_MAX];
-    jw w = { sb, 1 };
+    rpt_json w = { sb, 1 };
     sb_append(sb, "{");
-    str(&w, "schedule", rpt_schedule_name(in));
-    if (rpt_order_chosen(in)) str(&w, "order", rpt_order_chosen(in));
-    integer(&w, "pp", in->sched ? in->sched->pp : in->exp ? in->exp->pp : in->m ? in->m->pp : 0);
-    integer(&w, "microbatches", rpt_microbatches(in));
-    integer(&w, "stages_per_rank", rpt_stages_per_rank(in));
+    rpt_json_str(&w, "schedule", rpt_schedule_name(in));
+    if (rpt_order_chosen(in)) rpt_json_str(&w, "order", rpt_order_chosen(in));
+    rpt_json_int(&w, "pp", in->sched ? in->sched->pp : in->exp ? in->exp->pp : in->m ? in->m->pp : 0);
+    rpt_json_int(&w, "microbatches", rpt_microbatches(in));
+    rpt_json_int(&w, "stages_per_rank", rpt_stages_per_rank(in));
     if (in->exp) configuration(in, &w);
-    str(&w, "workload", rpt_workload_label(in, label, sizeof label));
+    rpt_json_str(&w, "workload", rpt_workload_label(in, label, sizeof label));
     if (in->wl && in->wl->cost_basis[0])
-        str(&w, "cost_model", in->wl->cost_basis);
-    str(&w, "network", rpt_network_label(in, label, sizeof label));
-    integer(&w, "exit_code", report_exit_code(in));
+        rpt_json_str(&w, "cost_model", in->wl->cost_basis);
+    rpt_json_str(&w, "network", rpt_network_label(in, label, sizeof label));
+    rpt_json_int(&w, "exit_code", report_exit_code(in));
     if (in->m) metrics_fields(in, &w);
     simulator(in, &w);
     sb_append(sb, "}");

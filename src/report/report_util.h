@@ -1,7 +1,9 @@
 /* report_util.h: helpers shared by the report writers (internal to src/report).
  *
  * Labels for the header lines and the few derived numbers every format
- * prints, so that text, JSON and CSV name things the same way.
+ * prints, so that text, JSON and CSV name things the same way; the one JSON
+ * object writer every command's JSON goes through (output.c); and the one
+ * buffered file writer of the trace and the SVG picture (output.c).
  */
 #ifndef PG_REPORT_REPORT_UTIL_H
 #define PG_REPORT_REPORT_UTIL_H
@@ -38,5 +40,49 @@ double rpt_max_peak_memory(const run_metrics *m);
 double rpt_max_peak_activations(const run_metrics *m);
 /* Idle fraction of one rank's own span (0 for an empty rank). */
 double rpt_rank_bubble(const rank_metrics *rm);
+
+/* ---- JSON objects (output.c) ----------------------------------------------
+ * Members in the order written, separated as JSON needs; numbers through
+ * sb_append_json_number (shortest round trip, non-finite -> null). */
+typedef struct rpt_json {
+    strbuf *sb;
+    int first;      /* no member written yet */
+} rpt_json;
+
+/* "{" and a writer for its members; rpt_json_close writes "}". */
+rpt_json rpt_json_open(strbuf *sb);
+void rpt_json_close(rpt_json *w);
+/* "KEY": and the separator before it; the caller writes the value. */
+void rpt_json_key(rpt_json *w, const char *key);
+void rpt_json_num(rpt_json *w, const char *key, double v);
+void rpt_json_int(rpt_json *w, const char *key, long v);
+void rpt_json_str(rpt_json *w, const char *key, const char *v);
+void rpt_json_bool(rpt_json *w, const char *key, int v);
+void rpt_json_null(rpt_json *w, const char *key);
+/* An array element's separator: "" before the first, "," after. */
+void rpt_json_sep(strbuf *sb, int index);
+
+/* ---- buffered file output (output.c) ---------------------------------------
+ * Big outputs (a trace of millions of events) are built in a strbuf and
+ * written every flush_bytes, so they are never held whole in memory; write
+ * errors are remembered and reported once, at close. */
+typedef struct rpt_file {
+    FILE *f;
+    strbuf sb;
+    size_t flush_bytes;
+    int failed;         /* a write failed */
+} rpt_file;
+
+/* Opens path for writing; PG_EXIT_INPUT "PATH: key 'OPTION': cannot open
+ * for writing: ..." when it cannot (option: the command-line option that
+ * named it, "--trace", "--svg"). */
+int rpt_file_open(rpt_file *w, const char *path, const char *option, size_t flush_bytes, pg_status *st);
+/* The buffer to append to (written out first when it holds flush_bytes). */
+strbuf *rpt_file_buf(rpt_file *w);
+/* Writes out what the buffer holds. */
+void rpt_file_flush(rpt_file *w);
+/* Flushes, closes and frees; PG_EXIT_INTERNAL "PATH: error writing the
+ * WHAT: ..." if any write or the close failed. */
+int rpt_file_close(rpt_file *w, const char *path, const char *what, pg_status *st);
 
 #endif

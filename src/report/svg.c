@@ -174,22 +174,12 @@ static int is_dark(uint32_t rgb)
 
 /* ---- output ------------------------------------------------------------------ */
 
-typedef struct writer {
-    FILE *f;
-    strbuf sb;
-    int failed;
-} writer;
-
-static void flush(writer *w)
-{
-    if (w->sb.len && fwrite(w->sb.data, 1, w->sb.len, w->f) != w->sb.len) w->failed = 1;
-    sb_reset(&w->sb);
-}
+/* The picture streams through the report layer's buffered file writer. */
+typedef rpt_file writer;
 
 static strbuf *out(writer *w)
 {
-    if (w->sb.len >= SVG_FLUSH_BYTES) flush(w);
-    return &w->sb;
+    return rpt_file_buf(w);
 }
 
 /* A coordinate to 1/100 px, trailing zeros trimmed ("12.5", "40"); never "-0". */
@@ -584,7 +574,7 @@ static void title(const report_input *in, const layout *L, const double *peak, w
     int n = snprintf(buf, sizeof buf, "%s \xc2\xb7 pp %d \xc2\xb7 m %d", rpt_schedule_name(in), L->pp,
                      rpt_microbatches(in));
     if (L->v > 1) n += snprintf(buf + n, sizeof buf - (size_t)n, " \xc2\xb7 v %d", L->v);
-    double makespan = in->m ? in->m->makespan : L->t1 - L->t0;
+    double makespan = in->m ? in->m->makespan_s : L->t1 - L->t0;
     fmt_seconds(tbuf, sizeof tbuf, makespan);
     snprintf(buf + n, sizeof buf - (size_t)n, " \xc2\xb7 makespan %s", tbuf);
     char attrs[80];
@@ -727,7 +717,7 @@ static void mb_font_for_ops(const report_input *in, layout *L, const op_ref *ref
     for (size_t i = 0; i < n; i++) {
         const tl_op *op = &in->tl->ops[refs[i].idx];
         snprintf(mb, sizeof mb, "%d", op->mb);
-        fit[i] = (kind_fit){ op->kind, (X(L, op->end) - X(L, op->start) - 2 * TEXT_PAD_PX) / digits_width(mb, 1.0) };
+        fit[i] = (kind_fit){ op->kind, (X(L, op->end_s) - X(L, op->start_s) - 2 * TEXT_PAD_PX) / digits_width(mb, 1.0) };
     }
     qsort(fit, n, sizeof *fit, kind_fit_cmp);
     for (size_t i = 0; i < n;) {
@@ -751,8 +741,8 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     for (size_t i = 0; i < tl->nops; i++) {
         const tl_op *op = &tl->ops[i];
         if (op->rank < 0 || op->rank >= L->pp) continue;
-        refs[n++] = (op_ref){ op->rank, op->start, i };
-        total_w += X(L, op->end) - X(L, op->start);
+        refs[n++] = (op_ref){ op->rank, op->start_s, i };
+        total_w += X(L, op->end_s) - X(L, op->start_s);
     }
     qsort(refs, n, sizeof *refs, op_ref_cmp);
     int stroke = n > 0 && total_w / (double)n >= OP_STROKE_MIN_AVG_W;
@@ -764,14 +754,14 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     for (size_t k = 0; k < n; k++) {
         const tl_op *op = &tl->ops[refs[k].idx];
         const char *kind = rpt_kind_name(op->kind, kbuf, sizeof kbuf);
-        double x0 = X(L, op->start), x1 = X(L, op->end);
+        double x0 = X(L, op->start_s), x1 = X(L, op->end_s);
         sb = out(w);
         rect(sb, x0, lane_top(L, op->rank), x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->row_h);
         sb_append(sb, " class=\"op ");
         text_escaped(sb, kind);
         sb_append(sb, "\" fill=\"");
         color(sb, shade(kind_rgb(op->kind), chunk_of(in, op->stage)));
-        time_range_text(tbuf, sizeof tbuf, L, op->start, op->end);
+        time_range_text(tbuf, sizeof tbuf, L, op->start_s, op->end_s);
         sb_appendf(sb, "\"><title>%s mb %d, stage %d: %s</title></rect>\n", kind, op->mb, op->stage, tbuf);
     }
     sb_append(sb, "</g>\n");
@@ -782,7 +772,7 @@ static void ops_section(const report_input *in, layout *L, writer *w)
         sb_appendf(sb, "<g class=\"mb\" font-size=\"%g\" text-anchor=\"middle\">\n", L->mb_font);
         for (size_t k = 0; k < n; k++) {
             const tl_op *op = &tl->ops[refs[k].idx];
-            double x0 = X(L, op->start), wd = X(L, op->end) - x0;
+            double x0 = X(L, op->start_s), wd = X(L, op->end_s) - x0;
             snprintf(mb, sizeof mb, "%d", op->mb);
             if (digits_width(mb, L->mb_font) + 2 * TEXT_PAD_PX > wd) continue;
             uint32_t fill = shade(kind_rgb(op->kind), chunk_of(in, op->stage));
@@ -847,15 +837,15 @@ static void colls_section(const report_input *in, const layout *L, writer *w)
         const tl_coll *c = &tl->colls[i];
         if (c->rank < 0 || c->rank >= L->pp) continue;
         int k = coll_strip(c->kind);
-        time_range_text(tbuf, sizeof tbuf, L, c->start, c->end);
+        time_range_text(tbuf, sizeof tbuf, L, c->start_s, c->end_s);
         fmt_bytes(bbuf, sizeof bbuf, c->bytes);
         sb = out(w);
         if (k >= 0) {
-            strip_rect(sb, L, k, c->rank, c->start, c->end);
+            strip_rect(sb, L, k, c->rank, c->start_s, c->end_s);
             sb_appendf(sb, " class=\"%s\" fill=\"%s\"><title>%s, %s per GPU: %s</title></rect>\n",
                        STRIP_STYLE[k].cls, STRIP_STYLE[k].fill, coll_name(c->kind), bbuf, tbuf);
         } else if (c->kind == TLC_OPTIMIZER) {
-            double x0 = X(L, c->start), x1 = X(L, c->end);
+            double x0 = X(L, c->start_s), x1 = X(L, c->end_s);
             rect(sb, x0, lane_top(L, c->rank), x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->row_h);
             sb_append(sb, " class=\"optimizer\" fill=\"");
             color(sb, COL_OPTIMIZER);
@@ -878,8 +868,8 @@ static void copies_section(const report_input *in, const layout *L, writer *w)
             int d2h = cp->dir == COPY_D2H;
             int k = d2h ? STRIP_D2H : STRIP_H2D;
             sb = out(w);
-            strip_rect(sb, L, k, cp->rank, cp->start, cp->end);
-            time_range_text(tbuf, sizeof tbuf, L, cp->start, cp->end);
+            strip_rect(sb, L, k, cp->rank, cp->start_s, cp->end_s);
+            time_range_text(tbuf, sizeof tbuf, L, cp->start_s, cp->end_s);
             fmt_bytes(bbuf, sizeof bbuf, cp->bytes);
             sb_appendf(sb, " class=\"%s\" fill=\"%s\"><title>%s stage %d mb %d, %s: %s</title></rect>\n",
                        STRIP_STYLE[k].cls, STRIP_STYLE[k].fill, d2h ? "offload" : "reload", cp->stage, cp->mb, bbuf,
@@ -893,10 +883,10 @@ static void copies_section(const report_input *in, const layout *L, writer *w)
         for (size_t i = 0; i < tl->nstalls; i++) {
             const tl_stall *sl = &tl->stalls[i];
             if (sl->rank < 0 || sl->rank >= L->pp) continue;
-            double x0 = X(L, sl->start), x1 = X(L, sl->end);
+            double x0 = X(L, sl->start_s), x1 = X(L, sl->end_s);
             sb = out(w);
             rect(sb, x0, lane_top(L, sl->rank), x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->row_h);
-            time_range_text(tbuf, sizeof tbuf, L, sl->start, sl->end);
+            time_range_text(tbuf, sizeof tbuf, L, sl->start_s, sl->end_s);
             sb_appendf(sb,
                        " class=\"stall\" fill=\"url(#stall-hatch)\"><title>stall: stage %d mb %d waits for its "
                        "reload: %s</title></rect>\n",
@@ -1057,8 +1047,8 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
     for (size_t i = 0; i < tl->nops; i++) {
         const tl_op *op = &tl->ops[i];
         if (op->rank < 0 || op->rank >= L->pp) continue;
-        if (!any || op->start < L->t0) L->t0 = op->start;
-        if (!any || op->end > L->t1) L->t1 = op->end;
+        if (!any || op->start_s < L->t0) L->t0 = op->start_s;
+        if (!any || op->end_s > L->t1) L->t1 = op->end_s;
         any = 1;
         if (++per_rank[op->rank] > busiest) busiest = per_rank[op->rank];
         L->kind_present[op->kind < TL_OP_KIND_COUNT ? op->kind : TL_OP_KIND_COUNT] = 1;
@@ -1068,7 +1058,7 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
     for (size_t i = 0; i < tl->ncopies; i++)
         if (tl->copies[i].rank >= 0 && tl->copies[i].rank < L->pp) {
             strip_used[tl->copies[i].dir == COPY_D2H ? STRIP_D2H : STRIP_H2D] = 1;
-            if (tl->copies[i].end > L->t1) L->t1 = tl->copies[i].end;
+            if (tl->copies[i].end_s > L->t1) L->t1 = tl->copies[i].end_s;
         }
     for (size_t i = 0; i < tl->ncolls; i++) {
         const tl_coll *c = &tl->colls[i];
@@ -1076,7 +1066,7 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
         if (coll_strip(c->kind) >= 0) strip_used[coll_strip(c->kind)] = 1;
         else if (c->kind == TLC_OPTIMIZER) L->has_optimizer = 1;
         else continue;
-        if (c->end > L->t1) L->t1 = c->end;
+        if (c->end_s > L->t1) L->t1 = c->end_s;
     }
     L->nstrips = 0;
     for (int k = 0; k < STRIP_COUNT; k++) L->strip[k] = strip_used[k] ? L->nstrips++ : -1;
@@ -1131,11 +1121,9 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
 
 int report_svg(const report_input *in, const char *path, pg_status *st)
 {
-    writer w = { .f = fopen(path, "w") };
-    if (!w.f)
-        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){ path, 0 }, "--svg", "cannot open for writing: %s",
-                          strerror(errno));
-    sb_init(&w.sb);
+    writer w;
+    int rc = rpt_file_open(&w, path, "--svg", SVG_FLUSH_BYTES, st);
+    if (rc != 0) return rc;
     static const timeline empty;
     report_input local = *in;
     if (!local.tl) local.tl = &empty;
@@ -1156,10 +1144,6 @@ int report_svg(const report_input *in, const char *path, pg_status *st)
         memory_section(&local, &L, peak, &w);
     }
     sb_append(out(&w), "</svg>\n");
-    flush(&w);
-    sb_free(&w.sb);
     free(peak);
-    if (fclose(w.f) != 0) w.failed = 1;
-    if (w.failed) return pg_fail(st, PG_EXIT_INTERNAL, "%s: error writing the picture: %s", path, strerror(errno));
-    return 0;
+    return rpt_file_close(&w, path, "picture", st);
 }

@@ -209,7 +209,7 @@ static void totals(const report_input *in, strbuf *sb)
 {
     const run_metrics *m = in->m;
     char a[CELL_MAX], b[CELL_MAX];
-    total_line(sb, "makespan", units_format_duration(m->makespan, a, sizeof a));
+    total_line(sb, "makespan", units_format_duration(m->makespan_s, a, sizeof a));
     snprintf(b, sizeof b, "%s (rank %d)", units_format_duration(m->span, a, sizeof a), m->span_rank);
     total_line(sb, "span", b);
     snprintf(a, sizeof a, "%.2f %%", m->bubble_ratio * PERCENT);
@@ -217,10 +217,10 @@ static void totals(const report_input *in, strbuf *sb)
     if (m->lower_bound > 0) {
         char lb[CELL_MAX];
         snprintf(b, sizeof b, "%s (makespan is %.2f %% above)", units_format_duration(m->lower_bound, lb, sizeof lb),
-                 (m->makespan / m->lower_bound - 1.0) * PERCENT);
+                 (m->makespan_s / m->lower_bound - 1.0) * PERCENT);
         total_line(sb, "lower bound", b);
     }
-    if (m->iteration_s != m->makespan) {
+    if (m->iteration_s != m->makespan_s) {
         char c[CELL_MAX], d[CELL_MAX], line[4 * CELL_MAX];
         snprintf(line, sizeof line, "%s = pipeline %s + dp all-reduce %s + optimizer %s",
                  units_format_duration(m->iteration_s, a, sizeof a), units_format_duration(m->pipeline_s, b, sizeof b),

@@ -44,25 +44,19 @@ static int tid_of(int stream, int lane)
     return stream * TRACE_MAX_LANES + lane;
 }
 
+/* The report layer's buffered file writer, and the events written so far
+ * (for the separators). */
 typedef struct writer {
-    FILE *f;
-    strbuf sb;
-    int failed;
-    int nevents;   /* events written so far (for the separators) */
+    rpt_file file;
+    int nevents;
 } writer;
-
-static void flush(writer *w)
-{
-    if (w->sb.len && fwrite(w->sb.data, 1, w->sb.len, w->f) != w->sb.len) w->failed = 1;
-    sb_reset(&w->sb);
-}
 
 /* Starts a new event object; the caller closes it with "}". */
 static strbuf *event(writer *w)
 {
-    if (w->sb.len >= TRACE_FLUSH_BYTES) flush(w);
-    sb_append(&w->sb, w->nevents++ ? ",\n{" : "\n{");
-    return &w->sb;
+    strbuf *sb = rpt_file_buf(&w->file);
+    sb_append(sb, w->nevents++ ? ",\n{" : "\n{");
+    return sb;
 }
 
 /* Microseconds with picosecond resolution, trailing zeros trimmed.  Written
@@ -146,7 +140,7 @@ static void op_events(const report_input *in, writer *w)
         else
             snprintf(name, sizeof name, "%s%d", kind, op->mb);
         strbuf *sb = event(w);
-        slice_head(sb, name, kind, op->rank, tid_of(STREAM_COMPUTE, 0), op->start, op->end);
+        slice_head(sb, name, kind, op->rank, tid_of(STREAM_COMPUTE, 0), op->start_s, op->end_s);
         sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"kind\":\"%s\"}}", op->stage, op->mb, kind);
     }
 }
@@ -176,11 +170,11 @@ static void sort_intervals(interval *iv, size_t n)
 
 static double makespan_of(const report_input *in)
 {
-    if (in->m) return in->m->makespan;
+    if (in->m) return in->m->makespan_s;
     double lo = 0, hi = 0;
     for (size_t i = 0; i < in->tl->nops; i++) {
-        if (i == 0 || in->tl->ops[i].start < lo) lo = in->tl->ops[i].start;
-        if (i == 0 || in->tl->ops[i].end > hi) hi = in->tl->ops[i].end;
+        if (i == 0 || in->tl->ops[i].start_s < lo) lo = in->tl->ops[i].start_s;
+        if (i == 0 || in->tl->ops[i].end_s > hi) hi = in->tl->ops[i].end_s;
     }
     return hi - lo;
 }
@@ -191,7 +185,7 @@ static void bubble_events(const report_input *in, writer *w)
     if (n == 0) return;
     interval *iv = pg_xmalloc(n * sizeof *iv);
     for (size_t i = 0; i < n; i++)
-        iv[i] = (interval){ in->tl->ops[i].rank, in->tl->ops[i].start, in->tl->ops[i].end, i };
+        iv[i] = (interval){ in->tl->ops[i].rank, in->tl->ops[i].start_s, in->tl->ops[i].end_s, i };
     sort_intervals(iv, n);
     double min_gap = makespan_of(in) * TRACE_MIN_GAP_REL;
     double busy_until = iv[0].end;
@@ -254,13 +248,13 @@ static void xfer_events(const report_input *in, writer *w, int pp)
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const tl_xfer *x = &in->tl->xfers[i];
-        if (x->src_rank >= 0 && x->src_rank < pp) iv[k++] = (interval){ x->src_rank, x->start, x->end, i };
+        if (x->src_rank >= 0 && x->src_rank < pp) iv[k++] = (interval){ x->src_rank, x->start_s, x->end_s, i };
     }
     assign_lanes(iv, k, send_lane, send_lanes);
     k = 0;
     for (size_t i = 0; i < n; i++) {
         const tl_xfer *x = &in->tl->xfers[i];
-        if (x->dst_rank >= 0 && x->dst_rank < pp) iv[k++] = (interval){ x->dst_rank, x->start, x->end, i };
+        if (x->dst_rank >= 0 && x->dst_rank < pp) iv[k++] = (interval){ x->dst_rank, x->start_s, x->end_s, i };
     }
     assign_lanes(iv, k, recv_lane, recv_lanes);
     free(iv);
@@ -289,7 +283,7 @@ static void xfer_events(const report_input *in, writer *w, int pp)
             if (!(side == 0 ? src_ok : dst_ok)) continue;
             strbuf *sb = event(w);
             slice_head(sb, name, side == 0 ? "send" : "recv", side == 0 ? x->src_rank : x->dst_rank,
-                       side == 0 ? send_tid : recv_tid, x->start, x->end);
+                       side == 0 ? send_tid : recv_tid, x->start_s, x->end_s);
             sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"kind\":\"%s\",\"%s\":%d,\"bytes\":", x->stage,
                        x->mb, xfer_name(x), side == 0 ? "to" : "from", side == 0 ? x->dst_rank : x->src_rank);
             sb_append_json_number(sb, x->bytes);
@@ -299,13 +293,13 @@ static void xfer_events(const report_input *in, writer *w, int pp)
         strbuf *sb = event(w);
         sb_appendf(sb, "\"ph\":\"s\",\"name\":\"%s\",\"cat\":\"flow\",\"id\":%zu,\"pid\":%d,\"tid\":%d,\"ts\":",
                    xfer_name(x), i, x->src_rank, send_tid);
-        append_us(sb, x->start);
+        append_us(sb, x->start_s);
         sb_append(sb, "}");
         sb = event(w);
         sb_appendf(sb,
                    "\"ph\":\"f\",\"bp\":\"e\",\"name\":\"%s\",\"cat\":\"flow\",\"id\":%zu,\"pid\":%d,\"tid\":%d,\"ts\":",
                    xfer_name(x), i, x->dst_rank, recv_tid);
-        append_us(sb, x->start);
+        append_us(sb, x->start_s);
         sb_append(sb, "}");
     }
     free(send_lane);
@@ -336,7 +330,7 @@ static void copy_events(const report_input *in, writer *w, int pp)
         }
         snprintf(name, sizeof name, "%s s%d mb%d", cp->dir == COPY_D2H ? "offload" : "reload", cp->stage, cp->mb);
         strbuf *sb = event(w);
-        slice_head(sb, name, stream_name[stream], cp->rank, tid_of(stream, 0), cp->start, cp->end);
+        slice_head(sb, name, stream_name[stream], cp->rank, tid_of(stream, 0), cp->start_s, cp->end_s);
         sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"bytes\":", cp->stage, cp->mb);
         sb_append_json_number(sb, cp->bytes);
         sb_append(sb, "}}");
@@ -346,7 +340,7 @@ static void copy_events(const report_input *in, writer *w, int pp)
         const tl_stall *sl = &tl->stalls[i];
         if (sl->rank < 0 || sl->rank >= pp) continue;
         strbuf *sb = event(w);
-        slice_head(sb, "stall", "stall", sl->rank, tid_of(STREAM_COMPUTE, 0), sl->start, sl->end);
+        slice_head(sb, "stall", "stall", sl->rank, tid_of(STREAM_COMPUTE, 0), sl->start_s, sl->end_s);
         sb_appendf(sb, ",\"args\":{\"stage\":%d,\"microbatch\":%d,\"waits for\":\"reload\"}}", sl->stage,
                    sl->mb);
     }
@@ -423,27 +417,26 @@ static void process_metadata(const report_input *in, writer *w, int pp)
 static void other_data(const report_input *in, writer *w)
 {
     char label[RPT_LABEL_MAX];
-    sb_append(&w->sb, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
-    sb_append_json_string(&w->sb, rpt_schedule_name(in));
-    sb_appendf(&w->sb, ",\"microbatches\":%d,\"workload\":", rpt_microbatches(in));
-    sb_append_json_string(&w->sb, rpt_workload_label(in, label, sizeof label));
-    sb_append(&w->sb, ",\"network\":");
-    sb_append_json_string(&w->sb, rpt_network_label(in, label, sizeof label));
+    strbuf *sb = rpt_file_buf(&w->file);
+    sb_append(sb, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
+    sb_append_json_string(sb, rpt_schedule_name(in));
+    sb_appendf(sb, ",\"microbatches\":%d,\"workload\":", rpt_microbatches(in));
+    sb_append_json_string(sb, rpt_workload_label(in, label, sizeof label));
+    sb_append(sb, ",\"network\":");
+    sb_append_json_string(sb, rpt_network_label(in, label, sizeof label));
     if (in->m) {
-        sb_append(&w->sb, ",\"makespan_s\":");
-        sb_append_json_number(&w->sb, in->m->makespan);
+        sb_append(sb, ",\"makespan_s\":");
+        sb_append_json_number(sb, in->m->makespan_s);
     }
-    sb_append(&w->sb, "}}\n");
+    sb_append(sb, "}}\n");
 }
 
 int report_trace(const report_input *in, const char *path, pg_status *st)
 {
-    writer w = { .f = fopen(path, "w") };
-    if (!w.f)
-        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){ path, 0 }, "--trace", "cannot open for writing: %s",
-                          strerror(errno));
-    sb_init(&w.sb);
-    sb_append(&w.sb, "{\"traceEvents\":[");
+    writer w = { .nevents = 0 };
+    int rc = rpt_file_open(&w.file, path, "--trace", TRACE_FLUSH_BYTES, st);
+    if (rc != 0) return rc;
+    sb_append(rpt_file_buf(&w.file), "{\"traceEvents\":[");
     static const timeline empty;
     report_input local = *in;
     if (!local.tl) local.tl = &empty;
@@ -455,9 +448,5 @@ int report_trace(const report_input *in, const char *path, pg_status *st)
     copy_events(&local, &w, pp);
     memory_events(&local, &w);
     other_data(&local, &w);
-    flush(&w);
-    sb_free(&w.sb);
-    if (fclose(w.f) != 0) w.failed = 1;
-    if (w.failed) return pg_fail(st, PG_EXIT_INTERNAL, "%s: error writing the trace: %s", path, strerror(errno));
-    return 0;
+    return rpt_file_close(&w.file, path, "trace", st);
 }

@@ -108,7 +108,7 @@ int dualpipev_build(const sched_params *p, int b_first, const char *name, schedu
 {
     int pp = p->pp, m = p->m;
     if (m < 2 * pp)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'microbatches': dualpipe-v needs at least 2*pp = %d (got %d)",
+        return pg_fail_key(st, PG_EXIT_INPUT, "microbatches", "dualpipe-v needs at least 2*pp = %d (got %d)",
                        2 * pp, m);
     sched_init(out, name, pp, 2, m);
     sched_place_v(out);

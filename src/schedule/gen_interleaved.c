@@ -26,11 +26,11 @@ static void virtual_op(const sched_params *p, int k, int backward, int rank, int
 int sched_gen_interleaved(const sched_params *p, schedule *out, pg_status *st)
 {
     if (p->chunks < 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'chunks': interleaved needs at least 1 stage per rank (got %d)",
+        return pg_fail_key(st, PG_EXIT_INPUT, "chunks", "interleaved needs at least 1 stage per rank (got %d)",
                        p->chunks);
     if (p->m % p->pp != 0)
-        return pg_fail(st, PG_EXIT_INPUT,
-                       "key 'microbatches': interleaved (Megatron) needs a multiple of pp = %d, got %d", p->pp, p->m);
+        return pg_fail_key(st, PG_EXIT_INPUT,
+                       "microbatches", "interleaved (Megatron) needs a multiple of pp = %d, got %d", p->pp, p->m);
     sched_init(out, "interleaved", p->pp, p->chunks, p->m);
     sched_place_looping(out);
     int total = p->m * p->chunks;

@@ -68,7 +68,7 @@ int sched_gen_zbauto(const sched_params *p, schedule *out, pg_status *st)
 {
     double wf = p->w_fraction;
     if (!(wf >= 0.0 && wf <= 1.0))
-        return pg_fail(st, PG_EXIT_INPUT, "key 'uniform.w_fraction': must be in [0, 1] (got %g)", wf);
+        return pg_fail_key(st, PG_EXIT_INPUT, "uniform.w_fraction", "must be in [0, 1] (got %g)", wf);
     vs_spec spec;
     memset(&spec, 0, sizeof spec);
     spec.name = "zb-auto";

@@ -284,8 +284,8 @@ static void state_init(gl_state *g, const gl_problem *pb, const gl_policy *pol, 
 int gl_run(const gl_problem *pb, const gl_policy *pol, schedule *out, gl_result *res, pg_status *st)
 {
     if (pb->mem_limit > 0.0 && pb->mem_limit + GL_EPS < out->v * pb->mem[OP_F])
-        return pg_fail(st, PG_EXIT_INPUT,
-                       "memory limit %g stage activations cannot hold one microbatch (needs %g)",
+        return pg_fail_key(st, PG_EXIT_INPUT, "memory.limit",
+                       "%g stage activations cannot hold one microbatch (needs %g)",
                        pb->mem_limit, out->v * pb->mem[OP_F]);
     gl_state g;
     state_init(&g, pb, pol, out);

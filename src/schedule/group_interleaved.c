@@ -36,9 +36,9 @@ int group_interleaved_build(const sched_params *p, int g, const char *name, sche
 {
     int pp = p->pp, v = p->chunks, m = p->m;
     if (v < 1)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'chunks': %s needs at least 1 stage per rank (got %d)", name, v);
+        return pg_fail_key(st, PG_EXIT_INPUT, "chunks", "%s needs at least 1 stage per rank (got %d)", name, v);
     if (g < 1 || g > pp)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'pp': %s: group size %d outside 1..pp = %d", name, g, pp);
+        return pg_fail_key(st, PG_EXIT_INPUT, "pp", "%s: group size %d outside 1..pp = %d", name, g, pp);
     sched_init(out, name, pp, v, m);
     sched_place_looping(out);
     long group_slots = (long)PASSES_PER_CHUNK * g * v;

@@ -102,16 +102,35 @@ int sched_pred(const schedule *s, sched_op op, sched_op *pred);
 
 typedef int (*sched_gen_fn)(const sched_params *p, schedule *out, pg_status *st);
 
+/* What the rest of pipegrid needs to know about a schedule, as flags of its
+ * registry row (generators.h), so that no caller names a schedule. */
+enum {
+    SCHED_USES_CHUNKS = 1u << 0,      /* reads sched_params.chunks (else the key does not apply) */
+    SCHED_OPTIMIZE_DEFAULT = 1u << 1, /* in `optimize`'s default candidate list */
+    SCHED_REFINE_ZB_ILP = 1u << 2,    /* the CLI may refine it with the ZB paper's ILP (opt/zb_ilp.h) */
+};
+
 typedef struct sched_generator {
     const char *name;       /* contract name: "gpipe", "1f1b", ... */
     sched_gen_fn generate;
-    const char *summary;    /* one line for --help and the README */
+    unsigned flags;         /* SCHED_* above */
+    const char *summary;    /* one line for --help, `schedule list` and the README */
 } sched_generator;
 
 /* NULL if unknown. */
 const sched_generator *sched_find_generator(const char *name);
 /* Table terminated by an entry with name == NULL. */
 const sched_generator *sched_generators(void);
+/* 1 if name is a registered schedule whose row has every bit of flags. */
+int sched_has_flags(const char *name, unsigned flags);
+/* Append the names of the rows that have every bit of flags (0: every row),
+ * in registry order, separated by sep, the last two by last_sep
+ * ("gpipe,1f1b,..." or "interleaved, hanayo, gis or gis-h"). */
+void sched_names(unsigned flags, const char *sep, const char *last_sep, strbuf *out);
+/* `optimize`'s default candidate list, "gpipe,1f1b,...": the rows flagged
+ * SCHED_OPTIMIZE_DEFAULT.  A static string built on the first call (call it
+ * once before starting threads). */
+const char *sched_optimize_defaults(void);
 
 /* Generate by name (not "file:"): validates p first (pp >= 1, m >= 1, ...),
  * then validates the result.  Errors are PG_EXIT_INPUT. */

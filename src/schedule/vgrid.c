@@ -137,9 +137,17 @@ static int jth_backward(const vg *g, int r, int j)
  * block passes, the previous pass of the same microbatch on the rank. */
 static int earliest_slot(const vg *g, int r, int k, int j)
 {
+    if (k >= VG_WA) {
+        /* W's are on the grid only as one list of 2m (put_w with split 0):
+         * its n-th entry, stored past VG_WA's m as VG_WB's j, waits for the
+         * rank's n-th backward and for the list's previous W. */
+        int n = (k - VG_WA) * g->m + j;
+        int d = jth_backward(g, r, n);
+        if (n > 0) d = max_i(d, T(g, g->t, r, VG_WA)[n - 1]);
+        return d + 1;
+    }
     int d = dep_slot(g, g->t, r, k, j);
-    if (k >= VG_F1 && k <= VG_B0) d = max_i(d, T(g, g->t, r, k - 1)[j]);
-    if (k == VG_WA) d = max_i(d, jth_backward(g, r, j));
+    if (k >= VG_F1) d = max_i(d, T(g, g->t, r, k - 1)[j]);
     if (j > 0) d = max_i(d, T(g, g->t, r, k)[j - 1]);
     return d + 1;
 }

@@ -20,7 +20,7 @@ static size_t msg_index(const schedule *s, int kind, int stage, int mb)
 static int by_start(const void *a, const void *b)
 {
     const tl_op *x = *(const tl_op *const *)a, *y = *(const tl_op *const *)b;
-    return (x->start > y->start) - (x->start < y->start);
+    return (x->start_s > y->start_s) - (x->start_s < y->start_s);
 }
 
 /* The message an executed op waited for, if its input comes from another
@@ -98,7 +98,7 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
     for (size_t i = 0; i < tl->nxfers; i++) {
         const tl_xfer *x = &tl->xfers[i];
         if (x->stage >= 0 && x->stage < s->nstages && x->mb >= 0 && x->mb < s->m && x->kind <= XFER_GRADIENT)
-            msgs[msg_index(s, x->kind, x->stage, x->mb)] = (msg_times){x->start, x->end};
+            msgs[msg_index(s, x->kind, x->stage, x->mb)] = (msg_times){x->start_s, x->end_s};
     }
 
     /* Group the ops by rank, in time order. */
@@ -123,13 +123,13 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
         double first_backward_s = -1, last_forward_end_s = -1;
         for (size_t i = 0; i < n; i++) {
             if (is_backward(mine[i]->kind) && first_backward_s < 0)
-                first_backward_s = mine[i]->start;
+                first_backward_s = mine[i]->start_s;
             if (is_forward(mine[i]->kind))
-                last_forward_end_s = mine[i]->end;
+                last_forward_end_s = mine[i]->end_s;
         }
         for (size_t i = 1; i < n; i++)
-            if (mine[i]->start > mine[i - 1]->end)
-                split_gap(s, msgs, mine[i], mine[i - 1]->end, mine[i]->start, first_backward_s,
+            if (mine[i]->start_s > mine[i - 1]->end_s)
+                split_gap(s, msgs, mine[i], mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
                           last_forward_end_s, &out[r]);
     }
     free(fill);

@@ -297,7 +297,7 @@ static void drain_one(const rank_state *rs, channel *c)
     int mb = (int)(intptr_t)sgx_mailbox_get_timed(c->mailbox, &start_s, &end_s) - 1;
     c->arrived[mb] = 1;
     if (rs->record) {
-        tl_xfer rec = {.start = start_s, .end = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
+        tl_xfer rec = {.start_s = start_s, .end_s = end_s, .bytes = c->bytes, .src_rank = c->src_rank,
                        .dst_rank = c->dst_rank, .stage = c->stage, .mb = mb, .kind = c->kind};
         timeline_add_xfer(E.tl, &rec);
     }
@@ -355,7 +355,7 @@ static void record_op(rank_state *rs, sched_op op, int kind, double start_s, dou
 {
     if (!rs->record)
         return;
-    tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+    tl_op rec = {.start_s = start_s, .end_s = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
                  .kind = (uint8_t)kind};
     timeline_add_op(E.tl, &rec);
 }
@@ -411,7 +411,7 @@ static void tp_collectives(rank_state *rs, sched_op op)
         double start_s = simgrid_get_clock();
         E.events += coll_run(kinds[k], &rs->tp_ring, bytes, count, mode);
         if (rs->record) {
-            tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = bytes * count, .rank = rs->rank,
+            tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes * count, .rank = rs->rank,
                            .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                            .kind = (uint8_t)(kinds[k] == COLL_ALLREDUCE        ? TLC_TP_ALLREDUCE
                                              : kinds[k] == COLL_REDUCE_SCATTER ? TLC_TP_REDUCE_SCATTER
@@ -460,7 +460,7 @@ static void reducer_actor(int argc, char **argv)
             E.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_FUSED);
         else
             E.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
                        .rank = dr->rank, .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
                        .kind = TLC_DP_ALLREDUCE};
         timeline_add_coll(E.tl, &rec);
@@ -473,7 +473,7 @@ static void reducer_actor(int argc, char **argv)
     if (E.par->optimizer_s != NULL && E.par->optimizer_s[dr->rank] > 0) {
         double start_s = simgrid_get_clock();
         sg_actor_sleep_for(E.par->optimizer_s[dr->rank]);
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
                        .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
         timeline_add_coll(E.tl, &rec);
     }
@@ -515,7 +515,7 @@ static void plan_before(rank_state *rs, sched_op op)
             rs->waiting_reload = (int)item;
             while (!rep->reloaded[item])
                 sg_sem_acquire(rs->wake);
-            tl_stall rec = {.start = start_s, .end = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
+            tl_stall rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
                             .mb = op.mb};
             if (rs->record)
                 timeline_add_stall(E.tl, &rec);
@@ -552,7 +552,7 @@ static void copy_actor(int argc, char **argv)
         double end_s = simgrid_get_clock();
         E.events++;
         int m = E.in->sched->m;
-        tl_copy rec = {.start = start_s, .end = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
+        tl_copy rec = {.start_s = start_s, .end_s = end_s, .bytes = bytes, .rank = rs->rank, .stage = item / m,
                        .mb = item % m, .dir = (uint8_t)ce->dir};
         if (rs->record)
             timeline_add_copy(E.tl, &rec);
@@ -598,7 +598,7 @@ static void cp_exchange(rank_state *rs, sched_op op)
     double start_s = simgrid_get_clock();
     E.events += coll_run(COLL_ALLGATHER, &rs->cp_ring, bytes, count, mode);
     if (rs->record) {
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
                        .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                        .kind = TLC_CP_KV, .op_kind = (uint8_t)op.kind};
         timeline_add_coll(E.tl, &rec);
@@ -648,7 +648,7 @@ static void ep_alltoall(rank_state *rs, sched_op op)
     }
     sg_barrier_wait(g->bar);
     if (rs->record) {
-        tl_coll rec = {.start = start_s, .end = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
                        .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                        .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
         timeline_add_coll(E.tl, &rec);
@@ -689,7 +689,7 @@ static void finish_op(rank_state *rs, sched_op op, double start_s, double end_s)
 {
     rs->last_end_s = end_s;
     if (rs->record) {
-        tl_op rec = {.start = start_s, .end = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
+        tl_op rec = {.start_s = start_s, .end_s = end_s, .rank = rs->rank, .stage = op.stage, .mb = op.mb,
                      .kind = op.kind};
         timeline_add_op(E.tl, &rec);
     }
@@ -1305,10 +1305,10 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
             const rank_state *rs = &E.rep[d].ranks[r];
             if (s->nops[r] == 0)
                 continue;
-            if (!any++ || rs->first_start_s < rec.start)
-                rec.start = rs->first_start_s;
-            if (rs->last_end_s > rec.end)
-                rec.end = rs->last_end_s;
+            if (!any++ || rs->first_start_s < rec.start_s)
+                rec.start_s = rs->first_start_s;
+            if (rs->last_end_s > rec.end_s)
+                rec.end_s = rs->last_end_s;
         }
         timeline_add_coll(tl, &rec);
     }

@@ -171,13 +171,13 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
     for (size_t i = 0; i < rr->n; i++)
         fused |= ops[rr->idx[i]].kind == OP_BW;
     for (size_t i = 0; i < rr->n; i++) {
-        starts[ns++] = (ev){ ops[rr->idx[i]].start, rr->idx[i] };
-        ends[ne++] = (ev){ ops[rr->idx[i]].end, rr->idx[i] };
+        starts[ns++] = (ev){ ops[rr->idx[i]].start_s, rr->idx[i] };
+        ends[ne++] = (ev){ ops[rr->idx[i]].end_s, rr->idx[i] };
     }
     for (size_t i = 0; i < rr->nc; i++) {
         const tl_copy *cp = &copies[rr->cidx[i]];
-        if (cp->dir == COPY_D2H) ends[ne++] = (ev){ cp->end, COPY_BIT | rr->cidx[i] };
-        else starts[ns++] = (ev){ cp->start, COPY_BIT | rr->cidx[i] };
+        if (cp->dir == COPY_D2H) ends[ne++] = (ev){ cp->end_s, COPY_BIT | rr->cidx[i] };
+        else starts[ns++] = (ev){ cp->start_s, COPY_BIT | rr->cidx[i] };
     }
     ev_sort(starts, ns);
     ev_sort(ends, ne);
@@ -286,10 +286,10 @@ static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics
     const size_t *idx = g->idx + g->first[r];
     for (size_t i = 0; i < n; i++) {
         const tl_op *op = &tl->ops[idx[i]];
-        if (i == 0 || op->start < rm->first_start) rm->first_start = op->start;
-        if (i == 0 || op->end > rm->last_end) rm->last_end = op->end;
-        rm->busy_s += op->end - op->start;
-        if (op->kind == TL_OP_R || op->kind == TL_OP_RW) rm->recompute_s += op->end - op->start;
+        if (i == 0 || op->start_s < rm->first_start) rm->first_start = op->start_s;
+        if (i == 0 || op->end_s > rm->last_end) rm->last_end = op->end_s;
+        rm->busy_s += op->end_s - op->start_s;
+        if (op->kind == TL_OP_R || op->kind == TL_OP_RW) rm->recompute_s += op->end_s - op->start_s;
     }
     rm->span = n ? rm->last_end - rm->first_start : 0.0;
     rm->idle_s = rm->span - rm->busy_s;
@@ -300,7 +300,7 @@ static void throughput(const metrics_input *in, run_metrics *out)
 {
     /* Per training iteration (pipeline, all-reduce, optimizer), over every
      * data-parallel replica: what a training log reports. */
-    double iter_s = out->iteration_s > 0 ? out->iteration_s : out->makespan;
+    double iter_s = out->iteration_s > 0 ? out->iteration_s : out->makespan_s;
     if (iter_s <= 0 || !in->sched || !in->wl) return;
     double samples = (double)in->sched->m * in->wl->micro_batch_size * (in->dp > 1 ? in->dp : 1);
     out->samples_per_s = samples / iter_s;
@@ -376,13 +376,13 @@ static void copy_stats(const timeline *tl, run_metrics *out)
             const tl_copy *cp = &tl->copies[gc.idx[gc.first[r] + i]];
             if (cp->dir == COPY_D2H) {
                 rm->offload_bytes += cp->bytes;
-                rm->d2h_busy_s += cp->end - cp->start;
+                rm->d2h_busy_s += cp->end_s - cp->start_s;
             } else {
                 rm->reload_bytes += cp->bytes;
-                rm->h2d_busy_s += cp->end - cp->start;
+                rm->h2d_busy_s += cp->end_s - cp->start_s;
             }
-            iv[2 * i] = cp->start;
-            iv[2 * i + 1] = cp->end;
+            iv[2 * i] = cp->start_s;
+            iv[2 * i + 1] = cp->end_s;
         }
         qsort(iv, n, 2 * sizeof *iv, interval_start_cmp);
         double until = 0;
@@ -401,7 +401,7 @@ static void copy_stats(const timeline *tl, run_metrics *out)
     by_rank_free(&gc);
     for (size_t i = 0; i < tl->nstalls; i++) {
         const tl_stall *sl = &tl->stalls[i];
-        if (sl->rank >= 0 && sl->rank < out->pp) out->rank[sl->rank].stall_s += sl->end - sl->start;
+        if (sl->rank >= 0 && sl->rank < out->pp) out->rank[sl->rank].stall_s += sl->end_s - sl->start_s;
     }
 }
 
@@ -437,7 +437,7 @@ static void host_memory(const metrics_input *in, run_metrics *out)
             if (cp->rank < 0 || cp->rank >= out->pp) continue;
             int g = out->rank[cp->rank].gpu;
             if (g < 0 || in->plat->gpu[g].cpu_index != h) continue;
-            ev_list[n++] = cp->dir == COPY_D2H ? (host_ev){ cp->start, cp->bytes } : (host_ev){ cp->end, -cp->bytes };
+            ev_list[n++] = cp->dir == COPY_D2H ? (host_ev){ cp->start_s, cp->bytes } : (host_ev){ cp->end_s, -cp->bytes };
         }
         qsort(ev_list, n, sizeof *ev_list, host_ev_cmp);
         double held = 0;
@@ -474,7 +474,7 @@ static void host_oom_ranks(const metrics_input *in, run_metrics *out)
 /* Iteration time and its breakdown from the collective records (metrics.h). */
 static void iteration_breakdown(const timeline *tl, double first_start, run_metrics *out)
 {
-    double pipeline_end = first_start + out->makespan, reduce_end = 0, opt_end = 0;
+    double pipeline_end = first_start + out->makespan_s, reduce_end = 0, opt_end = 0;
     double *busy = pg_xcalloc((size_t)out->pp + 1, sizeof *busy);
     double *tp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *tp_s);
     double *ep_s = pg_xcalloc((size_t)out->pp + 1, sizeof *ep_s);
@@ -484,25 +484,25 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
         int r = c->rank >= 0 && c->rank < out->pp ? c->rank : -1;
         switch (c->kind) {
         case TLC_PIPELINE:
-            if (c->end > pipeline_end) pipeline_end = c->end;
+            if (c->end_s > pipeline_end) pipeline_end = c->end_s;
             break;
         case TLC_DP_ALLREDUCE:
-            if (c->end > reduce_end) reduce_end = c->end;
-            if (r >= 0) busy[r] += c->end - c->start;
+            if (c->end_s > reduce_end) reduce_end = c->end_s;
+            if (r >= 0) busy[r] += c->end_s - c->start_s;
             out->dp_buckets++;
             break;
         case TLC_OPTIMIZER:
-            if (c->end > opt_end) opt_end = c->end;
-            if (c->end - c->start > out->optimizer_s) out->optimizer_s = c->end - c->start;
+            if (c->end_s > opt_end) opt_end = c->end_s;
+            if (c->end_s - c->start_s > out->optimizer_s) out->optimizer_s = c->end_s - c->start_s;
             break;
         case TLC_EP_ALLTOALL:
-            if (r >= 0 && c->replica == 0) ep_s[r] += c->end - c->start;
+            if (r >= 0 && c->replica == 0) ep_s[r] += c->end_s - c->start_s;
             break;
         case TLC_CP_KV:
-            if (r >= 0 && c->replica == 0) cp_s[r] += c->end - c->start;
+            if (r >= 0 && c->replica == 0) cp_s[r] += c->end_s - c->start_s;
             break;
         default:
-            if (r >= 0 && c->replica == 0) tp_s[r] += c->end - c->start;
+            if (r >= 0 && c->replica == 0) tp_s[r] += c->end_s - c->start_s;
             break;
         }
     }
@@ -535,10 +535,10 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
     const timeline *tl = in->tl;
     double first_start = 0, last_end = 0;
     for (size_t i = 0; i < tl->nops; i++) {
-        if (i == 0 || tl->ops[i].start < first_start) first_start = tl->ops[i].start;
-        if (i == 0 || tl->ops[i].end > last_end) last_end = tl->ops[i].end;
+        if (i == 0 || tl->ops[i].start_s < first_start) first_start = tl->ops[i].start_s;
+        if (i == 0 || tl->ops[i].end_s > last_end) last_end = tl->ops[i].end_s;
     }
-    out->makespan = last_end - first_start;
+    out->makespan_s = last_end - first_start;
 
     by_rank g;
     group_by_rank(tl, out->pp, &g);

@@ -53,7 +53,7 @@ typedef struct rank_metrics {
 
 typedef struct run_metrics {
     int pp;
-    double makespan;
+    double makespan_s;
     double span;
     double bubble_ratio;
     int span_rank;               /* rank with the largest span */

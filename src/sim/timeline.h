@@ -24,7 +24,7 @@ enum {
 };
 
 typedef struct tl_op {
-    double start, end;       /* seconds */
+    double start_s, end_s;   /* seconds */
     int32_t rank;
     int32_t stage;
     int32_t mb;
@@ -34,7 +34,7 @@ typedef struct tl_op {
 typedef enum { XFER_ACTIVATION = 0, XFER_GRADIENT } xfer_kind;
 
 typedef struct tl_xfer {
-    double start, end;       /* send posted, data arrived */
+    double start_s, end_s;   /* send posted, data arrived */
     double bytes;
     int32_t src_rank, dst_rank;
     int32_t stage;           /* producing stage */
@@ -46,7 +46,7 @@ typedef enum { COPY_D2H = 0, COPY_H2D } copy_dir;
 
 /* An activation copied between a GPU and its node's host memory. */
 typedef struct tl_copy {
-    double start, end;       /* copy engine started, copy ended */
+    double start_s, end_s;   /* copy engine started, copy ended */
     double bytes;
     int32_t rank;
     int32_t stage;
@@ -56,7 +56,7 @@ typedef struct tl_copy {
 
 /* An op ready to run but waiting for its activation's H2D copy. */
 typedef struct tl_stall {
-    double start, end;
+    double start_s, end_s;
     int32_t rank;
     int32_t stage;
     int32_t mb;
@@ -77,7 +77,7 @@ typedef enum {
 } tl_coll_kind;
 
 typedef struct tl_coll {
-    double start, end;       /* seconds */
+    double start_s, end_s;   /* seconds */
     double bytes;            /* per GPU, all collectives of the record together */
     int32_t rank;            /* pipeline rank (-1: TLC_PIPELINE) */
     int32_t replica;         /* data-parallel replica (-1: all of them) */

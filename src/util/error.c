@@ -15,15 +15,64 @@ void pg_status_clear(pg_status *st)
         return;
     st->code = PG_EXIT_OK;
     st->msg[0] = '\0';
+    st->key[0] = '\0';
+    st->file[0] = '\0';
+    st->line = 0;
+    st->problem = 0;
+}
+
+/* msg = "[FILE[:LINE]: ][key 'KEY': ]<problem>" from st's fields; returns the
+ * offset where the problem text goes. */
+static size_t write_location(pg_status *st, int named)
+{
+    int used = 0;
+    if (st->file[0] != '\0') {
+        if (st->line > 0)
+            used = snprintf(st->msg, sizeof st->msg, "%s:%d: ", st->file, st->line);
+        else
+            used = snprintf(st->msg, sizeof st->msg, "%s: ", st->file);
+    }
+    if (used < 0)
+        used = 0;
+    /* named: a key was given, even "" (a file's empty key is worth showing). */
+    if (named && (size_t)used < sizeof st->msg) {
+        int k = snprintf(st->msg + used, sizeof st->msg - (size_t)used, "key '%s': ", st->key);
+        if (k > 0)
+            used += k;
+    }
+    size_t off = (size_t)used < sizeof st->msg ? (size_t)used : sizeof st->msg - 1;
+    st->msg[off] = '\0';
+    return off;
+}
+
+static void set_key(pg_status *st, const char *key)
+{
+    snprintf(st->key, sizeof st->key, "%s", key ? key : "");
 }
 
 int pg_fail(pg_status *st, int code, const char *fmt, ...)
 {
     if (!st)
         return code;
+    pg_status_clear(st);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(st->msg, sizeof st->msg, fmt, ap);
+    va_end(ap);
+    st->code = code;
+    return code;
+}
+
+int pg_fail_key(pg_status *st, int code, const char *key, const char *fmt, ...)
+{
+    if (!st)
+        return code;
+    pg_status_clear(st);
+    set_key(st, key);
+    st->problem = write_location(st, key != NULL);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->msg + st->problem, sizeof st->msg - st->problem, fmt, ap);
     va_end(ap);
     st->code = code;
     return code;
@@ -33,27 +82,30 @@ int pg_fail_at(pg_status *st, int code, pg_origin where, const char *key, const 
 {
     if (!st)
         return code;
-    const char *file = where.file ? where.file : "<input>";
-    int used;
-    if (where.line > 0)
-        used = snprintf(st->msg, sizeof st->msg, "%s:%d: ", file, where.line);
-    else
-        used = snprintf(st->msg, sizeof st->msg, "%s: ", file);
-    if (used < 0)
-        used = 0;
-    if (key && (size_t)used < sizeof st->msg) {
-        int k = snprintf(st->msg + used, sizeof st->msg - (size_t)used, "key '%s': ", key);
-        if (k > 0)
-            used += k;
-    }
-    if ((size_t)used < sizeof st->msg) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(st->msg + used, sizeof st->msg - (size_t)used, fmt, ap);
-        va_end(ap);
-    }
+    pg_status_clear(st);
+    set_key(st, key);
+    snprintf(st->file, sizeof st->file, "%s", where.file ? where.file : "<input>");
+    st->line = where.line > 0 ? where.line : 0;
+    st->problem = write_location(st, key != NULL);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(st->msg + st->problem, sizeof st->msg - st->problem, fmt, ap);
+    va_end(ap);
     st->code = code;
     return code;
+}
+
+void pg_status_locate(pg_status *st, pg_origin where)
+{
+    if (!st || st->key[0] == '\0' || st->file[0] != '\0' || where.file == NULL)
+        return;
+    char problem[PG_MSG_MAX];
+    size_t off = st->problem < sizeof st->msg ? st->problem : 0;
+    snprintf(problem, sizeof problem, "%s", st->msg + off);
+    snprintf(st->file, sizeof st->file, "%s", where.file);
+    st->line = where.line > 0 ? where.line : 0;
+    st->problem = write_location(st, 1);
+    snprintf(st->msg + st->problem, sizeof st->msg - st->problem, "%s", problem);
 }
 
 void pg_status_prefix(pg_status *st, const char *fmt, ...)
@@ -86,6 +138,12 @@ void pg_status_prefix(pg_status *st, const char *fmt, ...)
         used += k;
     }
     st->msg[used] = '\0';
+    /* The prefixed message is one whole problem in the prefix's context (a
+     * file being read): a caller places it under its own key. */
+    st->key[0] = '\0';
+    st->file[0] = '\0';
+    st->line = 0;
+    st->problem = 0;
 }
 
 /* Out of memory is not an input error: say so once and stop, since every

@@ -13,6 +13,10 @@
 #ifndef PG_UTIL_UNITS_H
 #define PG_UTIL_UNITS_H
 
+/* Bytes in a GiB (2^30): the unit memory is printed in and GPUs are sized in.
+ * The one definition; everything that shows or sizes GiB uses it. */
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
 int units_parse_bytes(const char *text, double *bytes, const char **why);
 int units_parse_bandwidth(const char *text, double *bytes_per_s, const char **why);
 int units_parse_duration(const char *text, double *seconds, const char **why);
