@@ -200,6 +200,15 @@ static int get_double(const csv *c, const char *name, double *out, pg_status *st
     return 0;
 }
 
+/* The sources' schedule column ("interleaved", "interleaved 1F1B", "1F1B",
+ * "1f1b", "none") in their own words: only whether Megatron ran virtual
+ * stages matters here (the generator is chosen from vp, itermodel.c). */
+#define SOURCE_WORD_INTERLEAVED "interleaved"
+static int source_runs_virtual_stages(const char *schedule_text)
+{
+    return strstr(schedule_text, SOURCE_WORD_INTERLEAVED) == schedule_text;
+}
+
 static int is_true(const char *v)
 {
     return strcmp(v, "true") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "1") == 0;
@@ -328,7 +337,7 @@ static int load_korthikanti(csv *c, int layer_table, calib_rows *out, pg_status 
                 return st->code;
             r->dp_overlap = is_true(get(c, col(c, "dp_overlap")));
             r->zero1 = is_true(get(c, col(c, "zero1")));
-            if (strcmp(get(c, col(c, "schedule")), "interleaved") != 0)
+            if (!source_runs_virtual_stages(get(c, col(c, "schedule"))))
                 r->vp = 1;
         }
         char buf[200];
@@ -504,7 +513,7 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
             get_int(c, "vp", 1, 1, &r->vp, st) || get_int(c, "cp", 1, 1, &r->cp, st) ||
             get_int(c, "ep", 1, 1, &r->ep, st) || get_double(c, "step_time_s", &r->measured_s, st))
             return st->code;
-        if (strncmp(get(c, col(c, "schedule")), "interleaved", strlen("interleaved")) != 0)
+        if (!source_runs_virtual_stages(get(c, col(c, "schedule"))))
             r->vp = 1;
         r->has_arch = 1;
         r->arch = me->a;
