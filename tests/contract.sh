@@ -339,8 +339,10 @@ assert t > 5.0, out[-300:]'
 LLAMA8=(--set workload=hf:profiles/models/llama3-8b.json --set gpt.seq=8192 --set pp=4 --set network=cluster
         --set cluster.gpu=h100-sxm)
 expect_rc "Llama-3-8B at seq 8192 on pp=4 H100 fits in 80 GB" 0 "$BIN" run "${LLAMA8[@]}" --format json
-expect_py "it says its H100 parameters are borrowed, not measured" '
-assert j["cost_model"].startswith("h100-sxm:") and "NOT measured" in j["cost_model"], j["cost_model"]'
+expect_py "it says which H100 parameters are datasheet and which were fitted on what" '
+c = j["cost_model"]
+assert c.startswith("h100-sxm: datasheet peak_flops") and "fitted gemm_eff" in c, c
+assert "nemo_perf_summary_2407.csv" in c and "NOT measured" not in c, c'
 "$BIN" run "${LLAMA8[@]}" --format json >"$TMP/out" 2>/dev/null
 expect_py "its MFU is plausible (30-65 %) and memory under 80 GiB" '
 assert 0.30 < j["mfu"] < 0.65, j["mfu"]

@@ -1,7 +1,8 @@
-/* cmd_calibrate.c: `pipegrid calibrate CSV` -- fit the cost model's GPU
- * parameters to measured iteration times.
+/* cmd_calibrate.c: `pipegrid calibrate CSV...` -- fit the cost model's GPU
+ * parameters to measured iteration times (a thin wrapper: the procedure is
+ * calib_fit_procedure, src/calib/fit_select.h; the rows, src/calib/rows.h).
  *
- *   pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--folds K]
+ *   pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--folds K]
  *                          [--max-weight W] [--max-mape X] [--max-error Y] [-o FILE]
  *
  * Takes the GPU type's datasheet numbers from its parameter file
@@ -25,28 +26,45 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "cli/fit_select.h"
-#include "cli/itermodel.h"
+#include "calib/fit_select.h"
+#include "calib/itermodel.h"
 #include "cli/validate_args.h"
 #include "util/strbuf.h"
 
 #define PCT 100.0
 
-/* Candidate weights of the largest error: from plain MAPE (0) to an
- * objective dominated by the worst row (2). */
-static const double FIT_WEIGHTS[] = {0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0};
-#define NWEIGHTS ((int)(sizeof FIT_WEIGHTS / sizeof FIT_WEIGHTS[0]))
-
 static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h, const char *why, int nfit,
-                       int n, const char *date)
+                       int n, const char *date, const iter_set *set, const int *fit)
 {
-    const char *base = strrchr(a->csv, '/');
-    base = base ? base + 1 : a->csv;
-    for (int k = 0; k < GP_COUNT; k++)
-        if (gpu_param_fitted((gpu_param_id)k))
+    char base[128] = "";
+    for (int k = 0; k < a->nfiles; k++) {
+        const char *b = strrchr(a->files[k], '/');
+        b = b ? b + 1 : a->files[k];
+        if (strlen(base) + strlen(b) + 2 < sizeof base)
+            snprintf(base + strlen(base), sizeof base - strlen(base), "%s%s", k ? " " : "", b);
+    }
+    /* the whole sentence, then as much of it as a source holds (the
+     * file's header comment keeps the cross-validation table) */
+    char text[1024];
+    snprintf(text, sizeof text,
+             "fitted %.16s by 'pipegrid calibrate %s --fit-fraction %g' on %d of %d measured rows; max-weight %g %s",
+             date, base, a->fit_fraction, nfit, n, h->max_weight, why);
+    size_t len = strlen(text);
+    if (len >= sizeof g->source[0])
+        len = sizeof g->source[0] - 1;
+    for (int k = 0; k < GP_COUNT; k++) {
+        if (gpu_param_basis_of(g, (gpu_param_id)k) == GPB_DATASHEET)
+            continue;
+        if (!iter_param_exercised(g, set, fit, (gpu_param_id)k)) {
+            /* no fit row depends on it: the fixed starting value, said so */
             snprintf(g->source[k], sizeof g->source[k],
-                     "fitted %.16s by 'pipegrid calibrate %.48s --fit-fraction %g' on %d of %d measured rows; "
-                     "max-weight %g %.80s", date, base, a->fit_fraction, nfit, n, h->max_weight, why);
+                     "not measured on %s: no row of the fit part exercises it (calibrate's fixed starting value)",
+                     g->name);
+            continue;
+        }
+        memcpy(g->source[k], text, len);
+        g->source[k][len] = '\0';
+    }
 }
 
 /* The header comment: the procedure, the cross-validation table, the fit. */
@@ -56,6 +74,12 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
     sb_appendf(sb, "GPU type parameters of the pipegrid cost model (src/model/costmodel.h), %s.\n", g->name);
     sb_appendf(sb, "Written by pipegrid calibrate on the %.0f %% fit part (%d rows); the held-out rows were not read.\n",
                PCT * a->fit_fraction, fe->n);
+    sb_appendf(sb, "Measurements:");
+    for (int k = 0; k < a->nfiles; k++) {
+        const char *b = strrchr(a->files[k], '/');
+        sb_appendf(sb, " %s", b ? b + 1 : a->files[k]);
+    }
+    sb_appendf(sb, " (split by measurement: republished versions on one side).\n");
     if (nres > 0) {
         sb_appendf(sb, "max-weight chosen by %d-fold cross-validation inside the fit part, score =\n", a->folds);
         sb_appendf(sb, "max(CV MAPE / %g, CV max error / %g), smallest wins:\n", a->max_mape, a->max_error);
@@ -64,37 +88,8 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
                        PCT * res[k].mape, PCT * res[k].max_err, res[k].score, k == best ? "  <- chosen" : "");
     } else
         sb_appendf(sb, "max-weight %g given on the command line (no selection).\n", a->max_weight);
-    sb_appendf(sb, "Final fit on the whole fit part: MAPE %.2f %%, max %.2f %%.", PCT * fe->mape, PCT * fe->max_err);
-}
-
-/* The fit on the whole fit part, from the fixed start and, after a
- * selection, also from each fold's solution of the chosen setting (the
- * objective has local optima; these points are fits to parts of the same
- * rows).  The best objective on the fit part wins; ties keep the earlier. */
-static int final_fit(gpu_params *g, const iter_set *set, const int *fit, const fit_hyper *h, const cv_result *cv,
-                     error_stats *fe, pg_status *st)
-{
-    gpu_params best = *g;
-    int nstart = 1 + (cv ? cv->folds : 0), have = 0;
-    double best_obj = 0.0;
-    for (int s = 0; s < nstart; s++) {
-        gpu_params t = *g;
-        if (s > 0)
-            memcpy(t.v, cv->fold_v[s - 1], sizeof t.v);
-        error_stats e;
-        int rc = iter_fit(&t, set, fit, h, &e, st);
-        if (rc)
-            return rc;
-        double obj = e.mape + h->max_weight * e.max_err;
-        if (!have || obj < best_obj) {
-            best = t;
-            best_obj = obj;
-            *fe = e;
-            have = 1;
-        }
-    }
-    *g = best;
-    return 0;
+    sb_appendf(sb, "Final fit on the whole fit part: MAPE %.2f %% (mean of the files'), max %.2f %%.", PCT * fe->mape,
+               PCT * fe->max_err);
 }
 
 static int write_file(const gpu_params *g, const char *header, const char *path, pg_status *st)
@@ -120,62 +115,52 @@ int cmd_calibrate(int argc, char **argv)
     if (validate_args_parse(argc, argv, 1, &a, &st))
         return cli_report_error(&st);
     gpu_params g;
-    train_row *rows = NULL;
-    int n = 0;
+    calib_rows rows;
     iter_set set = {0};
-    if (measurements_load(&a, &g, &rows, &n, &set, &st))
+    if (measurements_load(&a, &g, &rows, &set, &st))
         return cli_report_error(&st);
+    int n = rows.n;
+    if (rows.nskip > 0)
+        measurements_print_skipped(&rows, stderr);
     int *fit = pg_xcalloc((size_t)n, sizeof *fit);
     int nfit = 0;
     for (int i = 0; i < n; i++) {
-        fit[i] = iter_in_fit_part(i, a.fit_fraction);
+        fit[i] = iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
         nfit += fit[i];
     }
-    iter_fit_initial(&g);
-    fit_hyper h = {.max_weight = a.max_weight, .ratio_cap = FIT_RATIO_CAP};
-    cv_result res[NWEIGHTS];
-    int nres = 0, best = -1, rc = 0;
-    char why[128];
-    snprintf(why, sizeof why, "given on the command line");
-    if (nfit < a.folds)
-        rc = pg_fail(&st, PG_EXIT_INPUT, "calibrate: the fit part of %s has %d rows, fewer than %d folds", a.csv,
-                     nfit, a.folds);
-    else if (a.max_weight < 0) {
-        fit_hyper cand[NWEIGHTS];
-        for (int k = 0; k < NWEIGHTS; k++)
-            cand[k] = (fit_hyper){.max_weight = FIT_WEIGHTS[k], .ratio_cap = FIT_RATIO_CAP};
-        rc = cv_select(&g, &set, fit, cand, NWEIGHTS, a.folds, a.max_mape, a.max_error, res, &best, &st);
-        if (rc == 0) {
-            nres = NWEIGHTS;
-            h = cand[best];
-            snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (CV MAPE %.2f %%, max %.2f %%)", a.folds,
-                     PCT * res[best].mape, PCT * res[best].max_err);
-            for (int k = 0; k < nres; k++)
-                fprintf(stderr, "calibrate: CV max-weight %-5g MAPE %6.2f %% max %6.2f %% score %.4f%s\n",
-                        res[k].h.max_weight, PCT * res[k].mape, PCT * res[k].max_err, res[k].score,
-                        k == best ? "  <- chosen" : "");
-        }
-    }
-    error_stats fe = {0, 0.0, 0.0, -1};
-    if (rc == 0)
-        rc = final_fit(&g, &set, fit, &h, nres ? &res[best] : NULL, &fe, &st);
+    calib_result *cr = pg_xcalloc(1, sizeof *cr);
+    int rc = calib_fit_procedure(&g, &set, fit, a.max_weight, a.folds, a.max_mape, a.max_error, cr, &st);
     if (rc == 0) {
-        fprintf(stderr, "calibrate: max-weight %g %s; fit part %d rows MAPE %.2f %% max %.2f %%\n", h.max_weight, why,
-                fe.n, PCT * fe.mape, PCT * fe.max_err);
+        char why[128];
+        if (cr->nres) {
+            const cv_result *b = &cr->res[cr->best];
+            snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (CV MAPE %.2f %%, max %.2f %%)", a.folds,
+                     PCT * b->mape, PCT * b->max_err);
+            for (int k = 0; k < cr->nres; k++)
+                fprintf(stderr, "calibrate: CV max-weight %-5g MAPE %6.2f %% max %6.2f %% score %.4f%s\n",
+                        cr->res[k].h.max_weight, PCT * cr->res[k].mape, PCT * cr->res[k].max_err,
+                        cr->res[k].score, k == cr->best ? "  <- chosen" : "");
+        } else
+            snprintf(why, sizeof why, "given on the command line");
+        const error_stats *fe = &cr->fit_err;
+        fprintf(stderr, "calibrate: max-weight %g %s; fit part %d rows MAPE %.2f %% max %.2f %%\n",
+                cr->h.max_weight, why, fe->n, PCT * fe->mape, PCT * fe->max_err);
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        provenance(&g, &a, &h, why, nfit, n, date);
+        provenance(&g, &a, &cr->h, why, nfit, n, date, &set, fit);
         strbuf hdr;
         sb_init(&hdr);
-        header_text(&hdr, &g, &a, res, nres, best, &fe);
+        header_text(&hdr, &g, &a, cr->res, cr->nres, cr->best, fe);
         rc = write_file(&g, hdr.data, a.output, &st);
         sb_free(&hdr);
-    }
+    } else
+        pg_status_prefix(&st, "%s", a.csv);
+    free(cr);
     if (rc)
         cli_report_error(&st);
     free(fit);
     iter_set_free(&set);
-    free(rows);
+    calib_rows_free(&rows);
     return rc;
 }

@@ -1,7 +1,9 @@
-/* cmd_validate.c: `pipegrid validate CSV` -- predict every measured
- * iteration time of CSV with the cost model and report the errors.
+/* cmd_validate.c: `pipegrid validate CSV...` -- predict every measured
+ * iteration time of the files with the cost model and report the errors
+ * (per file, fit and held-out part; rows of other GPU types or that the
+ * model cannot describe are listed as skipped, with the reason).
  *
- *   pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
+ *   pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
  *                         [--max-mape X] [--max-error Y]
  *
  * Reports MAPE and the largest relative error over all rows, over the
@@ -15,7 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/itermodel.h"
+#include "calib/itermodel.h"
 #include "cli/validate_args.h"
 
 #define PCT 100.0
@@ -40,7 +42,8 @@ static void report_group(const iter_set *set, const double *pred, const int *bas
     free(mask);
 }
 
-static void report_text(const iter_set *set, const double *pred, const int *holdout, const validate_args *a)
+static void report_text(const iter_set *set, const double *pred, const int *holdout, const validate_args *a,
+                        const calib_rows *rows)
 {
     error_stats all = iter_errors(set, pred, NULL), held = iter_errors(set, pred, holdout);
     int *fit = pg_xcalloc((size_t)set->n, sizeof *fit);
@@ -48,12 +51,31 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
         fit[i] = !holdout[i];
     error_stats fitted = iter_errors(set, pred, fit);
     free(fit);
-    printf("validate %s with %s\n", a->csv, a->gpu_path);
+    printf("validate");
+    for (int k = 0; k < a->nfiles; k++)
+        printf(" %s", a->files[k]);
+    printf(" (%s) with %s\n", rows->source, a->gpu_path);
     printf("  all rows:      %5d  MAPE %6.2f %%  max error %6.2f %%\n", all.n, PCT * all.mape, PCT * all.max_err);
     printf("  fit rows:      %5d  MAPE %6.2f %%  max error %6.2f %%  (the %.0f %% calibrate fits on)\n", fitted.n,
            PCT * fitted.mape, PCT * fitted.max_err, PCT * a->fit_fraction);
     printf("  held-out rows: %5d  MAPE %6.2f %%  max error %6.2f %%  (not in the %.0f %% fit part)\n", held.n,
            PCT * held.mape, PCT * held.max_err, PCT * a->fit_fraction);
+    if (a->nfiles > 1) {
+        printf("by file (fit part / held-out part):\n");
+        int *mask = pg_xcalloc((size_t)set->n, sizeof *mask);
+        for (int k = 0; k < a->nfiles; k++) {
+            for (int part = 0; part < 2; part++) {
+                for (int i = 0; i < set->n; i++)
+                    mask[i] = set->row[i].file == k && holdout[i] == part;
+                error_stats e = iter_errors(set, pred, mask);
+                const char *base = strrchr(a->files[k], '/');
+                printf("  %-34s %-8s %5d rows  MAPE %6.2f %%  max %6.2f %%\n", base ? base + 1 : a->files[k],
+                       part ? "held-out" : "fit", e.n, PCT * e.mape, PCT * e.max_err);
+            }
+        }
+        free(mask);
+    }
+    measurements_print_skipped(rows, stdout);
     printf("by parallelism (held-out rows):\n");
     static const int DEG[] = {1, 2, 4, 8, 16, 32, 64};
     char label[64];
@@ -83,9 +105,10 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
             break;
         shown[e.worst] = 1;
         const train_row *r = &set->row[e.worst];
-        printf("  line %4d: gbs %d mb %d h %d L %d tp %d dp %d pp %d: measured %.1f ms, predicted %.1f ms (%+.1f %%)\n",
+        printf("  line %4d: gbs %d mb %d h %d L %d tp %d dp %d pp %d: measured %.1f ms, predicted %.1f ms (%+.1f %%)%s%s\n",
                r->line, r->global_batch, r->micro_batch, r->hidden, r->layers, r->tp, r->dp, r->pp,
-               1e3 * r->measured_s, 1e3 * pred[e.worst], PCT * (pred[e.worst] / r->measured_s - 1));
+               1e3 * r->measured_s, 1e3 * pred[e.worst], PCT * (pred[e.worst] / r->measured_s - 1),
+               strncmp(r->label, "line ", 5) != 0 ? "  " : "", strncmp(r->label, "line ", 5) != 0 ? r->label : "");
     }
     free(shown);
 }
@@ -93,14 +116,14 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
 static void report_csv(const iter_set *set, const double *pred, const int *holdout, const iter_breakdown *bd)
 {
     printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
-           "error,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms\n");
+           "error,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,label\n");
     for (int i = 0; i < set->n; i++) {
         const train_row *r = &set->row[i];
-        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", r->line,
+        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,\"%s\"\n", r->line,
                holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden, r->heads,
                r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
                pred[i] / r->measured_s - 1, 1e3 * bd[i].pipeline_s, 1e3 * bd[i].embed_sync_s,
-               1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s);
+               1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s, r->label);
     }
 }
 
@@ -112,11 +135,11 @@ int cmd_validate(int argc, char **argv)
     if (validate_args_parse(argc, argv, 0, &a, &st))
         return cli_report_error(&st);
     gpu_params g;
-    train_row *rows = NULL;
-    int n = 0;
+    calib_rows rows;
     iter_set set = {0};
-    if (measurements_load(&a, &g, &rows, &n, &set, &st))
+    if (measurements_load(&a, &g, &rows, &set, &st))
         return cli_report_error(&st);
+    int n = rows.n;
     a.gpu_path = g.path;
     double *pred = pg_xcalloc((size_t)n, sizeof *pred);
     iter_breakdown *bd = pg_xcalloc((size_t)n, sizeof *bd);
@@ -125,13 +148,13 @@ int cmd_validate(int argc, char **argv)
     for (int i = 0; i < n && rc == 0; i++) {
         rc = iter_predict(&g, &set, i, &bd[i], &st);
         pred[i] = bd[i].total_s;
-        holdout[i] = !iter_in_fit_part(i, a.fit_fraction);
+        holdout[i] = !iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
     }
     if (rc == 0) {
         if (a.csv_out)
             report_csv(&set, pred, holdout, bd);
         else
-            report_text(&set, pred, holdout, &a);
+            report_text(&set, pred, holdout, &a, &rows);
         error_stats held = iter_errors(&set, pred, holdout);
         if ((a.max_mape > 0 && held.mape > a.max_mape) || (a.max_error > 0 && held.max_err > a.max_error)) {
             fprintf(stderr, "pipegrid: validate: held-out MAPE %.2f %% / max %.2f %% miss the limits\n",
@@ -144,6 +167,6 @@ int cmd_validate(int argc, char **argv)
     free(bd);
     free(holdout);
     iter_set_free(&set);
-    free(rows);
+    calib_rows_free(&rows);
     return rc;
 }

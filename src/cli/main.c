@@ -35,11 +35,12 @@ static const command_usage USAGES[] = {
      "  pipegrid merge [--grid KEY=V1,V2,...]... [-o FILE] PART.csv...\n"
      "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"},
     {"calibrate",
-     "  pipegrid calibrate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [-o FILE]\n"
-     "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"},
+     "  pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [--folds K] [-o FILE]\n"
+     "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"
+     "      (any file of data/validation/; rows of other GPU types are listed as skipped)\n"},
     {"validate",
-     "  pipegrid validate CSV [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
-     "      predict measured iteration times with the cost model: MAPE, max error, per parallelism\n"},
+     "  pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
+     "      predict measured iteration times with the cost model: MAPE, max error, per file and parallelism\n"},
     {"bound",
      "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
      "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"},

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/fit_select.h"
-#include "cli/itermodel.h"
+#include "calib/fit_select.h"
+#include "calib/itermodel.h"
 #include "cli/validate_args.h"
 #include "util/units.h"
 
@@ -18,7 +18,7 @@ static int parse_fraction(const char *opt, const char *text, double lo_excl, dou
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st)
 {
     memset(a, 0, sizeof *a);
-    a->gpu = VALIDATE_DEFAULT_GPU;
+    a->gpu = NULL;
     a->output = "";
     a->fit_fraction = VALIDATE_DEFAULT_FIT_FRACTION;
     a->max_weight = -1.0;
@@ -66,11 +66,14 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
                 return st->code;
         } else if (o[0] == '-' && o[1] != '\0')
             return pg_fail(st, PG_EXIT_INPUT, "%s: unknown option '%s'", cmd, o);
-        else if (a->csv == NULL) {
-            a->csv = o;
+        else if (a->nfiles < VALIDATE_MAX_FILES) {
+            a->files[a->nfiles++] = o;
+            if (a->csv == NULL)
+                a->csv = o;
             continue;
         } else
-            return pg_fail(st, PG_EXIT_INPUT, "%s: more than one CSV given ('%s', '%s')", cmd, a->csv, o);
+            return pg_fail(st, PG_EXIT_INPUT, "%s: more than %d files of measurements given", cmd,
+                           VALIDATE_MAX_FILES);
         i++;
     }
     if (a->csv == NULL)
@@ -78,19 +81,75 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     return 0;
 }
 
-int measurements_load(const validate_args *a, gpu_params *g, train_row **rows, int *n, iter_set *set,
-                      pg_status *st)
+/* Append src's rows (tagged with file index k) and skipped rows to dst. */
+static void append_rows(calib_rows *dst, calib_rows *src, int k)
 {
-    *rows = NULL;
-    *n = 0;
-    int rc = gpu_params_load(a->gpu, g, st);
-    if (rc == 0)
-        rc = train_csv_load(a->csv, rows, n, st);
-    if (rc == 0)
-        rc = iter_set_prepare(set, *rows, *n, st);
-    if (rc != 0) {
-        free(*rows);
-        *rows = NULL;
+    dst->row = pg_xrealloc(dst->row, ((size_t)dst->n + (size_t)src->n + 1) * sizeof *dst->row);
+    for (int i = 0; i < src->n; i++) {
+        dst->row[dst->n] = src->row[i];
+        dst->row[dst->n++].file = k;
     }
+    dst->skip = pg_xrealloc(dst->skip, ((size_t)dst->nskip + (size_t)src->nskip + 1) * sizeof *dst->skip);
+    for (int i = 0; i < src->nskip; i++)
+        dst->skip[dst->nskip++] = src->skip[i];
+    if (dst->source[0] == '\0')
+        snprintf(dst->source, sizeof dst->source, "%s", src->source);
+    else if (strlen(dst->source) + strlen(src->source) + 2 < sizeof dst->source) {
+        strcat(dst->source, "+");
+        strcat(dst->source, src->source);
+    }
+}
+
+int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st)
+{
+    int rc = 0;
+    memset(rows, 0, sizeof *rows);
+    for (int k = 0; k < a->nfiles && rc == 0; k++) {
+        calib_rows one;
+        rc = calib_rows_load(a->files[k], &one, st);
+        if (rc == 0) {
+            append_rows(rows, &one, k);
+            calib_rows_free(&one);
+        }
+    }
+    if (rc) {
+        calib_rows_free(rows);
+        return rc;
+    }
+    const char *gpu = a->gpu;
+    if (!gpu)
+        gpu = rows->n > 0 ? rows->row[0].gpu : "a100-80g";
+    rc = gpu_params_load(gpu, g, st);
+    if (rc == 0) {
+        calib_rows_keep_gpu(rows, g->name);
+        if (rows->n == 0)
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s: no row to predict on GPU type %s (%d rows skipped)", a->csv, g->name,
+                         rows->nskip);
+    }
+    if (rc == 0)
+        rc = iter_set_prepare(set, rows->row, rows->n, st);
+    if (rc != 0)
+        calib_rows_free(rows);
     return rc;
+}
+
+void measurements_print_skipped(const calib_rows *rows, FILE *f)
+{
+    if (rows->nskip == 0)
+        return;
+    fprintf(f, "skipped rows: %d (not predicted, not in any error below)\n", rows->nskip);
+    int *done = pg_xcalloc((size_t)rows->nskip, sizeof *done);
+    for (int i = 0; i < rows->nskip; i++) {
+        if (done[i])
+            continue;
+        int count = 0;
+        for (int j = i; j < rows->nskip; j++)
+            if (!done[j] && strcmp(rows->skip[j].reason, rows->skip[i].reason) == 0) {
+                done[j] = 1;
+                count++;
+            }
+        fprintf(f, "  %3d x %s (e.g. line %d, %s)\n", count, rows->skip[i].reason, rows->skip[i].line,
+                rows->skip[i].label);
+    }
+    free(done);
 }

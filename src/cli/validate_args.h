@@ -3,17 +3,20 @@
 #ifndef PG_CLI_VALIDATE_ARGS_H
 #define PG_CLI_VALIDATE_ARGS_H
 
-#include "cli/itermodel.h"
+#include "calib/itermodel.h"
+#include "calib/rows.h"
 #include "util/error.h"
 
-/* Default GPU type of the measurements (vTrain's data: one node of 8 A100s)
- * and the part of the rows calibration fits on. */
-#define VALIDATE_DEFAULT_GPU "a100-80g"
+/* The part of the measurements calibration fits on. */
 #define VALIDATE_DEFAULT_FIT_FRACTION 0.3
 
+#define VALIDATE_MAX_FILES 8
+
 typedef struct validate_args {
-    const char *csv;
-    const char *gpu;            /* --gpu TYPE or FILE */
+    const char *csv;            /* the first file (messages) */
+    const char *files[VALIDATE_MAX_FILES]; /* every file given: fitted / validated together */
+    int nfiles;
+    const char *gpu;            /* --gpu TYPE or FILE; NULL: the GPU type of the file's first row */
     const char *gpu_path;       /* resolved file (filled by the command) */
     const char *output;         /* calibrate -o FILE ("" = stdout) */
     double fit_fraction;        /* --fit-fraction */
@@ -29,10 +32,15 @@ typedef struct validate_args {
  * --folds, validate --format; both take the limits. */
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st);
 
-/* Load what both commands read: the GPU parameters (a.gpu) and the measured
- * rows of a.csv, prepared for prediction.  On failure nothing is left
- * allocated. */
-int measurements_load(const validate_args *a, gpu_params *g, train_row **rows, int *n, iter_set *set,
-                      pg_status *st);
+/* Load what both commands read: the measured rows of a.csv (rows.h: any
+ * validation file), those of the GPU type predicted (a.gpu, else the first
+ * row's type; the others are listed in rows->skip), its parameters, and the
+ * rows prepared for prediction.  On failure nothing is left allocated. */
+int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st);
+
+/* Print the skipped rows, one line per reason with its count and first row,
+ * to f. */
+#include <stdio.h>
+void measurements_print_skipped(const calib_rows *rows, FILE *f);
 
 #endif

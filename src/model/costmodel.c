@@ -9,6 +9,7 @@
  * hidden state on every TP rank (no sequence parallelism) and are not.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -276,7 +277,8 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
     if (m->fp8) {
         const gpu_system *sys = gpu_system_find(g->name);
         if (sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
-            peak *= sys->fp8_flops / sys->speed_flops;    /* the fitted bf16 peak, scaled by the datasheet ratio */
+            /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
+            peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
     }
     return (kctx){g, c, peak};
 }
@@ -777,30 +779,59 @@ static int platform_gpu_type(const experiment *e, char *type, size_t len, pg_sta
     return 0;
 }
 
-/* "h100-sxm: 4 datasheet numbers; 9 fitted parameters NOT measured on this
- * type: ..." -- what `run` says about the parameters its times rest on.
- * A fitted parameter whose source says "not measured" is borrowed. */
-static void describe_cost_basis(const gpu_params *g, char *out, size_t len)
+#define NOT_MEASURED_PREFIX "not measured"
+
+gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id)
 {
-    int datasheet = 0, fitted = 0, borrowed = 0;
-    const char *fit_source = "", *borrow_source = "";
-    for (int i = 0; i < GP_COUNT; i++) {
-        if (!gpu_param_fitted((gpu_param_id)i)) {
-            datasheet++;
-        } else if (strncmp(g->source[i], "not measured", strlen("not measured")) == 0) {
-            borrowed++;
-            borrow_source = g->source[i];
-        } else {
-            fitted++;
-            fit_source = g->source[i];
+    if (!gpu_param_fitted(id))
+        return GPB_DATASHEET;
+    if (strncmp(g->source[id], NOT_MEASURED_PREFIX, strlen(NOT_MEASURED_PREFIX)) == 0)
+        return GPB_BORROWED;
+    return GPB_FITTED;
+}
+
+/* Appends to out[len] as far as it fits (snprintf semantics, never past len). */
+static void append(char *out, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + *used, len - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < len ? *used + (size_t)n : len;
+}
+
+/* Groups of parameters of one basis and one source, in parameter order,
+ * each source said once: "datasheet a b; fitted c d (SOURCE); borrowed e
+ * (SOURCE)".  Datasheet sources are long citations and stay in the file. */
+void gpu_params_describe(const gpu_params *g, char *out, size_t len)
+{
+    static const char *const WORD[] = {"datasheet", "fitted", "borrowed, NOT measured on this GPU type:"};
+    size_t used = 0;
+    int done[GP_COUNT] = {0};
+    if (len == 0)
+        return;
+    out[0] = '\0';
+    append(out, len, &used, "%s:", g->name);
+    const char *sep = " ";
+    for (int basis = GPB_DATASHEET; basis <= GPB_BORROWED; basis++)
+        for (int i = 0; i < GP_COUNT; i++) {
+            if (done[i] || gpu_param_basis_of(g, (gpu_param_id)i) != (gpu_param_basis)basis)
+                continue;
+            append(out, len, &used, "%s%s", sep, WORD[basis]);
+            for (int j = i; j < GP_COUNT; j++)
+                if (!done[j] && gpu_param_basis_of(g, (gpu_param_id)j) == (gpu_param_basis)basis &&
+                    (basis == GPB_DATASHEET || strcmp(g->source[j], g->source[i]) == 0)) {
+                    append(out, len, &used, " %s", gpu_param_name((gpu_param_id)j));
+                    done[j] = 1;
+                }
+            if (basis != GPB_DATASHEET)
+                append(out, len, &used, " (%s)", g->source[i]);
+            sep = "; ";
         }
-    }
-    if (borrowed > 0)
-        snprintf(out, len, "%s: %d datasheet numbers; %d fitted parameters NOT measured on this GPU type (%.300s)",
-                 g->name, datasheet, borrowed, borrow_source);
-    else
-        snprintf(out, len, "%s: %d datasheet numbers; %d parameters fitted (%.300s)", g->name, datasheet, fitted,
-                 fit_source);
 }
 
 int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st)
@@ -831,6 +862,6 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     };
     rc = costmodel_build_shape(&g, &m, nstages, w, st);
     if (rc == 0)
-        describe_cost_basis(&g, w->cost_basis, sizeof w->cost_basis);
+        gpu_params_describe(&g, w->cost_basis, sizeof w->cost_basis);
     return rc;
 }

@@ -75,6 +75,10 @@ typedef enum {
     GP_COLL_BW_EFF,       /* achieved/peak NVLink bandwidth of a collective (beta) */
     GP_ITER_OVERHEAD_S,   /* per training iteration: framework work outside the ops */
     GP_OP_OVERHEAD_S,     /* per op of a stage (F, B, W): framework work around its kernels */
+    GP_NET_BW_EFF,        /* achieved/peak NIC bandwidth of a collective across nodes (calib's predictor;
+                           * `run` simulates inter-node links on the platform instead) */
+    GP_FP8_GEMM_EFF,      /* FP8 linear-layer GEMMs: fraction of the datasheet FP8/BF16 speed-up achieved
+                           * (scaling and casts of FP8 recipes) */
     GP_COUNT
 } gpu_param_id;
 
@@ -94,6 +98,21 @@ int gpu_param_fitted(gpu_param_id id);
  * argument contains a '/' or ends in .yaml, that file.  Every parameter is
  * required, with a value and a source.  Errors name file, line and key. */
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st);
+
+/* Where a parameter's number comes from: the datasheet (never fitted), a
+ * fit on this GPU type, or borrowed from another type's fit (its source
+ * starts "not measured"). */
+typedef enum { GPB_DATASHEET = 0, GPB_FITTED, GPB_BORROWED } gpu_param_basis;
+gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id);
+
+/* What `run` says about the numbers its op times rest on (its `cost model`
+ * line, JSON `cost_model`): the type, then each basis with its parameters,
+ * fitted and borrowed ones grouped by source with the source once, e.g.
+ *   "h100-sxm: datasheet peak_flops hbm_bw nvlink_bw pcie_bw; borrowed, NOT
+ *    measured on this GPU type: gemm_eff ... op_overhead (not measured on
+ *    h100-sxm: assumed equal to the a100-80g fit ...)".
+ * Truncated to len - 1 characters. */
+void gpu_params_describe(const gpu_params *g, char *out, size_t len);
 
 /* Write g as a loadable YAML (appended to out). */
 struct strbuf;

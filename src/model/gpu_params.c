@@ -41,6 +41,8 @@ static const param_def PARAMS[GP_COUNT] = {
     [GP_COLL_BW_EFF] = {"coll_bw_eff", PK_RATIO, 1},
     [GP_ITER_OVERHEAD_S] = {"iter_overhead", PK_DURATION, 1},
     [GP_OP_OVERHEAD_S] = {"op_overhead", PK_DURATION, 1},
+    [GP_NET_BW_EFF] = {"net_bw_eff", PK_RATIO, 1},
+    [GP_FP8_GEMM_EFF] = {"fp8_gemm_eff", PK_RATIO, 1},
 };
 
 /* A parameter of earlier models, named in the error so that an old file is

@@ -79,7 +79,7 @@ typedef struct stage_cost {
 typedef struct workload {
     char name[128];
     char source[512];            /* provenance of the numbers */
-    char cost_basis[512];        /* modelled workloads: which GPU-type parameters were fitted, on what, and
+    char cost_basis[2048];       /* modelled workloads: which GPU-type parameters were fitted, on what, and
                                   * which are borrowed from another type ("" for measured workloads) */
     char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
     double ref_speed_flops;      /* 0 = absolute times */

@@ -53,6 +53,21 @@ void sched_times_free(const schedule *s, sched_times *t)
 int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, double t_comm, sched_times *out,
                      pg_status *st)
 {
+    /* The uniform case of sched_eval_staged: every stage takes the same
+     * time per kind, a rank's share divided over its v stages. */
+    int nst = s->nstages > 0 ? s->nstages : 1;
+    double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)nst, sizeof *dur);
+    for (int k = 0; k < nst; k++)
+        for (int kind = 0; kind < OP_KIND_COUNT; kind++)
+            dur[k][kind] = op_duration((op_kind)kind, t_f, t_b, t_w, s->v);
+    int rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, out, st);
+    free(dur);
+    return rc;
+}
+
+int sched_eval_staged(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, sched_times *out,
+                      pg_status *st)
+{
     memset(out, 0, sizeof *out);
     sched_index ix;
     int rc = sched_index_build(s, &ix, st);
@@ -76,7 +91,8 @@ int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, doub
             if (ready > t0)
                 t0 = ready;
         }
-        double t1 = t0 + op_duration((op_kind)s->ops[r][i].kind, t_f, t_b, t_w, s->v);
+        const sched_op *op = &s->ops[r][i];
+        double t1 = t0 + dur[op->stage][op->kind];
         out->start[r][i] = t0;
         out->end[r][i] = t1;
         end_of[g] = t1;

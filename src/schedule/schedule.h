@@ -163,6 +163,13 @@ typedef struct sched_times {
 } sched_times;
 int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, double t_comm,
                      sched_times *out, pg_status *st);
+/* The same evaluator with a duration per stage and kind: an op of stage k
+ * and kind K lasts dur[k][K] (the stage's own time, not divided by v; BW is
+ * dur[k][OP_BW], whatever the caller makes it).  For stages of unequal cost
+ * (embedding on the first, LM head on the last) and for callers whose B
+ * includes a recomputed forward.  dur has s->nstages rows. */
+int sched_eval_staged(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, sched_times *out,
+                      pg_status *st);
 void sched_times_free(const schedule *s, sched_times *t);
 
 /* Peak number of live activations on a rank under times t, in units of one

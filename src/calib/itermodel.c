@@ -7,15 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/itermodel.h"
-#include "cli/nelder_mead.h"
+#include "calib/itermodel.h"
+#include "calib/nelder_mead.h"
 #include "util/units.h"
 
 #define MS_PER_S 1000.0
 #define GPT2_VOCAB 50257            /* GPT-2 BPE (Megatron's gpt2-vocab.json) */
 #define MEGATRON_VOCAB_MULTIPLE 128 /* --make-vocab-size-divisible-by default, times tp */
-#define GRAD_BYTES 2.0              /* fp16 gradients all-reduced (Megatron's default) */
-#define BOUNDARY_ELEM_BYTES 2.0
 #define CSV_LINE_MAX 4096
 #define NCOLS 12
 
@@ -85,6 +83,7 @@ static int parse_row(const char *path, int lineno, char *line, const int *colpos
     char *field[64];
     int n = split(line, field, 64);
     int iv[NCOLS] = {0};
+    calib_row_defaults(r);
     for (int c = 0; c < NCOLS; c++) {
         if (colpos[c] < 0)
             continue;
@@ -185,8 +184,11 @@ int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
     set->sched = pg_xcalloc((size_t)(nrows > 0 ? nrows : 1), sizeof *set->sched);
     for (int i = 0; i < nrows; i++) {
         const train_row *r = &rows[i];
-        sched_params p = {.pp = r->pp, .m = r->global_batch / (r->micro_batch * r->dp), .chunks = 1};
-        int rc = sched_generate("1f1b", &p, &set->sched[i], st);
+        int layer_row = r->kind == ROW_LAYER;
+        int vp = r->vp > 1 && !layer_row ? r->vp : 1;
+        sched_params p = {.pp = layer_row ? 1 : r->pp, .m = layer_row ? 1 : r->global_batch / (r->micro_batch * r->dp),
+                          .chunks = vp};
+        int rc = sched_generate(vp > 1 ? "interleaved" : "1f1b", &p, &set->sched[i], st);
         set->n = i + 1;
         if (rc) {
             pg_status_prefix(st, "line %d", r->line);
@@ -206,86 +208,163 @@ void iter_set_free(iter_set *set)
     memset(set, 0, sizeof *set);
 }
 
-/* Replay s with per-stage durations dur[kind][stage] and t_comm per
- * cross-rank edge; returns the makespan or -1 if it cannot complete. */
-static double replay(const schedule *s, double (*dur)[OP_KIND_COUNT], double t_comm)
+/* Bytes/s a collective over n ranks `stride` apart achieves per rank:
+ * NVLink x coll_bw_eff when one node holds the group; across nodes NCCL runs
+ * as many rings as a node has NICs, so the group's members in one node share
+ * that many NICs: min(NVLink x coll_bw_eff, members per node x NIC x
+ * net_bw_eff). */
+static double group_bw(const gpu_params *g, const train_row *r, int n, long stride)
 {
-    size_t cells = (size_t)s->nstages * (size_t)s->m * OP_KIND_COUNT;
-    double *end = pg_xmalloc(cells * sizeof *end);
-    for (size_t i = 0; i < cells; i++)
-        end[i] = -1.0;
-    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
-    double *free_at = pg_xcalloc((size_t)s->pp, sizeof *free_at);
-    int total = sched_total_ops(s), done = 0, progress = 1;
-    double makespan = 0.0;
-    while (done < total && progress) {
-        progress = 0;
-        for (int r = 0; r < s->pp; r++) {
-            while (next[r] < s->nops[r]) {
-                sched_op op = s->ops[r][next[r]];
-                double t0 = free_at[r];
-                sched_op pred;
-                if (sched_pred(s, op, &pred)) {
-                    size_t pc = ((size_t)pred.stage * (size_t)s->m + (size_t)pred.mb) * OP_KIND_COUNT + pred.kind;
-                    if (end[pc] < 0)
-                        break;
-                    double ready = end[pc] + (s->stage_rank[pred.stage] != r ? t_comm : 0.0);
-                    if (ready > t0)
-                        t0 = ready;
-                }
-                double t1 = t0 + dur[op.stage][op.kind];
-                end[((size_t)op.stage * (size_t)s->m + (size_t)op.mb) * OP_KIND_COUNT + op.kind] = t1;
-                free_at[r] = t1;
-                if (t1 > makespan)
-                    makespan = t1;
-                next[r]++;
-                done++;
-                progress = 1;
-            }
-        }
+    double bw = g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF];
+    long extent = (long)(n - 1) * stride + 1;   /* ranks from the group's first to its last */
+    if (extent > r->gpus_per_node && r->nic_bw > 0) {
+        long per_node = stride >= r->gpus_per_node ? 1 : r->gpus_per_node / stride;
+        if (per_node > n)
+            per_node = n;
+        double nics = (double)per_node * r->nic_bw * g->v[GP_NET_BW_EFF];
+        bw = nics < bw ? nics : bw;
     }
-    free(end);
-    free(next);
-    free(free_at);
-    return done == total ? makespan : -1.0;
+    return bw;
+}
+
+/* Ring all-reduce of bytes over n ranks `stride` apart. */
+static double ring_allreduce_s(const gpu_params *g, const train_row *r, double bytes, int n, long stride)
+{
+    if (n <= 1)
+        return 0.0;
+    return 2.0 * (n - 1) * g->v[GP_COLL_LATENCY_S] + 2.0 * (n - 1) / n * bytes / group_bw(g, r, n, stride);
+}
+
+static gpt_shape row_shape(const train_row *r, int layers)
+{
+    return (gpt_shape){.layers = layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq, .vocab = r->vocab,
+                       .micro_batch = r->micro_batch, .tp = r->tp, .arch = r->has_arch ? &r->arch : NULL,
+                       .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
+                       .fp8 = r->fp8};
+}
+
+/* The cost model's view of the row's links: tensor parallelism over more
+ * GPUs than a node has runs its all-reduces across nodes (group_bw before
+ * the efficiency, which the cost model applies). */
+static gpu_params row_links(const gpu_params *g, const train_row *r)
+{
+    gpu_params gl = *g;
+    if (r->tp > r->gpus_per_node && g->v[GP_COLL_BW_EFF] > 0)
+        gl.v[GP_NVLINK_BW] = group_bw(g, r, r->tp, 1) / g->v[GP_COLL_BW_EFF];
+    return gl;
+}
+
+/* Table 4 rows: one layer's forward + backward (the backward with its
+ * recompute), as the difference of one-stage workloads of 2 and 1 layers
+ * (embedding, head and per-op overheads cancel). */
+static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown *out, pg_status *st)
+{
+    gpu_params gl = row_links(g, r);
+    workload w1, w2;
+    gpt_shape m1 = row_shape(r, 1), m2 = row_shape(r, 2);
+    arch a1, a2;
+    if (r->has_arch) {
+        a1 = a2 = r->arch;
+        a1.layers = 1;
+        a2.layers = 2;
+        m1.arch = &a1;
+        m2.arch = &a2;
+    }
+    int rc = costmodel_build_shape(&gl, &m1, 1, &w1, st);
+    if (rc)
+        return rc;
+    rc = costmodel_build_shape(&gl, &m2, 1, &w2, st);
+    if (rc) {
+        workload_free(&w1);
+        return rc;
+    }
+    const stage_cost *s1 = &w1.stage[0], *s2 = &w2.stage[0];
+    double f = s2->f_s - s1->f_s, b = s2->b_s - s1->b_s, wg = s2->w_s - s1->w_s;
+    double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
+                 : r->recompute == ROW_RECOMPUTE_SELECTIVE ? s2->attn_core_s - s1->attn_core_s
+                                                           : 0.0;
+    out->pipeline_s = f + rec + b + wg;
+    out->total_s = out->pipeline_s;
+    workload_free(&w1);
+    workload_free(&w2);
+    return 0;
 }
 
 int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     const train_row *r = &set->row[i];
+    if (r->kind == ROW_LAYER) {
+        int rc = predict_layer(g, r, out, st);
+        if (rc)
+            pg_status_prefix(st, "line %d", r->line);
+        return rc;
+    }
     const schedule *s = &set->sched[i];
-    gpt_shape m = {.layers = r->layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq,
-                   .vocab = r->vocab, .micro_batch = r->micro_batch, .tp = r->tp};
+    gpu_params gl = row_links(g, r);
+    gpt_shape m = row_shape(r, r->layers);
     workload w;
-    int rc = costmodel_build_shape(g, &m, r->pp, &w, st);
+    int rc = costmodel_build_shape(&gl, &m, s->nstages, &w, st);
     if (rc) {
         pg_status_prefix(st, "line %d", r->line);
         return rc;
     }
+    /* Megatron's rank order: tp innermost, then cp, ep/dp, pp outermost */
+    long tp_cp = (long)r->tp * r->cp;
+    double lat = g->v[GP_COLL_LATENCY_S];
+    double t_a2a = r->ep > 1 ? (r->ep - 1) * lat : 0.0;   /* one message to each other expert rank */
     double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *dur);
     double max_params = 0.0;
     for (int k = 0; k < w.nstages; k++) {
         const stage_cost *sc = &w.stage[k];
-        dur[k][OP_F] = sc->f_s;
-        dur[k][OP_B] = sc->f_s + sc->b_s;            /* recompute, then input gradient */
+        double f = sc->f_s, b = sc->b_s;
+        if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
+            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, tp_cp);
+            f += 2.0 * sc->moe_layers * a2a;
+            b += 2.0 * sc->moe_layers * a2a;
+        }
+        if (r->cp > 1) {   /* key/value ring: cp - 1 steps in F, keys/values and their gradients in B */
+            double t_kv = (r->cp - 1) * (lat + sc->cp_kv_bytes / group_bw(g, r, r->cp, r->tp));
+            f += sc->attn_layers * t_kv;
+            b += 2.0 * sc->attn_layers * t_kv;
+        }
+        double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
+                     : r->recompute == ROW_RECOMPUTE_SELECTIVE ? sc->attn_core_s
+                                                               : 0.0;
+        dur[k][OP_F] = f;
+        dur[k][OP_B] = rec + b;
         dur[k][OP_W] = sc->w_s;
-        dur[k][OP_BW] = sc->f_s + sc->b_s + sc->w_s;
-        if (sc->param_count > max_params)
-            max_params = sc->param_count;
+        dur[k][OP_BW] = rec + b + sc->w_s;
+        /* the rank's parameters: its vp chunks */
+        double rank_params = 0.0;
+        for (int c = k % r->pp; c < w.nstages; c += r->pp)
+            rank_params += w.stage[c].param_count;
+        if (rank_params > max_params)
+            max_params = rank_params;
     }
-    double boundary = BOUNDARY_ELEM_BYTES * r->seq * (double)r->micro_batch * r->hidden;
-    double t_comm = r->pp > 1 ? g->v[GP_COLL_LATENCY_S] + boundary / (g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF])
-                              : 0.0;
-    out->pipeline_s = replay(s, dur, t_comm);
+    long dp_span = tp_cp * r->dp;
+    /* pipeline neighbours: a pair dp_span ranks apart */
+    double t_comm = r->pp > 1 ? lat + w.stage[0].boundary_bytes / group_bw(g, r, 2, dp_span) : 0.0;
+    double last_bwd_s = 0.0;   /* rank 0's last microbatch's backward: what an overlapped reduction hides under */
+    for (int c = 0; c < w.nstages; c += r->pp)
+        last_bwd_s += dur[c][OP_B] + dur[c][OP_W];
+    sched_times t;
+    rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(dur);
+    int tied = r->has_arch ? r->arch.tied_embeddings : 1;
+    double embed_params = (double)r->vocab * r->hidden / r->tp;
     workload_free(&w);
-    if (out->pipeline_s < 0)
-        return pg_fail(st, PG_EXIT_INTERNAL, "line %d: 1f1b schedule did not complete", r->line);
-    if (r->pp > 1)
-        out->embed_sync_s = costmodel_allreduce_s(g, GRAD_BYTES * (double)r->vocab * r->hidden / r->tp, 2);
-    out->dp_allreduce_s = costmodel_allreduce_s(g, GRAD_BYTES * max_params, r->dp);
-    out->optimizer_s = costmodel_optimizer_s(g, max_params);
+    if (rc) {
+        pg_status_prefix(st, "line %d", r->line);
+        return rc;
+    }
+    out->pipeline_s = t.makespan;
+    sched_times_free(s, &t);
+    if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
+        out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
+    double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
+    out->dp_allreduce_s = r->dp_overlap ? (t_dp > last_bwd_s ? t_dp - last_bwd_s : 0.0) : t_dp;
+    out->optimizer_s = costmodel_optimizer_s(g, r->zero1 ? max_params / r->dp : max_params);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];
     out->total_s = out->pipeline_s + out->embed_sync_s + out->dp_allreduce_s + out->optimizer_s + out->overhead_s;
     return 0;
@@ -308,6 +387,11 @@ int iter_in_fit_part(int i, double fit_fraction)
     return (double)(splitmix64((uint64_t)i) % SPLIT_BUCKETS) < fit_fraction * SPLIT_BUCKETS;
 }
 
+int iter_row_in_fit_part(const train_row *r, double fit_fraction)
+{
+    return (double)(splitmix64((uint64_t)r->split_key) % SPLIT_BUCKETS) < fit_fraction * SPLIT_BUCKETS;
+}
+
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask)
 {
     error_stats e = {0, 0.0, 0.0, -1};
@@ -324,6 +408,31 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
         e.n++;
     }
     e.mape = e.n ? sum / e.n : 0.0;
+    return e;
+}
+
+#define ITER_MAX_FILES 64
+
+error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask)
+{
+    error_stats e = iter_errors(set, pred, mask);
+    double sum[ITER_MAX_FILES] = {0};
+    int cnt[ITER_MAX_FILES] = {0}, files = 0;
+    for (int i = 0; i < set->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        int f = set->row[i].file;
+        f = f < 0 ? 0 : f >= ITER_MAX_FILES ? ITER_MAX_FILES - 1 : f;
+        sum[f] += fabs(pred[i] - set->row[i].measured_s) / set->row[i].measured_s;
+        cnt[f]++;
+    }
+    double mean = 0.0;
+    for (int f = 0; f < ITER_MAX_FILES; f++)
+        if (cnt[f] > 0) {
+            mean += sum[f] / cnt[f];
+            files++;
+        }
+    e.mape = files ? mean / files : 0.0;
     return e;
 }
 
@@ -348,7 +457,8 @@ typedef struct fit_ctx {
 
 static int is_ratio(gpu_param_id id)
 {
-    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF;
+    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF ||
+           id == GP_FP8_GEMM_EFF;
 }
 
 static void apply(fit_ctx *c, const double *x)
@@ -376,7 +486,7 @@ static double objective(const double *x, void *vctx)
         }
         c->pred[i] = b.total_s;
     }
-    error_stats e = iter_errors(c->set, c->pred, c->mask);
+    error_stats e = iter_errors_by_file(c->set, c->pred, c->mask);
     return e.mape + c->h.max_weight * e.max_err;
 }
 
@@ -394,6 +504,8 @@ static double objective(const double *x, void *vctx)
 #define INIT_COLL_BW_EFF 0.7
 #define INIT_ITER_OVERHEAD_S 5e-3
 #define INIT_OP_OVERHEAD_S 100e-6
+#define INIT_NET_BW_EFF 0.7
+#define INIT_FP8_GEMM_EFF 0.7
 
 void iter_fit_initial(gpu_params *g)
 {
@@ -406,6 +518,8 @@ void iter_fit_initial(gpu_params *g)
     g->v[GP_COLL_BW_EFF] = INIT_COLL_BW_EFF;
     g->v[GP_ITER_OVERHEAD_S] = INIT_ITER_OVERHEAD_S;
     g->v[GP_OP_OVERHEAD_S] = INIT_OP_OVERHEAD_S;
+    g->v[GP_NET_BW_EFF] = INIT_NET_BW_EFF;
+    g->v[GP_FP8_GEMM_EFF] = INIT_FP8_GEMM_EFF;
 }
 
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
@@ -413,8 +527,10 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
 {
     fit_ctx c = {.g = *g, .set = set, .mask = mask, .h = *h};
     double x[NM_MAX_VARS], step[NM_MAX_VARS];
+    /* only what some fit row depends on: a parameter none exercises keeps
+     * its value (and would only slow the simplex down) */
     for (int k = 0; k < GP_COUNT; k++)
-        if (gpu_param_fitted((gpu_param_id)k)) {
+        if (gpu_param_fitted((gpu_param_id)k) && iter_param_exercised(g, set, mask, (gpu_param_id)k)) {
             c.ids[c.nvar] = k;
             x[c.nvar] = log(g->v[k] > TINY_PARAM ? g->v[k] : TINY_PARAM);
             step[c.nvar] = FIT_STEP;
@@ -430,10 +546,29 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
     if (c.failed)
         rc = pg_fail(st, PG_EXIT_INPUT, "calibration: some row cannot be predicted with the fitted parameters");
     else {
-        *fit_err = iter_errors(set, c.pred, mask);
+        *fit_err = iter_errors_by_file(set, c.pred, mask);
         for (int k = 0; k < c.nvar; k++)
             g->v[c.ids[k]] = c.g.v[c.ids[k]];
     }
     free(c.pred);
     return rc;
+}
+
+#define EXERCISE_STEP 1.25   /* a parameter a fit can see changes some prediction when scaled by this */
+
+int iter_param_exercised(const gpu_params *g, const iter_set *set, const int *mask, gpu_param_id id)
+{
+    gpu_params h = *g;
+    h.v[id] = g->v[id] > 0 ? g->v[id] / EXERCISE_STEP : 1.0;
+    for (int i = 0; i < set->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        iter_breakdown a, b;
+        pg_status st;
+        if (iter_predict(g, set, i, &a, &st) != 0 || iter_predict(&h, set, i, &b, &st) != 0)
+            continue;
+        if (a.total_s != b.total_s)
+            return 1;
+    }
+    return 0;
 }

@@ -6,25 +6,39 @@
  * model shape, tp / dp / pp and the iteration time.  Its prediction is one
  * training iteration, computed without SimGrid (SimGrid allows one
  * simulation per process, and a fit needs thousands of predictions):
- *   pipeline   the "1f1b" generator's op order replayed with per-stage
- *              times from the cost model (costmodel.h): F, and a fused
+ *   pipeline   the "1f1b" generator's op order timed by the schedule
+ *              layer's evaluator with per-stage durations
+ *              (sched_eval_staged) from the cost model (costmodel.h): F, and a fused
  *              backward costing F again (full activation checkpointing
  *              recomputes the forward) + B + W; every cross-stage edge
  *              costs the p2p time of the boundary activation
- *              (alpha + bytes / (NVLink * coll_bw_eff)).  This is the
- *              schedule layer's ideal evaluator generalised to unequal
- *              stages (the first holds the embedding, the last the LM head).
+ *              (alpha + bytes / (NVLink * coll_bw_eff)).  Stages are
+ *              unequal (the first holds the embedding, the last the LM head).
  *   + the tied-embedding gradient all-reduce between first and last stage
  *     (pp > 1), the data-parallel gradient all-reduce (the slowest stage's),
  *     one Adam step of the largest stage, and iter_overhead.
  * Collectives are analytic alpha-beta times over NVLink (one node).
  */
-#ifndef PG_CLI_ITERMODEL_H
-#define PG_CLI_ITERMODEL_H
+#ifndef PG_CALIB_ITERMODEL_H
+#define PG_CALIB_ITERMODEL_H
 
+#include "model/arch.h"
 #include "model/costmodel.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
+
+/* How a row's job ran the backward. */
+typedef enum {
+    ROW_RECOMPUTE_FULL = 0,         /* activation checkpointing of every layer (vTrain, Korthikanti "full") */
+    ROW_RECOMPUTE_SELECTIVE,        /* Megatron's selective: the attention core only */
+    ROW_RECOMPUTE_NONE
+} row_recompute;
+
+/* What a row measures. */
+typedef enum {
+    ROW_ITERATION = 0,              /* one training iteration (measured_s) */
+    ROW_LAYER                       /* one transformer layer's forward + backward (Korthikanti Table 4) */
+} row_kind;
 
 typedef struct train_row {
     int line;                       /* in the CSV, for messages */
@@ -32,7 +46,30 @@ typedef struct train_row {
     int hidden, heads, layers, seq, vocab;
     int tp, dp, pp;
     double measured_s;
+    /* The job as it ran; the vTrain loader leaves what it does not say at
+     * the values of its setup (calib_row_defaults). */
+    row_kind kind;
+    char gpu[32];                   /* pipegrid GPU type (profiles/gpus/TYPE.yaml) */
+    char label[96];                 /* the source's name for the row, for reports */
+    int file;                       /* index of the file it came from, when several are read together */
+    unsigned long long split_key;   /* measurement identity: rows with the same key are one measurement
+                                     * (republished versions) and fall on the same side of the split */
+    int vp, cp, ep;                 /* model chunks per pipeline rank (interleaved), context, expert parallel */
+    int sequence_parallel, flash, fp8;
+    row_recompute recompute;
+    int dp_overlap;                 /* gradient reduction overlapped with the last microbatch's backward */
+    int zero1;                      /* distributed optimizer: each data-parallel rank steps 1/dp of the state */
+    double grad_bytes;              /* bytes per parameter of the data-parallel gradient reduction */
+    int gpus_per_node;              /* NVLink domain */
+    double nic_bw;                  /* inter-node bytes/s per GPU, each direction (datasheet of the system) */
+    int has_arch;                   /* arch below describes the model; 0 = GPT of the five numbers above */
+    arch arch;
 } train_row;
+
+/* The setup of vTrain's measurements (Megatron-DeepSpeed, one node of 8
+ * A100s, activation checkpointing, fp32 gradient reduction, no overlap) as
+ * the defaults of a row. */
+void calib_row_defaults(train_row *r);
 
 /* Read a CSV with the columns of vTrain's ground_truth_single.csv
  * ("# GPUs", "global batch", "micro batch", "hidden size", "attention heads",
@@ -66,6 +103,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
 /* The deterministic split: 1 if row index i (0-based data row) belongs to
  * the fit part for fraction f of the rows (a hash of i, not of the data). */
 int iter_in_fit_part(int i, double fit_fraction);
+/* The same for a row: a hash of its split_key (vTrain's rows: their index,
+ * so the split is iter_in_fit_part's). */
+int iter_row_in_fit_part(const train_row *r, double fit_fraction);
 
 typedef struct error_stats {
     int n;
@@ -77,6 +117,11 @@ typedef struct error_stats {
 /* Errors over the rows with mask[i] != 0 (mask NULL = all); pred[i] must be
  * filled for those rows. */
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask);
+
+/* The same, except that mape is the mean over files (train_row.file) of
+ * each file's MAPE: what the fit minimises, so that 1,440 rows of one file
+ * do not drown 9 of another (with one file it is iter_errors). */
+error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask);
 
 /* Hyper-parameters of the fit: chosen before it, never by the fitted
  * parameters themselves (fit_select.h picks them by cross-validation inside
@@ -95,12 +140,18 @@ typedef struct fit_hyper {
 void iter_fit_initial(gpu_params *g);
 
 /* Fit the fitted parameters of g (gpu_param_fitted) to the rows with
- * mask[i] != 0, minimising MAPE + h->max_weight * (largest relative error)
+ * mask[i] != 0, minimising the per-file mean MAPE (iter_errors_by_file)
+ * + h->max_weight * (largest relative error)
  * over those rows only (rows with mask[i] == 0 are never predicted).
  * Nelder-Mead on the logarithms of the parameters, restarted; efficiencies
  * are capped at h->ratio_cap.  Starts from g's values; g is updated in
  * place.  Deterministic. */
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
              pg_status *st);
+
+/* 1 if some row of mask is predicted differently when parameter id of g
+ * changes: a parameter no fit row exercises (fp8_gemm_eff without FP8
+ * rows, net_bw_eff on one node) is not fitted by a fit on them. */
+int iter_param_exercised(const gpu_params *g, const iter_set *set, const int *mask, gpu_param_id id);
 
 #endif

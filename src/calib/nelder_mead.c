@@ -1,7 +1,7 @@
 /* nelder_mead.c: the simplex method (nelder_mead.h), standard coefficients. */
 #include <string.h>
 
-#include "cli/nelder_mead.h"
+#include "calib/nelder_mead.h"
 
 #define NM_REFLECT 1.0
 #define NM_EXPAND 2.0

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/fit_select.h"
+#include "calib/fit_select.h"
 
 /* A different mixer constant from the fit/held-out split's, so that folds
  * do not line up with it. */
@@ -64,7 +64,7 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
             }
     }
     if (rc == 0) {
-        error_stats e = iter_errors(set, pred, scored);
+        error_stats e = iter_errors_by_file(set, pred, scored);
         out->h = *h;
         out->n = e.n;
         out->mape = e.mape;
@@ -90,4 +90,61 @@ int cv_select(const gpu_params *start, const iter_set *set, const int *mask, con
             *best = k;
     }
     return *best < 0 ? pg_fail(st, PG_EXIT_INPUT, "cross-validation: no candidate setting") : 0;
+}
+
+/* ---- the calibration procedure -------------------------------------------- */
+
+const double CALIB_WEIGHTS[CALIB_NWEIGHTS] = {0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0};
+
+static int final_fit(gpu_params *g, const iter_set *set, const int *fit, const fit_hyper *h, const cv_result *cv,
+                     error_stats *fe, pg_status *st)
+{
+    gpu_params best = *g;
+    int nstart = 1 + (cv ? cv->folds : 0), have = 0;
+    double best_obj = 0.0;
+    for (int s = 0; s < nstart; s++) {
+        gpu_params t = *g;
+        if (s > 0)
+            memcpy(t.v, cv->fold_v[s - 1], sizeof t.v);
+        error_stats e;
+        int rc = iter_fit(&t, set, fit, h, &e, st);
+        if (rc)
+            return rc;
+        double obj = e.mape + h->max_weight * e.max_err;
+        if (!have || obj < best_obj) {
+            best = t;
+            best_obj = obj;
+            *fe = e;
+            have = 1;
+        }
+    }
+    *g = best;
+    return 0;
+}
+
+int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, double max_weight, int folds,
+                        double target_mape, double target_max, calib_result *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    out->best = -1;
+    out->fit_err.worst = -1;
+    out->h = (fit_hyper){.max_weight = max_weight, .ratio_cap = FIT_RATIO_CAP};
+    int nfit = 0;
+    for (int i = 0; i < set->n; i++)
+        nfit += fit ? fit[i] != 0 : 1;
+    if (nfit < folds)
+        return pg_fail(st, PG_EXIT_INPUT, "calibrate: the fit part has %d rows, fewer than %d folds", nfit, folds);
+    iter_fit_initial(g);
+    if (max_weight < 0) {
+        fit_hyper cand[CALIB_NWEIGHTS];
+        for (int k = 0; k < CALIB_NWEIGHTS; k++)
+            cand[k] = (fit_hyper){.max_weight = CALIB_WEIGHTS[k], .ratio_cap = FIT_RATIO_CAP};
+        int rc = cv_select(g, set, fit, cand, CALIB_NWEIGHTS, folds, target_mape, target_max, out->res, &out->best,
+                           st);
+        if (rc)
+            return rc;
+        out->nres = CALIB_NWEIGHTS;
+        out->h = cand[out->best];
+    }
+    return final_fit(g, set, fit, &out->h, out->nres ? &out->res[out->best] : NULL, &out->fit_err, st);
 }

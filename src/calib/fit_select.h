@@ -13,10 +13,10 @@
  * Rows outside the mask are never read: changing their measured times
  * cannot change the choice.  Deterministic.
  */
-#ifndef PG_CLI_FIT_SELECT_H
-#define PG_CLI_FIT_SELECT_H
+#ifndef PG_CALIB_FIT_SELECT_H
+#define PG_CALIB_FIT_SELECT_H
 
-#include "cli/itermodel.h"
+#include "calib/itermodel.h"
 
 #define CV_DEFAULT_FOLDS 5
 #define CV_MAX_FOLDS 50
@@ -43,5 +43,31 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
 /* Score every candidate (res[k] for cand[k]) and set *best to the winner. */
 int cv_select(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *cand, int ncand,
               int folds, double target_mape, double target_max, cv_result *res, int *best, pg_status *st);
+
+/* ---- the whole calibration procedure (pipegrid calibrate) -------------- */
+
+/* Candidate weights of the largest error: from plain MAPE (0) to an
+ * objective dominated by the worst row (2). */
+#define CALIB_NWEIGHTS 7
+extern const double CALIB_WEIGHTS[CALIB_NWEIGHTS];
+
+typedef struct calib_result {
+    fit_hyper h;                    /* the setting used for the final fit */
+    int nres;                       /* candidates scored (0 when the weight was given) */
+    int best;                       /* index of the chosen one in res, -1 if none */
+    cv_result res[CALIB_NWEIGHTS];
+    error_stats fit_err;            /* of the final fit, on the fit part */
+} calib_result;
+
+/* Calibrate g on the rows of fit: reset the fitted parameters to the fixed
+ * start (iter_fit_initial); if max_weight < 0, choose it among
+ * CALIB_WEIGHTS by cv_select (folds, targets), else use it; then fit on the
+ * whole fit part from the fixed start and, after a selection, also from each
+ * fold's solution of the chosen setting (the objective has local optima;
+ * these are fits to parts of the same rows); the lowest fit-part objective
+ * wins, ties keep the earlier.  Rows outside fit are never read.
+ * PG_EXIT_INPUT when the fit part has fewer rows than folds. */
+int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, double max_weight, int folds,
+                        double target_mape, double target_max, calib_result *out, pg_status *st);
 
 #endif

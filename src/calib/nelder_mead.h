@@ -5,8 +5,8 @@
  * (a mean relative error through max() and a pipeline replay) has no useful
  * gradient.  Deterministic: same start, same result.
  */
-#ifndef PG_CLI_NELDER_MEAD_H
-#define PG_CLI_NELDER_MEAD_H
+#ifndef PG_CALIB_NELDER_MEAD_H
+#define PG_CALIB_NELDER_MEAD_H
 
 typedef double (*nm_objective)(const double *x, void *ctx);
 

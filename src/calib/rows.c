@@ -1,0 +1,628 @@
+/* rows.c: one loader per validation file (rows.h). */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib/rows.h"
+#include "util/units.h"
+
+#define LINE_MAX_BYTES 16384
+#define MAX_FIELDS 96
+#define MS_PER_S 1000.0
+#define BITS_PER_BYTE 8.0
+#define GBIT 1e9
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+#define VTRAIN_FIRST_COLUMN "# GPUs"
+
+/* ---- systems: datasheet numbers of the machines the rows ran on ----------- */
+
+#define DGX_GPUS_PER_NODE 8
+/* DGX H100 and DGX B200 datasheets: eight ConnectX-7 400 Gb/s ports for the
+ * compute fabric, one per GPU. */
+#define DGX_H100_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
+#define DGX_B200_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
+/* DGX A100 (Selene) datasheet: eight ConnectX-6 200 Gb/s HDR ports. */
+#define DGX_A100_NIC_BW (200.0 * GBIT / BITS_PER_BYTE)
+/* vTrain's multi-node cluster (its README / ../shared/validation README):
+ * 8x 100 Gb/s NICs per node. */
+#define VTRAIN_NIC_BW (100.0 * GBIT / BITS_PER_BYTE)
+
+int calib_system(const char *name, const char **gpu, int *gpus_per_node, double *nic_bw)
+{
+    /* Grace-Blackwell racks and B300 first: their names contain "B200"/"B300" too. */
+    if (strstr(name, "GB200") || strstr(name, "GB300") || strstr(name, "B300"))
+        return 0;
+    if (strstr(name, "H100")) {
+        *gpu = "h100-sxm";
+        *gpus_per_node = DGX_GPUS_PER_NODE;
+        *nic_bw = DGX_H100_NIC_BW;
+        return 1;
+    }
+    if (strstr(name, "B200")) {
+        *gpu = "b200";
+        *gpus_per_node = DGX_GPUS_PER_NODE;
+        *nic_bw = DGX_B200_NIC_BW;
+        return 1;
+    }
+    if (strstr(name, "A100") || strcmp(name, "a100-80g") == 0) {
+        *gpu = "a100-80g";
+        *gpus_per_node = DGX_GPUS_PER_NODE;
+        *nic_bw = DGX_A100_NIC_BW;
+        return 1;
+    }
+    return 0;
+}
+
+void calib_row_defaults(train_row *r)
+{
+    snprintf(r->gpu, sizeof r->gpu, "a100-80g");
+    r->kind = ROW_ITERATION;
+    r->vp = r->cp = r->ep = 1;
+    r->recompute = ROW_RECOMPUTE_FULL;
+    r->grad_bytes = 4.0;   /* fp32 gradient reduction (Megatron's main_grad) */
+    r->gpus_per_node = DGX_GPUS_PER_NODE;
+    r->nic_bw = VTRAIN_NIC_BW;
+}
+
+static unsigned long long fnv1a(const char *s)
+{
+    unsigned long long h = FNV_OFFSET;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+/* ---- CSV with quotes and '#' header lines --------------------------------- */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Split line in place into fields; double quotes protect commas ("" = "). */
+static int split_quoted(char *line, char **field, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        char *out = p, *start = p;
+        int quoted = 0;
+        while (*p && (quoted || *p != ',')) {
+            if (*p == '"') {
+                if (quoted && p[1] == '"') {
+                    *out++ = '"';
+                    p += 2;
+                    continue;
+                }
+                quoted = !quoted;
+                p++;
+                continue;
+            }
+            *out++ = *p++;
+        }
+        int end = *p == '\0';
+        *out = '\0';
+        field[n++] = trim(start);
+        if (end)
+            break;
+        p++;
+    }
+    return n;
+}
+
+typedef struct csv {
+    const char *path;
+    FILE *f;
+    int lineno;
+    char line[LINE_MAX_BYTES];
+    char raw[LINE_MAX_BYTES];       /* the last line before splitting */
+    char *field[MAX_FIELDS];
+    int nfield;
+    char header_buf[LINE_MAX_BYTES];
+    char *header[MAX_FIELDS];
+    int nheader;
+} csv;
+
+/* Next non-comment, non-blank line into c->field; 0 at end, -1 on error. */
+static int csv_next(csv *c, pg_status *st)
+{
+    while (fgets(c->line, sizeof c->line, c->f)) {
+        c->lineno++;
+        if (strchr(c->line, '\n') == NULL && !feof(c->f)) {
+            pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, NULL, "line longer than %d bytes",
+                       LINE_MAX_BYTES - 1);
+            return -1;
+        }
+        char *l = c->line;
+        if (strncmp(l, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 byte-order mark */
+            l += 3;
+        l = trim(l);
+        /* '#' lines are the sources' notes, except vTrain's header, whose
+         * first column is named "# GPUs" */
+        if (l[0] == '\0' || (l[0] == '#' && strncmp(l, VTRAIN_FIRST_COLUMN ",", strlen(VTRAIN_FIRST_COLUMN) + 1) != 0))
+            continue;
+        snprintf(c->raw, sizeof c->raw, "%s", l);
+        c->nfield = split_quoted(l, c->field, MAX_FIELDS);
+        return 1;
+    }
+    return 0;
+}
+
+static int col(const csv *c, const char *name)
+{
+    for (int i = 0; i < c->nheader; i++)
+        if (strcmp(c->header[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static const char *get(const csv *c, int k)
+{
+    return k >= 0 && k < c->nfield ? c->field[k] : "";
+}
+
+/* Integer column: blank gives dflt; anything else must be an integer >= lo. */
+static int get_int(const csv *c, const char *name, int dflt, int lo, int *out, pg_status *st)
+{
+    const char *v = get(c, col(c, name));
+    if (v[0] == '\0') {
+        *out = dflt;
+        return 0;
+    }
+    long x;
+    const char *why = NULL;
+    if (units_parse_long(v, &x, &why) != 0 || x < lo || x > (1L << 30))
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, name, "'%s': %s", v,
+                          why ? why : "not an integer in range");
+    *out = (int)x;
+    return 0;
+}
+
+static int get_double(const csv *c, const char *name, double *out, pg_status *st)
+{
+    const char *v = get(c, col(c, name));
+    *out = 0.0;
+    if (v[0] == '\0')
+        return 0;
+    const char *why = NULL;
+    if (units_parse_double(v, out, &why) != 0 || !(*out > 0))
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, name, "'%s': %s", v,
+                          why ? why : "must be a positive number");
+    return 0;
+}
+
+/* The sources' schedule column ("interleaved", "interleaved 1F1B", "1F1B",
+ * "1f1b", "none") in their own words: only whether Megatron ran virtual
+ * stages matters here (the generator is chosen from vp, itermodel.c). */
+#define SOURCE_WORD_INTERLEAVED "interleaved"
+static int source_runs_virtual_stages(const char *schedule_text)
+{
+    return strstr(schedule_text, SOURCE_WORD_INTERLEAVED) == schedule_text;
+}
+
+static int is_true(const char *v)
+{
+    return strcmp(v, "true") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "1") == 0;
+}
+
+/* ---- the collection ------------------------------------------------------------ */
+
+typedef struct sink {
+    calib_rows *out;
+    size_t cap_row, cap_skip;
+} sink;
+
+static train_row *add_row(sink *k)
+{
+    pg_grow((void **)&k->out->row, &k->cap_row, (size_t)k->out->n + 1, sizeof *k->out->row);
+    train_row *r = &k->out->row[k->out->n++];
+    memset(r, 0, sizeof *r);
+    calib_row_defaults(r);
+    return r;
+}
+
+static void add_skip(calib_rows *out, size_t *cap, int line, const char *label, const char *reason)
+{
+    pg_grow((void **)&out->skip, cap, (size_t)out->nskip + 1, sizeof *out->skip);
+    calib_skip *s = &out->skip[out->nskip++];
+    s->line = line;
+    snprintf(s->label, sizeof s->label, "%s", label);
+    snprintf(s->reason, sizeof s->reason, "%s", reason);
+}
+
+/* Checks every loader applies: the batch splits into whole microbatches. */
+static const char *batch_problem(const train_row *r, char *buf, size_t len)
+{
+    if (r->dp < 1 || r->global_batch % (r->micro_batch * r->dp) != 0) {
+        snprintf(buf, len, "global batch %d is not a multiple of micro batch %d x dp %d", r->global_batch,
+                 r->micro_batch, r->dp);
+        return buf;
+    }
+    int m = r->global_batch / (r->micro_batch * r->dp);
+    if (r->vp > 1 && m % r->pp != 0) {
+        snprintf(buf, len, "interleaved schedule with %d microbatches, not a multiple of pp %d", m, r->pp);
+        return buf;
+    }
+    return NULL;
+}
+
+/* ---- vTrain ------------------------------------------------------------------- */
+
+static int load_vtrain(const char *path, calib_rows *out, pg_status *st)
+{
+    train_row *rows = NULL;
+    int n = 0;
+    int rc = train_csv_load(path, &rows, &n, st);
+    if (rc)
+        return rc;
+    int multi = 0;
+    for (int i = 0; i < n; i++)
+        multi |= rows[i].gpus > DGX_GPUS_PER_NODE;
+    snprintf(out->source, sizeof out->source, "%s", multi ? "vtrain_multi" : "vtrain_single");
+    out->row = pg_xcalloc((size_t)n, sizeof *out->row);
+    for (int i = 0; i < n; i++) {
+        train_row *r = &out->row[i];
+        *r = rows[i];
+        calib_row_defaults(r);
+        snprintf(r->label, sizeof r->label, "line %d", r->line);
+        /* single node: the row index (the split calibrate has always used);
+         * multi-node: salted, so its split is not the single-node file's */
+        char key[64];
+        snprintf(key, sizeof key, "vtrain_multi|%d", i);
+        r->split_key = multi ? fnv1a(key) : (unsigned long long)i;
+    }
+    out->n = n;
+    free(rows);
+    return 0;
+}
+
+/* ---- Korthikanti Table 5 and Table 4 --------------------------------------------- */
+
+static int load_korthikanti(csv *c, int layer_table, calib_rows *out, pg_status *st)
+{
+    sink k = {out, 0, 0};
+    snprintf(out->source, sizeof out->source, "%s", layer_table ? "korthikanti_t4" : "korthikanti_t5");
+    int more;
+    while ((more = csv_next(c, st)) > 0) {
+        train_row *r = add_row(&k);
+        r->line = c->lineno;
+        snprintf(r->label, sizeof r->label, "%s", get(c, col(c, "id")));
+        r->split_key = fnv1a(r->label);
+        const char *sys_gpu;
+        double nic;
+        int per_node;
+        if (!calib_system(get(c, col(c, "gpu")), &sys_gpu, &per_node, &nic)) {
+            char why[200];
+            snprintf(why, sizeof why, "GPU type '%s': no profile in profiles/gpus", get(c, col(c, "gpu")));
+            add_skip(out, &k.cap_skip, r->line, r->label, why);
+            out->n--;
+            continue;
+        }
+        snprintf(r->gpu, sizeof r->gpu, "%s", sys_gpu);
+        r->gpus_per_node = per_node;
+        r->nic_bw = nic;
+        if (get_int(c, "layers", 0, 1, &r->layers, st) || get_int(c, "hidden", 0, 1, &r->hidden, st) ||
+            get_int(c, "heads", 0, 1, &r->heads, st) || get_int(c, "seq", 0, 1, &r->seq, st) ||
+            get_int(c, "vocab", 0, 1, &r->vocab, st) || get_int(c, "mbs", 0, 1, &r->micro_batch, st) ||
+            get_int(c, "tp", 1, 1, &r->tp, st))
+            return st->code;
+        const char *rec = get(c, col(c, "recompute"));
+        r->recompute = strcmp(rec, "full") == 0        ? ROW_RECOMPUTE_FULL
+                       : strcmp(rec, "selective") == 0 ? ROW_RECOMPUTE_SELECTIVE
+                                                       : ROW_RECOMPUTE_NONE;
+        r->sequence_parallel = is_true(get(c, col(c, "seq_par")));
+        r->flash = 0;   /* 2022 Megatron-LM: its fused softmax, not flash attention */
+        if (layer_table) {
+            double f_ms, b_ms;
+            if (get_double(c, "meas_fwd_ms", &f_ms, st) || get_double(c, "meas_bwd_ms", &b_ms, st))
+                return st->code;
+            r->kind = ROW_LAYER;
+            r->pp = r->dp = 1;
+            r->gpus = r->tp;
+            r->global_batch = r->micro_batch;
+            r->measured_s = (f_ms + b_ms) / MS_PER_S;
+        } else {
+            if (get_int(c, "gbs", 0, 1, &r->global_batch, st) || get_int(c, "pp", 1, 1, &r->pp, st) ||
+                get_int(c, "dp", 1, 1, &r->dp, st) || get_int(c, "gpus", 0, 1, &r->gpus, st) ||
+                get_int(c, "chunks", 1, 1, &r->vp, st) || get_double(c, "meas_iter_s", &r->measured_s, st))
+                return st->code;
+            r->dp_overlap = is_true(get(c, col(c, "dp_overlap")));
+            r->zero1 = is_true(get(c, col(c, "zero1")));
+            if (!source_runs_virtual_stages(get(c, col(c, "schedule"))))
+                r->vp = 1;
+        }
+        char buf[200];
+        const char *why = r->measured_s > 0 ? batch_problem(r, buf, sizeof buf) : "no measured time";
+        if (why) {
+            add_skip(out, &k.cap_skip, r->line, r->label, why);
+            out->n--;
+        }
+    }
+    return more < 0 ? st->code : 0;
+}
+
+/* ---- models.csv ------------------------------------------------------------------- */
+
+typedef struct model_entry {
+    char key[48];
+    int ok;                         /* arch filled */
+    char why[160];                  /* else: why not */
+    arch a;
+} model_entry;
+
+/* "head_dim 128" in free text, or 0. */
+static int note_int(const char *notes, const char *word)
+{
+    const char *p = strstr(notes, word);
+    return p ? atoi(p + strlen(word)) : 0;
+}
+
+static void model_from(const csv *c, model_entry *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->key, sizeof m->key, "%s", get(c, col(c, "model_key")));
+    const char *notes = get(c, col(c, "arch_notes"));
+    arch *a = &m->a;
+    int layers = atoi(get(c, col(c, "num_layers"))), hidden = atoi(get(c, col(c, "hidden_size")));
+    int heads = atoi(get(c, col(c, "num_attention_heads"))), vocab = atoi(get(c, col(c, "vocab_size")));
+    if (layers < 1 || hidden < 1 || heads < 1 || vocab < 1) {
+        snprintf(m->why, sizeof m->why, "architecture of '%s' not given in models.csv", m->key);
+        return;
+    }
+    if (strstr(notes, "MLA")) {
+        snprintf(m->why, sizeof m->why, "'%s': MLA dimensions are only in models.csv's free text", m->key);
+        return;
+    }
+    if (strstr(notes, "ybrid") || strstr(notes, "Mamba")) {
+        snprintf(m->why, sizeof m->why, "'%s': hybrid Mamba layers (arch describes attention decoders)", m->key);
+        return;
+    }
+    if (strstr(notes, "sliding") || strstr(notes, "SWA")) {
+        snprintf(m->why, sizeof m->why, "'%s': sliding-window attention (not in arch)", m->key);
+        return;
+    }
+    if (strstr(notes, "every other layer")) {
+        snprintf(m->why, sizeof m->why, "'%s': MoE on alternate layers (not in arch)", m->key);
+        return;
+    }
+    if (strncmp(m->key, "gpt3", 4) == 0) {
+        arch_gpt(a, layers, hidden, heads, 0, vocab);   /* positions set per row (seq) */
+    } else {
+        /* Llama / Mixtral / Qwen / Nemotron / Grok: rotary, RMSNorm, untied, no biases, no dropout */
+        memset(a, 0, sizeof *a);
+        a->layers = layers;
+        a->hidden = hidden;
+        a->heads = heads;
+        a->vocab = vocab;
+        a->norm = ARCH_NORM_RMSNORM;
+        a->attn = ARCH_ATTN_MHA;
+        /* squared-ReLU (Nemotron) has GeLU's two matrices; the rest gate (SwiGLU) */
+        a->mlp = strstr(notes, "squared-ReLU") || strstr(notes, "GELU") ? ARCH_MLP_GELU : ARCH_MLP_SWIGLU;
+    }
+    snprintf(a->name, sizeof a->name, "%s", get(c, col(c, "model_name")));
+    a->kv_heads = atoi(get(c, col(c, "num_kv_heads")));
+    if (a->kv_heads < 1)
+        a->kv_heads = heads;
+    int hd = note_int(notes, "head_dim ");
+    a->head_dim = hd > 0 ? hd : hidden / heads;
+    int ffn = atoi(get(c, col(c, "ffn_hidden_size")));
+    if (ffn > 0)
+        a->ffn = ffn;
+    a->moe.experts = atoi(get(c, col(c, "moe_num_experts")));
+    a->moe.top_k = atoi(get(c, col(c, "moe_topk")));
+    a->moe.expert_ffn = atoi(get(c, col(c, "moe_ffn_hidden_size")));
+    a->moe.shared_ffn = atoi(get(c, col(c, "moe_shared_expert_ffn")));
+    if (a->ffn < 1 || (a->moe.experts > 0 && (a->moe.top_k < 1 || a->moe.expert_ffn < 1))) {
+        snprintf(m->why, sizeof m->why, "'%s': FFN / MoE sizes incomplete in models.csv", m->key);
+        return;
+    }
+    m->ok = 1;
+}
+
+static int load_models(const char *path, model_entry **out, int *n, pg_status *st)
+{
+    *out = NULL;
+    *n = 0;
+    csv c = {.path = path};
+    c.f = fopen(path, "r");
+    if (!c.f)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open (the architectures of the summaries' models)", path);
+    size_t cap = 0;
+    int more = csv_next(&c, st);
+    if (more > 0) {
+        memcpy(c.header_buf, c.raw, sizeof c.raw);
+        c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
+    }
+    if (more <= 0) {
+        fclose(c.f);
+        return more < 0 ? st->code : pg_fail(st, PG_EXIT_INPUT, "%s: no header", path);
+    }
+    while ((more = csv_next(&c, st)) > 0) {
+        pg_grow((void **)out, &cap, (size_t)*n + 1, sizeof **out);
+        model_from(&c, &(*out)[(*n)++]);
+    }
+    fclose(c.f);
+    return more < 0 ? st->code : 0;
+}
+
+/* ---- Megatron-Bridge / NeMo summaries -------------------------------------------------- */
+
+static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st)
+{
+    sink k = {out, 0, 0};
+    char mpath[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(mpath, sizeof mpath, "%.*smodels.csv", slash ? (int)(slash - path + 1) : 0, path);
+    model_entry *models = NULL;
+    int nmodels = 0;
+    int rc = load_models(mpath, &models, &nmodels, st);
+    if (rc)
+        return rc;
+    int more;
+    while ((more = csv_next(c, st)) > 0) {
+        const char *src = get(c, col(c, "source_id"));
+        if (out->source[0] == '\0')
+            snprintf(out->source, sizeof out->source, "%s", strncmp(src, "nemo", 4) == 0 ? "nemo" : "mbridge");
+        char label[96];
+        snprintf(label, sizeof label, "%.40s %.14s @ %.36s", get(c, col(c, "row_label")), get(c, col(c, "task")),
+                 get(c, col(c, "source_version")));
+        char why[200] = "";
+        const char *gpu;
+        double nic;
+        int per_node;
+        const char *system = get(c, col(c, "gpu_type"));
+        const char *prec = get(c, col(c, "precision"));
+        const char *mkey = get(c, col(c, "model_key"));
+        const model_entry *me = NULL;
+        for (int i = 0; i < nmodels; i++)
+            if (strcmp(models[i].key, mkey) == 0)
+                me = &models[i];
+        const char *task = get(c, col(c, "task"));
+        if (!calib_system(system, &gpu, &per_node, &nic))
+            snprintf(why, sizeof why, "GPU type '%s': no profile in profiles/gpus", system);
+        else if (strstr(task, "LoRA"))
+            snprintf(why, sizeof why, "LoRA fine-tuning (frozen base weights: no weight gradients in this model)");
+        else if (strstr(prec, "FP4"))
+            snprintf(why, sizeof why, "precision '%s': no FP4 rate in the cost model", prec);
+        else if (!me)
+            snprintf(why, sizeof why, "model '%s' not in models.csv", mkey);
+        else if (!me->ok)
+            snprintf(why, sizeof why, "%s", me->why);
+        if (why[0]) {
+            add_skip(out, &k.cap_skip, c->lineno, label, why);
+            continue;
+        }
+        train_row *r = add_row(&k);
+        r->line = c->lineno;
+        snprintf(r->label, sizeof r->label, "%s", label);
+        snprintf(r->gpu, sizeof r->gpu, "%s", gpu);
+        r->gpus_per_node = per_node;
+        r->nic_bw = nic;
+        if (get_int(c, "num_gpus", 0, 1, &r->gpus, st) || get_int(c, "seq_len", 0, 1, &r->seq, st) ||
+            get_int(c, "gbs", 0, 1, &r->global_batch, st) || get_int(c, "mbs", 1, 1, &r->micro_batch, st) ||
+            get_int(c, "tp", 1, 1, &r->tp, st) || get_int(c, "pp", 1, 1, &r->pp, st) ||
+            get_int(c, "vp", 1, 1, &r->vp, st) || get_int(c, "cp", 1, 1, &r->cp, st) ||
+            get_int(c, "ep", 1, 1, &r->ep, st) || get_double(c, "step_time_s", &r->measured_s, st))
+            return st->code;
+        if (!source_runs_virtual_stages(get(c, col(c, "schedule"))))
+            r->vp = 1;
+        r->has_arch = 1;
+        r->arch = me->a;
+        if (r->arch.learned_positions)
+            r->arch.max_positions = r->seq;
+        r->layers = r->arch.layers;
+        r->hidden = r->arch.hidden;
+        r->heads = r->arch.heads;
+        /* Megatron pads the vocabulary to a multiple of 128 x tp */
+        r->arch.vocab = r->vocab = megatron_padded_vocab(r->arch.vocab, r->tp);
+        /* Not stated by the summaries; the settings of NVIDIA's performance
+         * recipes: bf16/fp8 with flash attention, sequence parallelism with
+         * tp, gradient reduction overlapped with the backward, the
+         * distributed optimizer, no recomputation. */
+        r->fp8 = strstr(prec, "FP8") != NULL;
+        r->flash = 1;
+        r->sequence_parallel = r->tp > 1;
+        r->dp_overlap = 1;
+        r->zero1 = 1;
+        r->recompute = ROW_RECOMPUTE_NONE;
+        long model_par = (long)r->tp * r->pp * r->cp;
+        if (model_par < 1 || r->gpus % model_par != 0)
+            snprintf(why, sizeof why, "%d GPUs do not split over tp %d x pp %d x cp %d", r->gpus, r->tp, r->pp,
+                     r->cp);
+        else {
+            r->dp = (int)(r->gpus / model_par);
+            const char *bp = batch_problem(r, why, sizeof why);
+            if (!bp)
+                why[0] = '\0';
+        }
+        if (why[0] == '\0' && r->arch.moe.experts > 0 && r->arch.moe.experts % r->ep != 0)
+            snprintf(why, sizeof why, "%d experts do not split over ep %d", r->arch.moe.experts, r->ep);
+        /* experts may be spread over the tensor-parallel ranks too (expert tensor parallelism 1) */
+        if (why[0] == '\0' && r->ep > r->dp * r->cp * r->tp)
+            snprintf(why, sizeof why, "ep %d exceeds dp x cp x tp = %d", r->ep, r->dp * r->cp * r->tp);
+        if (why[0]) {
+            add_skip(out, &k.cap_skip, r->line, r->label, why);
+            out->n--;
+            continue;
+        }
+        char key[256];
+        snprintf(key, sizeof key, "%s|%.20s|%s|%d|%s|%d|%d|%d|%d|%d|%d|%d|%d", mkey, task, gpu, r->gpus,
+                 r->fp8 ? "fp8" : "bf16",
+                 r->seq, r->global_batch, r->micro_batch, r->tp, r->pp, r->vp, r->cp, r->ep);
+        r->split_key = fnv1a(key);
+    }
+    free(models);
+    return more < 0 ? st->code : 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+int calib_rows_load(const char *path, calib_rows *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    csv c = {.path = path};
+    c.f = fopen(path, "r");
+    if (!c.f)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open", path);
+    int more = csv_next(&c, st), rc = 0;
+    if (more <= 0) {
+        fclose(c.f);
+        return more < 0 ? st->code : pg_fail(st, PG_EXIT_INPUT, "%s: empty file", path);
+    }
+    memcpy(c.header_buf, c.raw, sizeof c.raw);
+    c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
+    if (col(&c, "iteration time (ms)") >= 0 || col(&c, VTRAIN_FIRST_COLUMN) >= 0) {
+        fclose(c.f);
+        return load_vtrain(path, out, st);
+    }
+    if (col(&c, "meas_iter_s") >= 0)
+        rc = load_korthikanti(&c, 0, out, st);
+    else if (col(&c, "meas_fwd_ms") >= 0)
+        rc = load_korthikanti(&c, 1, out, st);
+    else if (col(&c, "step_time_s") >= 0)
+        rc = load_summary(&c, path, out, st);
+    else
+        rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, c.lineno}, NULL,
+                        "not a known table of measurements (no 'iteration time (ms)', 'meas_iter_s', "
+                        "'meas_fwd_ms' or 'step_time_s' column)");
+    fclose(c.f);
+    if (rc == 0 && out->n == 0 && out->nskip == 0)
+        rc = pg_fail(st, PG_EXIT_INPUT, "%s: no data rows", path);
+    if (rc)
+        calib_rows_free(out);
+    return rc;
+}
+
+void calib_rows_free(calib_rows *r)
+{
+    free(r->row);
+    free(r->skip);
+    memset(r, 0, sizeof *r);
+}
+
+void calib_rows_keep_gpu(calib_rows *r, const char *gpu)
+{
+    if (!gpu)
+        return;
+    size_t cap = (size_t)r->nskip;
+    int kept = 0;
+    for (int i = 0; i < r->n; i++) {
+        if (strcmp(r->row[i].gpu, gpu) == 0) {
+            r->row[kept++] = r->row[i];
+            continue;
+        }
+        char why[200];
+        snprintf(why, sizeof why, "GPU type %s: this run predicts %s", r->row[i].gpu, gpu);
+        add_skip(r, &cap, r->row[i].line, r->row[i].label, why);
+    }
+    r->n = kept;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# calib.sh: `pipegrid calibrate` and `pipegrid validate` end to end on the
+# measured data shipped in data/validation/ (default binary src/pipegrid).
+# Kept fast for CI: calibrate fits a small deterministic fit part (3 % of
+# vTrain's 1,440 rows) with 3-fold cross-validation, and the held-out check
+# fits with a given weight (the cross-validated choice's own independence
+# from held-out rows is tests/test_calib's); the full fit is the command in
+# docs/validation.md.
+set -u
+BIN=${1:-src/pipegrid}
+case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+. "$(dirname "$0")/lib.sh" calib
+DATA="$TEST_HERE/../data/validation"
+V="$DATA/vtrain/ground_truth_single.csv"
+cd "$TMP" || exit 1
+FIT=(--fit-fraction 0.03 --folds 3)
+FIXED=(--fit-fraction 0.05 --max-weight 0.5)
+
+# ---- validate: the shipped a100-80g file on its held-out rows (fit fraction 0.4,
+# docs/validation.md); the 8 % MAPE target holds there, the 25 % worst-row one does not
+# (37 %: the documented gap), so only MAPE gates here ----
+expect_rc "validate vTrain single-node with the shipped a100-80g" 0 "$BIN" validate "$V" --fit-fraction 0.4 --max-mape 0.08
+if grep -Eq "^  held-out rows: +849 " "$TMP/out"; then ok "validate reports the 849 held-out rows"
+else not_ok "validate reports the 849 held-out rows" "$(head -5 "$TMP/out")"; fi
+expect_rc "validate the default split" 0 "$BIN" validate "$V"
+if grep -Eq "^  held-out rows: +1000 " "$TMP/out"; then ok "the default split holds out 1,000 rows"
+else not_ok "the default split holds out 1,000 rows" "$(head -5 "$TMP/out")"; fi
+# several files at once: one line per file and part, skipped rows with their reason
+M="$DATA/modern/mbridge_perf_summary.csv"
+expect_rc "validate two summaries on h100-sxm" 0 "$BIN" validate "$DATA/modern/nemo_perf_summary_2407.csv" "$M" --gpu h100-sxm
+if [ "$(grep -Ec "^  (nemo_perf_summary_2407|mbridge_perf_summary)\.csv +(fit|held-out) " "$TMP/out")" = 4 ]; then
+    ok "validate reports fit and held-out errors per file"
+else not_ok "validate reports fit and held-out errors per file" "$(head -12 "$TMP/out")"; fi
+if grep -q "98 x GPU type 'DGX-GB200': no profile in profiles/gpus" "$TMP/out"; then ok "rows without a GPU profile are listed, not dropped"
+else not_ok "rows without a GPU profile are listed, not dropped" "$(grep -A3 skipped "$TMP/out")"; fi
+expect_rc "validate --format csv" 0 "$BIN" validate "$V" --format csv
+n=$(grep -c ',holdout,\|,fit,' "$TMP/out")
+if [ "$n" = 1440 ]; then ok "validate --format csv: one line per measured row"; else not_ok "validate --format csv: one line per measured row" "$n lines"; fi
+cp "$TMP/out" "$TMP/rows.csv"
+# limits the model misses give exit 1 (for CI gates)
+expect_rc "validate exits 1 when the held-out rows miss the limits" 1 "$BIN" validate "$V" --max-mape 0.001
+expect_err "validate says which limit was missed" "held-out MAPE .* miss the limits"
+
+# ---- calibrate: a fitted file that validate can read back ----
+expect_rc "calibrate a small fit part with cross-validation" 0 "$BIN" calibrate "$V" "${FIT[@]}" -o "$TMP/fit.yaml"
+expect_err "calibrate reports the cross-validated choice" "max-weight .* chosen by 3-fold CV in the fit part"
+if grep -q "source: \"fitted .* on 39 of 1440 measured rows" "$TMP/fit.yaml"; then ok "fitted parameters record how they were fitted"
+else not_ok "fitted parameters record how they were fitted" "$(grep -m2 source "$TMP/fit.yaml")"; fi
+if grep -A1 "peak_flops:" "$TMP/fit.yaml" | grep -q "fitted"; then not_ok "datasheet numbers are not fitted"
+else ok "datasheet numbers are not fitted"; fi
+expect_rc "validate reads the calibrated file" 0 "$BIN" validate "$V" --gpu "$TMP/fit.yaml" --fit-fraction 0.03
+if grep -Eq "^  fit rows: +39 " "$TMP/out"; then ok "validate's fit part is calibrate's (same fraction)"
+else not_ok "validate's fit part is calibrate's (same fraction)" "$(head -4 "$TMP/out")"; fi
+
+# ---- held-out rows do not change the fit: double their measured times ----
+# The CSV of validate --fit-fraction 0.05 names each row's part and its line.
+expect_rc "validate --format csv with the small fit part" 0 "$BIN" validate "$V" --fit-fraction 0.05 --format csv
+awk -F, 'NR > 1 && $2 == "holdout" { print $1 }' "$TMP/out" >"$TMP/heldout_lines"
+awk -F, -v OFS=, 'NR == FNR { h[$1] = 1; next } FNR in h { $NF = $NF * 2 } { print }' \
+    "$TMP/heldout_lines" "$V" >"$TMP/perturbed.csv"
+if [ "$(wc -l <"$TMP/heldout_lines")" -gt 1000 ] && ! cmp -s "$V" "$TMP/perturbed.csv"; then
+    ok "perturbed copy differs in the held-out rows only"
+else not_ok "perturbed copy differs in the held-out rows only"; fi
+expect_rc "calibrate the original with a given weight" 0 "$BIN" calibrate "$V" "${FIXED[@]}" -o "$TMP/fit1.yaml"
+expect_rc "calibrate the perturbed copy" 0 "$BIN" calibrate "$TMP/perturbed.csv" "${FIXED[@]}" -o "$TMP/fit2.yaml"
+values() { grep -o "value: [^,]*" "$1"; }
+if [ "$(values "$TMP/fit1.yaml")" = "$(values "$TMP/fit2.yaml")" ] && [ "$(values "$TMP/fit2.yaml" | wc -l)" -gt 5 ]; then
+    ok "held-out measurements do not change the fitted parameters"
+else not_ok "held-out measurements do not change the fitted parameters" "$(diff "$TMP/fit1.yaml" "$TMP/fit2.yaml" | head -6)"; fi
+
+# ---- bad input: a clear message and exit 2 ----
+expect_rc "calibrate of a missing file exits 2" 2 "$BIN" calibrate "$TMP/none.csv"
+expect_err "calibrate names the missing file" "none.csv: cannot open"
+printf '# GPUs,global batch\n2,16\n' >"$TMP/bad.csv"
+expect_rc "validate of a CSV without its columns exits 2" 2 "$BIN" validate "$TMP/bad.csv"
+expect_err "validate names file, line and column" "bad.csv:1: key 'micro batch': missing column"
+expect_rc "calibrate with too few fit rows for the folds exits 2" 2 "$BIN" calibrate "$V" --fit-fraction 0.001
+expect_err "calibrate says the fit part is too small" "fewer than 5 folds"
+
+test_summary

@@ -1,0 +1,523 @@
+/* test_calib.c: the calib layer -- measured-row loading, the iteration
+ * predictor (src/calib/itermodel.h), the fit and its cross-validated
+ * selection (fit_select.h), Nelder-Mead. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/fit_select.h"
+#include "calib/itermodel.h"
+#include "calib/nelder_mead.h"
+#include "calib/rows.h"
+#include "util/datapath.h"
+#include "model/costmodel.h"
+#include "testutil.h"
+
+static gpu_params load(const char *type)
+{
+    gpu_params g;
+    pg_status st;
+    int rc = gpu_params_load(type, &g, &st);
+    ck_assert_msg(rc == 0, "%s", st.msg);
+    return g;
+}
+
+/* A GPU without host costs or size effects: times are pure rates. */
+static gpu_params pure_rates(void)
+{
+    gpu_params g = load("a100-80g");
+    g.v[GP_KERNEL_LAUNCH_S] = 0;
+    g.v[GP_GEMM_HALF_FLOPS] = 0;
+    g.v[GP_OP_OVERHEAD_S] = 0;
+    g.v[GP_ITER_OVERHEAD_S] = 0;
+    g.v[GP_GEMM_EFF] = 0.7;
+    g.v[GP_ATTN_EFF] = 0.4;
+    g.v[GP_MEM_EFF] = 0.8;
+    g.v[GP_COLL_BW_EFF] = 0.6;
+    g.v[GP_COLL_LATENCY_S] = 10e-6;
+    return g;
+}
+
+static char *write_temp(const char *text)
+{
+    char *path = pg_xstrdup("/tmp/pg-costmodel-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static const char CSV_HEADER[] = "\xEF\xBB\xBF# GPUs,global batch,micro batch,hidden size,attention heads,# layers,"
+                                 "sequence length,tensor parallelism,data parallelism,pipeline parallelism,"
+                                 "iteration time (ms)\n";
+
+START_TEST(test_csv_errors_and_vocab)
+{
+    ck_assert_int_eq(megatron_padded_vocab(50257, 1), 50304);
+    ck_assert_int_eq(megatron_padded_vocab(50257, 8), 51200);
+    pg_status st;
+    train_row *rows;
+    int n;
+    char *path = write_temp("# GPUs,global batch\n2,16\n");
+    ck_assert_int_eq(train_csv_load(path, &rows, &n, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":1: key 'micro batch': missing column"));
+    unlink(path);
+    free(path);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s2,16,8,1024,16,24,1024,1,1,2,372.1\n4,16,8,1024,16,24,1024,1,1,2,300\n", CSV_HEADER);
+    path = write_temp(buf);
+    ck_assert_int_eq(train_csv_load(path, &rows, &n, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":3: key '# GPUs': 4 GPUs but tp*dp*pp = 2"));
+    unlink(path);
+    free(path);
+    snprintf(buf, sizeof buf, "%s2,16,8,1024,16,24,1024,1,1,2,-3\n", CSV_HEADER);
+    path = write_temp(buf);
+    ck_assert_int_eq(train_csv_load(path, &rows, &n, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":2: key 'iteration time (ms)'"));
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+START_TEST(test_split_is_deterministic)
+{
+    int a = 0, b = 0;
+    for (int i = 0; i < 1440; i++) {
+        a += iter_in_fit_part(i, 0.3);
+        b += iter_in_fit_part(i, 0.3);
+    }
+    ck_assert_int_eq(a, b);
+    ck_assert(a > 0.25 * 1440 && a < 0.35 * 1440);
+}
+END_TEST
+
+/* pp = 1: the 1F1B iteration is m x (F + recomputed F + B + W) + the rest. */
+START_TEST(test_predict_pp1_closed_form)
+{
+    gpu_params g = pure_rates();
+    g.v[GP_ITER_OVERHEAD_S] = 0.01;
+    train_row r = {.line = 2, .gpus = 2, .global_batch = 16, .micro_batch = 2, .hidden = 1024, .heads = 16,
+                   .layers = 12, .seq = 1024, .vocab = 50304, .tp = 1, .dp = 2, .pp = 1, .measured_s = 1};
+    calib_row_defaults(&r);   /* vTrain's setup: full recompute, fp32 gradients, one node */
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, &r, 1, &st), 0);
+    iter_breakdown bd;
+    ck_assert_int_eq(iter_predict(&g, &set, 0, &bd, &st), 0);
+    gpt_shape m = {.layers = 12, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 50304, .micro_batch = 2, .tp = 1};
+    workload w;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 1, &w, &st), 0);
+    const stage_cost *sc = &w.stage[0];
+    ck_assert_rel(bd.pipeline_s, 4 * (2 * sc->f_s + sc->b_s + sc->w_s), 1e-9);
+    ck_assert_rel(bd.dp_allreduce_s, costmodel_allreduce_s(&g, r.grad_bytes * sc->param_count, 2), 1e-9);
+    ck_assert_rel(bd.optimizer_s, costmodel_optimizer_s(&g, sc->param_count), 1e-9);
+    ck_assert_rel(bd.total_s, bd.pipeline_s + bd.dp_allreduce_s + bd.optimizer_s + 0.01, 1e-9);
+    workload_free(&w);
+    iter_set_free(&set);
+}
+END_TEST
+
+/* The hyper-parameter selection and the final fit read only the fit part:
+ * rewriting the measured times of the other rows (to anything) changes
+ * neither the cross-validation scores, the choice, nor a single bit of the
+ * calibrated parameters; rewriting a fit row does change them. */
+static void select_and_fit(train_row *rows, int n, const int *mask, gpu_params *g, cv_result *res, int *best)
+{
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    const fit_hyper cand[] = {{.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP},
+                              {.max_weight = 1.0, .ratio_cap = FIT_RATIO_CAP}};
+    *g = load("a100-80g");
+    iter_fit_initial(g);
+    ck_assert_int_eq(cv_select(g, &set, mask, cand, 2, 3, 0.08, 0.25, res, best, &st), 0);
+    ck_assert(*best >= 0 && *best < 2);
+    error_stats fe;
+    ck_assert_int_eq(iter_fit(g, &set, mask, &cand[*best], &fe, &st), 0);
+    iter_set_free(&set);
+}
+
+START_TEST(test_selection_uses_no_heldout_row)
+{
+    enum { N = 18 };
+    train_row rows[N];
+    gpu_params truth = load("a100-80g");
+    iter_fit_initial(&truth);
+    truth.v[GP_KERNEL_LAUNCH_S] = 30e-6;
+    truth.v[GP_GEMM_EFF] = 0.6;
+    int mask[N], nfit = 0;
+    for (int i = 0; i < N; i++) {
+        int tp = 1 << (i % 3), pp = 1 << ((i / 3) % 2), mb = 1 << (i % 4);
+        rows[i] = (train_row){.line = i + 2, .global_batch = 32, .micro_batch = mb, .hidden = 1024 << (i % 2),
+                              .heads = 16, .layers = 12 + 4 * (i % 3), .seq = 1024,
+                              .vocab = megatron_padded_vocab(50257, tp), .tp = tp, .dp = 8 / (tp * pp), .pp = pp,
+                              .gpus = 8, .measured_s = 1};
+        calib_row_defaults(&rows[i]);
+        mask[i] = i % 3 != 1;               /* 12 fit rows, 6 held out */
+        nfit += mask[i];
+    }
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    for (int i = 0; i < N; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
+        /* the model's time, perturbed by a deterministic +-10 % so the fit is not exact */
+        rows[i].measured_s = bd.total_s * (1.0 + 0.1 * ((i * 7 % 5) - 2) / 2.0);
+    }
+    iter_set_free(&set);
+    gpu_params g1, g2, g3;
+    cv_result r1[2], r2[2], r3[2];
+    int b1, b2, b3;
+    select_and_fit(rows, N, mask, &g1, r1, &b1);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(r1[k].n, nfit);       /* every fit row scored once, out of fold */
+    train_row changed[N];
+    memcpy(changed, rows, sizeof rows);
+    for (int i = 0; i < N; i++)
+        if (!mask[i])
+            changed[i].measured_s = rows[i].measured_s * (i % 2 ? 3.0 : 0.2);
+    select_and_fit(changed, N, mask, &g2, r2, &b2);
+    ck_assert_int_eq(b1, b2);
+    for (int k = 0; k < 2; k++) {
+        ck_assert(r1[k].mape == r2[k].mape && r1[k].max_err == r2[k].max_err);
+    }
+    ck_assert(memcmp(g1.v, g2.v, sizeof g1.v) == 0);
+    /* the check can fail: a fit row's measurement does move the result */
+    memcpy(changed, rows, sizeof rows);
+    changed[0].measured_s *= 2.0;
+    select_and_fit(changed, N, mask, &g3, r3, &b3);
+    ck_assert(memcmp(g1.v, g3.v, sizeof g1.v) != 0);
+}
+END_TEST
+
+START_TEST(test_folds_deterministic_and_balanced)
+{
+    int count[CV_DEFAULT_FOLDS] = {0};
+    for (int i = 0; i < 1440; i++) {
+        int k = cv_fold_of(i, CV_DEFAULT_FOLDS);
+        ck_assert(k >= 0 && k < CV_DEFAULT_FOLDS);
+        ck_assert_int_eq(k, cv_fold_of(i, CV_DEFAULT_FOLDS));
+        count[k]++;
+    }
+    for (int k = 0; k < CV_DEFAULT_FOLDS; k++)
+        ck_assert(count[k] > 0.8 * 1440 / CV_DEFAULT_FOLDS && count[k] < 1.2 * 1440 / CV_DEFAULT_FOLDS);
+}
+END_TEST
+
+
+/* Calibration on a synthetic CSV made by the model itself recovers the
+ * parameters that made it. */
+START_TEST(test_calibrate_recovers_synthetic)
+{
+    gpu_params truth = load("a100-80g");
+    truth.v[GP_GEMM_EFF] = 0.7;
+    truth.v[GP_GEMM_HALF_FLOPS] = 2e9;
+    truth.v[GP_ATTN_EFF] = 0.4;
+    truth.v[GP_MEM_EFF] = 0.8;
+    truth.v[GP_KERNEL_LAUNCH_S] = 20e-6;
+    truth.v[GP_COLL_LATENCY_S] = 10e-6;
+    truth.v[GP_COLL_BW_EFF] = 0.6;
+    truth.v[GP_ITER_OVERHEAD_S] = 5e-3;
+    truth.v[GP_OP_OVERHEAD_S] = 0.2e-3;
+    const int cfg[][6] = {/* gbs, mb, h, L, tp, pp (dp = 8 / (tp pp)) */
+                          {16, 1, 1024, 12, 1, 1}, {16, 4, 2048, 12, 1, 2}, {32, 8, 2048, 24, 2, 2},
+                          {8, 1, 1024, 24, 8, 1},  {64, 2, 2048, 16, 4, 1}, {16, 2, 1024, 16, 2, 4},
+                          {32, 1, 2048, 20, 1, 4}, {8, 8, 4096, 8, 8, 1},   {64, 4, 4096, 8, 4, 2},
+                          {16, 2, 1024, 12, 1, 8}, {32, 8, 1024, 24, 2, 1}, {8, 1, 4096, 16, 2, 2}};
+    int n = sizeof cfg / sizeof cfg[0];
+    train_row rows[sizeof cfg / sizeof cfg[0]];
+    for (int i = 0; i < n; i++) {
+        rows[i] = (train_row){.line = i + 2, .global_batch = cfg[i][0], .micro_batch = cfg[i][1],
+                              .hidden = cfg[i][2], .heads = 16, .layers = cfg[i][3], .seq = 1024,
+                              .vocab = megatron_padded_vocab(50257, cfg[i][4]), .tp = cfg[i][4],
+                              .dp = 8 / (cfg[i][4] * cfg[i][5]), .pp = cfg[i][5], .gpus = 8, .measured_s = 1};
+        calib_row_defaults(&rows[i]);
+    }
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    for (int i = 0; i < n; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
+        rows[i].measured_s = bd.total_s;
+    }
+    gpu_params g = truth;
+    for (int p = 0; p < GP_COUNT; p++)
+        if (gpu_param_fitted((gpu_param_id)p))
+            g.v[p] *= (p % 2) ? 1.3 : 0.75;   /* start away from the truth */
+    error_stats fe;
+    fit_hyper h = {.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP};
+    ck_assert_int_eq(iter_fit(&g, &set, NULL, &h, &fe, &st), 0);
+    ck_assert_msg(fe.mape < 0.005, "fit MAPE %g", fe.mape);
+    /* the parameters the rows depend on strongly come back */
+    ck_assert_rel(g.v[GP_KERNEL_LAUNCH_S], truth.v[GP_KERNEL_LAUNCH_S], 0.1);
+    ck_assert_rel(g.v[GP_GEMM_EFF] * 1e3, truth.v[GP_GEMM_EFF] * 1e3, 0.1);
+    iter_set_free(&set);
+}
+END_TEST
+
+/* Nelder-Mead finds the minimum of a shifted quadratic bowl, and the same
+ * start gives the same point (determinism is part of its contract). */
+static double bowl(const double *x, void *ctx)
+{
+    const double *c = ctx;
+    return (x[0] - c[0]) * (x[0] - c[0]) + 3.0 * (x[1] - c[1]) * (x[1] - c[1]);
+}
+
+START_TEST(test_nelder_mead_bowl)
+{
+    double centre[2] = {1.5, -0.75};
+    double x[2] = {0, 0}, y[2] = {0, 0}, step[2] = {0.5, 0.5};
+    double fx = nm_minimize(bowl, centre, x, step, 2, 2000, 1e-14);
+    double fy = nm_minimize(bowl, centre, y, step, 2, 2000, 1e-14);
+    ck_assert_double_le(fx, 1e-10);
+    ck_assert(fabs(x[0] - centre[0]) < 1e-4 && fabs(x[1] - centre[1]) < 1e-4);
+    ck_assert(x[0] == y[0] && x[1] == y[1] && fx == fy);
+}
+END_TEST
+
+/* The predictor times its pipeline with the schedule layer's evaluator:
+ * per-stage durations that are all equal give exactly sched_eval_ideal's
+ * makespan; making one stage slower lengthens it, and by at most the
+ * extra work (the makespan of a fixed op order is a longest path through
+ * the ops, which holds each op once). */
+START_TEST(test_staged_evaluator_matches_ideal)
+{
+    pg_status st;
+    schedule s;
+    sched_params p = {.pp = 4, .m = 8, .chunks = 1};
+    ck_assert_int_eq(sched_generate("1f1b", &p, &s, &st), 0);
+    double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)s.nstages, sizeof *dur);
+    const double tf = 1.0, tb = 2.0, tw = 0.5, tc = 0.1;
+    for (int k = 0; k < s.nstages; k++) {
+        dur[k][OP_F] = tf;
+        dur[k][OP_B] = tb;
+        dur[k][OP_W] = tw;
+        dur[k][OP_BW] = tb + tw;
+    }
+    sched_times a, b;
+    ck_assert_int_eq(sched_eval_ideal(&s, tf, tb, tw, tc, &a, &st), 0);
+    ck_assert_int_eq(sched_eval_staged(&s, (const double (*)[OP_KIND_COUNT])dur, tc, &b, &st), 0);
+    ck_assert_double_eq_tol(a.makespan, b.makespan, 1e-9 * a.makespan);
+    sched_times_free(&s, &b);
+    dur[s.nstages - 1][OP_F] += 1.0;  /* a heavier last stage (the LM head) */
+    ck_assert_int_eq(sched_eval_staged(&s, (const double (*)[OP_KIND_COUNT])dur, tc, &b, &st), 0);
+    ck_assert_double_gt(b.makespan, a.makespan);
+    ck_assert_double_le(b.makespan, a.makespan + p.m * 1.0 + 1e-9);
+    sched_times_free(&s, &a);
+    sched_times_free(&s, &b);
+    free(dur);
+    sched_free(&s);
+}
+END_TEST
+
+/* ---- the shipped validation files (data/validation) ---- */
+
+static calib_rows load_shipped(const char *rel)
+{
+    char path[4096];
+    ck_assert_msg(datapath_find(rel, path, sizeof path) == 0, "%s not found", rel);
+    calib_rows r;
+    pg_status st;
+    int rc = calib_rows_load(path, &r, &st);
+    ck_assert_msg(rc == 0, "%s", st.msg);
+    return r;
+}
+
+static int skipped_with(const calib_rows *r, const char *reason_part)
+{
+    int n = 0;
+    for (int i = 0; i < r->nskip; i++)
+        n += strstr(r->skip[i].reason, reason_part) != NULL;
+    return n;
+}
+
+/* Every row of every file is either a job to predict or listed with its
+ * reason; the counts are the files' own (README of ../shared/validation). */
+START_TEST(test_loaders_account_for_every_row)
+{
+    calib_rows r = load_shipped("data/validation/vtrain/ground_truth_single.csv");
+    ck_assert_int_eq(r.n, 1440);
+    ck_assert_int_eq(r.nskip, 0);
+    ck_assert_str_eq(r.source, "vtrain_single");
+    ck_assert_str_eq(r.row[0].gpu, "a100-80g");
+    ck_assert_int_eq(r.row[0].recompute, ROW_RECOMPUTE_FULL);
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/vtrain/ground_truth_multi_pp1.csv");
+    ck_assert_int_eq(r.n + r.nskip, 28);
+    ck_assert_str_eq(r.source, "vtrain_multi");
+    ck_assert_double_eq(r.row[0].nic_bw, 100e9 / 8);   /* 8x 100 Gb/s per node: one NIC per GPU */
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/megatron/korthikanti.csv");
+    ck_assert_int_eq(r.n, 9);
+    int interleaved = 0, selective = 0;
+    for (int i = 0; i < r.n; i++) {
+        interleaved += r.row[i].vp == 3;
+        selective += r.row[i].recompute == ROW_RECOMPUTE_SELECTIVE && r.row[i].sequence_parallel;
+    }
+    ck_assert_int_eq(interleaved, 5);   /* 175B and 530B (x2 recompute modes) and 530B dp 8 */
+    ck_assert_int_eq(selective, 5);
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/megatron/korthikanti_table4_layer.csv");
+    ck_assert_int_eq(r.n, 5);
+    ck_assert_int_eq(r.row[0].kind, ROW_LAYER);
+    ck_assert_double_eq_tol(r.row[0].measured_s, (7.7 + 11.9) / 1000.0, 1e-12);
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/modern/nemo_perf_summary_2407.csv");
+    ck_assert_int_eq(r.n + r.nskip, 54);
+    ck_assert_int_eq(skipped_with(&r, "LoRA"), 9);
+    for (int i = 0; i < r.n; i++) {
+        ck_assert_str_eq(r.row[i].gpu, "h100-sxm");
+        ck_assert(r.row[i].has_arch && r.row[i].fp8);
+    }
+    calib_rows_free(&r);
+
+    r = load_shipped("data/validation/modern/mbridge_perf_summary.csv");
+    ck_assert_int_eq(r.n + r.nskip, 292);
+    ck_assert_int_eq(skipped_with(&r, "DGX-GB200"), 98);   /* no profile: listed, not dropped */
+    ck_assert_int_eq(skipped_with(&r, "DGX-GB300"), 91);
+    ck_assert_int_eq(skipped_with(&r, "DGX-B300"), 29);
+    ck_assert_int_gt(skipped_with(&r, "sliding-window"), 0);
+    int h100 = 0, b200 = 0;
+    for (int i = 0; i < r.n; i++) {
+        h100 += strcmp(r.row[i].gpu, "h100-sxm") == 0;
+        b200 += strcmp(r.row[i].gpu, "b200") == 0;
+    }
+    ck_assert_int_gt(h100, 20);
+    ck_assert_int_gt(b200, 10);
+    calib_rows_free(&r);
+}
+END_TEST
+
+/* NeMo 24.07's table was published three times: every version of one
+ * measurement has the same identity, hence the same side of the split. */
+START_TEST(test_republished_measurements_share_a_side)
+{
+    calib_rows r = load_shipped("data/validation/modern/nemo_perf_summary_2407.csv");
+    int distinct = 0;
+    for (int i = 0; i < r.n; i++) {
+        int copies = 0, first = 1;
+        for (int j = 0; j < r.n; j++)
+            if (r.row[j].split_key == r.row[i].split_key) {
+                copies++;
+                ck_assert_int_eq(iter_row_in_fit_part(&r.row[j], 0.3), iter_row_in_fit_part(&r.row[i], 0.3));
+                if (j < i)
+                    first = 0;
+            }
+        ck_assert_int_eq(copies, 3);
+        distinct += first;
+    }
+    ck_assert_int_eq(distinct, r.n / 3);
+    calib_rows_free(&r);
+}
+END_TEST
+
+/* Two files fitted together: changing the measured times of the held-out
+ * rows leaves the fitted parameters exactly as they were. */
+START_TEST(test_heldout_rows_do_not_move_a_multi_file_fit)
+{
+    calib_rows a = load_shipped("data/validation/vtrain/ground_truth_multi_pp1.csv");
+    calib_rows b = load_shipped("data/validation/megatron/korthikanti_table4_layer.csv");
+    int n = a.n + b.n;
+    train_row *rows = pg_xcalloc((size_t)n, sizeof *rows);
+    memcpy(rows, a.row, (size_t)a.n * sizeof *rows);
+    memcpy(rows + a.n, b.row, (size_t)b.n * sizeof *rows);
+    for (int i = a.n; i < n; i++)
+        rows[i].file = 1;
+    int *fit = pg_xcalloc((size_t)n, sizeof *fit), nfit[2] = {0, 0};
+    for (int i = 0; i < n; i++) {
+        fit[i] = iter_row_in_fit_part(&rows[i], 0.5);
+        nfit[rows[i].file] += fit[i];
+    }
+    ck_assert(nfit[0] > 0 && nfit[1] > 0);
+    fit_hyper h = {.max_weight = 0.5, .ratio_cap = FIT_RATIO_CAP};
+    gpu_params g1 = load("a100-80g"), g2;
+    iter_fit_initial(&g1);
+    g2 = g1;
+    pg_status st;
+    error_stats e1, e2;
+    iter_set set;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    ck_assert_int_eq(iter_fit(&g1, &set, fit, &h, &e1, &st), 0);
+    for (int i = 0; i < n; i++)
+        if (!fit[i])
+            rows[i].measured_s *= 3.0;
+    ck_assert_int_eq(iter_fit(&g2, &set, fit, &h, &e2, &st), 0);
+    for (int k = 0; k < GP_COUNT; k++)
+        ck_assert_msg(g1.v[k] == g2.v[k], "%s moved", gpu_param_name((gpu_param_id)k));
+    ck_assert(e1.mape == e2.mape);
+    /* and the fit does see its own rows: changing one moves the parameters */
+    for (int i = 0; i < n; i++)
+        if (fit[i] && rows[i].file == 0) {
+            rows[i].measured_s *= 3.0;
+            break;
+        }
+    gpu_params g3 = load("a100-80g");
+    iter_fit_initial(&g3);
+    ck_assert_int_eq(iter_fit(&g3, &set, fit, &h, &e2, &st), 0);
+    int moved = 0;
+    for (int k = 0; k < GP_COUNT; k++)
+        moved += g3.v[k] != g1.v[k];
+    ck_assert_int_gt(moved, 0);
+    iter_set_free(&set);
+    free(rows);
+    free(fit);
+    calib_rows_free(&a);
+    calib_rows_free(&b);
+}
+END_TEST
+
+/* Bad input names file, line and column. */
+START_TEST(test_loader_errors)
+{
+    pg_status st;
+    calib_rows r;
+    char *path = write_temp("# SOURCE: x\nid,layers,hidden,heads,seq,vocab,mbs,gbs,tp,pp,dp,gpus,gpu,schedule,chunks,"
+                            "recompute,seq_par,meas_iter_s\nk,48,6144,64,2048,51200,four,4,8,1,1,8,a100-80g,1f1b,1,"
+                            "full,false,1.42\n");
+    ck_assert_int_eq(calib_rows_load(path, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, ":3: key 'mbs': 'four'"));
+    unlink(path);
+    free(path);
+    path = write_temp("a,b\n1,2\n");
+    ck_assert_int_eq(calib_rows_load(path, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "not a known table of measurements"));
+    unlink(path);
+    free(path);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("calib");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_csv_errors_and_vocab);
+    tcase_add_test(tc, test_split_is_deterministic);
+    tcase_add_test(tc, test_predict_pp1_closed_form);
+    tcase_add_test(tc, test_calibrate_recovers_synthetic);
+    tcase_add_test(tc, test_selection_uses_no_heldout_row);
+    tcase_add_test(tc, test_folds_deterministic_and_balanced);
+    tcase_add_test(tc, test_nelder_mead_bowl);
+    tcase_add_test(tc, test_staged_evaluator_matches_ideal);
+    tcase_add_test(tc, test_loaders_account_for_every_row);
+    tcase_add_test(tc, test_republished_measurements_share_a_side);
+    tcase_add_test(tc, test_heldout_rows_do_not_move_a_multi_file_fit);
+    tcase_add_test(tc, test_loader_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return pg_run_suite(suite());
+}
