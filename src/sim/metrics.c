@@ -292,7 +292,9 @@ static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics
         if (op->kind == TL_OP_R || op->kind == TL_OP_RW) rm->recompute_s += op->end_s - op->start_s;
     }
     rm->span = n ? rm->last_end - rm->first_start : 0.0;
-    rm->idle_s = rm->span - rm->busy_s;
+    /* A rank that never waits has busy == span up to the rounding of summing
+     * its ops: report that as no idle time, not as -0.000 ns. */
+    rm->idle_s = rm->span - rm->busy_s > 0 ? rm->span - rm->busy_s : 0.0;
 }
 
 /* Samples, tokens and MFU over the pipeline's makespan. */
@@ -577,7 +579,7 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
     host_memory(in, out);
     host_oom_ranks(in, out);
     if (out->span > 0)
-        out->bubble_ratio = (out->span - out->rank[out->span_rank].busy_s) / out->span;
+        out->bubble_ratio = out->rank[out->span_rank].idle_s / out->span;
     iteration_breakdown(tl, first_start, out);
     throughput(in, out);
     offload_k(in, out);
