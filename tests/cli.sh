@@ -100,5 +100,12 @@ expect_rc "model cross-check: exit 2" 2 "$BIN" run loc3.yaml
 expect_err "model cross-check: at tp's line" "loc3.yaml:8: key 'tp': tp=3 does not divide the 16 attention heads"
 expect_rc "model cross-check from --set: exit 2" 2 "$BIN" run loc3.yaml --set tp=5
 expect_err "model cross-check from --set: at --set" "^pipegrid: --set: key 'tp': tp=5"
+# the cost model's and the engine's own checks, placed the same way
+printf 'workload: gpt\nnetwork: ideal\ngpt:\n  hidden: 1024\n  heads: 16\n  seq: 1024\n  layers: 3\npp: 4\n' >loc4.yaml
+expect_rc "cost model: layers below stages, exit 2" 2 "$BIN" run loc4.yaml
+expect_err "cost model: at gpt.layers's line" "loc4.yaml:7: key 'gpt.layers': 3 layers cannot fill 4 pipeline stages"
+printf 'workload: gpt\nnetwork: cluster\ngpt:\n  hidden: 1024\n  heads: 16\n  seq: 1024\n  layers: 4\nprecision: fp8\ncluster:\n  gpu: a100-80g\n' >loc5.yaml
+expect_rc "cost model: fp8 on an A100, exit 2" 2 "$BIN" run loc5.yaml
+expect_err "cost model: at precision's line" "loc5.yaml:8: key 'precision': fp8 needs a GPU with FP8 tensor cores"
 
 test_summary

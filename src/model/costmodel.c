@@ -605,10 +605,10 @@ int gpt_shape_check(const gpt_shape *m, pg_status *st)
     };
     for (size_t i = 0; i < sizeof dim / sizeof dim[0]; i++)
         if (dim[i].v < 1)
-            return pg_fail(st, PG_EXIT_INPUT, "key '%s': must be a positive integer for workload=gpt (got %d)",
-                           dim[i].key, dim[i].v);
+            return pg_fail_key(st, PG_EXIT_INPUT, dim[i].key, "must be a positive integer for workload=gpt (got %d)",
+                               dim[i].v);
     if (m->hidden % m->heads != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'gpt.heads': %d heads do not divide gpt.hidden=%d", m->heads,
+        return pg_fail_key(st, PG_EXIT_INPUT, "gpt.heads", "%d heads do not divide gpt.hidden=%d", m->heads,
                        m->hidden);
     dims d = dims_of(m);
     arch_run r = run_of(m);
@@ -669,14 +669,14 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     if (rc)
         return rc;
     if (nstages < 1 || nstages > m->layers)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'gpt.layers': %d layers cannot fill %d pipeline stages", m->layers,
+        return pg_fail_key(st, PG_EXIT_INPUT, "gpt.layers", "%d layers cannot fill %d pipeline stages", m->layers,
                        nstages);
     dims d = dims_of(m);
     arch_run r = run_of(m);
     const arch *a = &d.a;
     const gpu_system *sys = gpu_system_find(g->name);
     if (m->fp8 && (!sys || sys->fp8_flops <= 0))
-        return pg_fail(st, PG_EXIT_INPUT, "key 'precision': fp8 needs a GPU with FP8 tensor cores (%s has none)",
+        return pg_fail_key(st, PG_EXIT_INPUT, "precision", "fp8 needs a GPU with FP8 tensor cores (%s has none)",
                        g->name);
     snprintf(w->name, sizeof w->name, "%.60s L%d h%d s%d b%d tp%d", a->name, a->layers, a->hidden, m->seq,
              m->micro_batch, m->tp);

@@ -371,7 +371,7 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     if (tp < 1 || dp < 1 || (par && (tp > 1 || dp > 1) && par->gpu == NULL))
         return pg_fail(st, PG_EXIT_INTERNAL, "sim_run: tp = %d, dp = %d without a GPU map", tp, dp);
     if (dp % ep != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "key 'ep': the simulator takes expert-parallel groups from the data-parallel "
+        return pg_fail_key(st, PG_EXIT_INPUT, "ep", "the simulator takes expert-parallel groups from the data-parallel "
                        "replicas: ep = %d must divide dp = %d", ep, dp);
     int rc = platform_setup(in, st);
     if (rc != 0)
