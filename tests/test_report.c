@@ -6,6 +6,7 @@
  * python3's json and csv modules (run through system()), which both parses
  * them for real and checks their fields against the known numbers.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "report/report.h"
 #include "report/report_opt.h"
 #include "testutil.h"
+#include "util/units.h"
 
 #define NOPS 8
 #define NXFERS 4
@@ -585,6 +587,43 @@ START_TEST(test_empty_run)
 }
 END_TEST
 
+/* optimize's front and candidate table: every point on its own line with its
+ * settings, the best one marked; CSV rows carry the run columns then the
+ * search's own, an empty cell where a value does not exist. */
+START_TEST(test_optimize_report)
+{
+    report_optimize_point pt[2] = {
+        {.samples_per_s = 25.5, .iteration_s = 2.5, .makespan_s = 2.25, .peak_bytes = 15.0 * GIB,
+         .settings = "pp=2 schedule=gpipe"},
+        {.samples_per_s = 37.25, .iteration_s = 1.75, .makespan_s = 1.5, .peak_bytes = 17.0 * GIB,
+         .settings = "pp=1 schedule=1f1b", .best = 1},
+    };
+    report_optimize_row rows[2] = {
+        {.run_columns = "a,b", .status = "simulated", .samples_per_s_bound = 40.0, .static_bytes = 1e9,
+         .on_front = 1, .best = 1},
+        {.run_columns = "c,d", .status = "invalid", .samples_per_s_bound = INFINITY, .static_bytes = NAN},
+    };
+    report_optimize_input in = {.global_batch = 72, .gpus = 8, .nfront = 2, .front = pt, .csv_header = "x,y",
+                                .ncandidates = 2, .rows = rows};
+    strbuf sb;
+    sb_init(&sb);
+    report_optimize_text(&in, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "2 points; global batch 72 samples on 8 GPUs; of the candidates"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "       25.5000     2.5000 s     2.2500 s     15.000  pp=2 schedule=gpipe\n"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "       37.2500     1.7500 s     1.5000 s     17.000  pp=1 schedule=1f1b   <- best\n"));
+    sb_reset(&sb);
+    in.full_front = 1;
+    report_optimize_text(&in, &sb);
+    ck_assert_ptr_null(strstr(sb.data, "--full-front"));
+    sb_reset(&sb);
+    report_optimize_csv(&in, &sb);
+    ck_assert_str_eq(sb.data, "x,y,status,samples_per_second_bound,static_bytes,front,best\n"
+                              "a,b,simulated,40,1000000000,1,1\n"
+                              "c,d,invalid,,,0,0\n");
+    sb_free(&sb);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report");
@@ -605,6 +644,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_bound_report);
     tcase_add_test(tc, test_remat_report);
     tcase_add_test(tc, test_offload_report);
+    tcase_add_test(tc, test_optimize_report);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -49,6 +49,7 @@
 #include "cli/cli.h"
 #include "cli/sweep.h"
 #include "opt/optimize.h"
+#include "report/report_opt.h"
 #include "util/units.h"
 
 #define MAX_VALUE_TEXT 64
@@ -740,38 +741,50 @@ static void settings_line(const search *s, const candidate *c, strbuf *sb)
     free(values);
 }
 
+/* Pack the search's outcome into the report layer's plain rows and print it
+ * (report_opt.h). */
 static int print_result(const search *s, const int *on_front, const int *front, int nfront, int best,
                         output_format fmt, int full_front, pg_status *st)
 {
-    strbuf out;
-    sb_init(&out);
-    if (fmt == FORMAT_CSV) {
-        sb_append_n(&out, s->header.data, s->header.len - 1);
-        sb_append(&out, ",status,samples_per_second_bound,static_bytes,front,best\n");
-        for (int i = 0; i < s->n; i++) {
-            const candidate *c = &s->c[i];
-            candidate_row(s, c, &out);
-            sb_appendf(&out, ",%s,", STATUS_NAME[c->status]);
-            if (isfinite(c->ub_samples_per_s)) sb_appendf(&out, "%.17g", c->ub_samples_per_s);
-            sb_append(&out, ",");
-            if (c->status != C_INVALID) sb_appendf(&out, "%.17g", c->static_bytes);
-            sb_appendf(&out, ",%d,%d\n", on_front[i], i == best);
-        }
-    } else {
-        sb_appendf(&out, "Pareto front (simulated; throughput against peak memory, %d points; global batch %ld "
-                   "samples on %d GPUs%s)\n", nfront, s->global_batch, s->gpus,
-                   full_front ? "" : "; of the candidates whose bound reaches the best: --full-front for all");
-        sb_appendf(&out, "%14s %12s %12s %10s  %s\n", "samples/s", "iteration", "makespan", "peak GiB", "settings");
-        for (int i = 0; i < nfront; i++) {
-            const candidate *c = &s->c[front[i]];
-            sb_appendf(&out, "%14.4f %10.4f s %10.4f s %10.3f  ", c->samples_per_s, c->iteration_s, c->makespan_s,
-                       c->peak_bytes / GIB);
-            settings_line(s, c, &out);
-            sb_append(&out, front[i] == best ? "   <- best\n" : "\n");
+    strbuf *text = pg_xcalloc((size_t)s->n + 1, sizeof *text);
+    report_optimize_point *pt = pg_xcalloc((size_t)nfront + 1, sizeof *pt);
+    report_optimize_row *rows = pg_xcalloc((size_t)s->n + 1, sizeof *rows);
+    strbuf header;
+    sb_init(&header);
+    sb_append_n(&header, s->header.data, s->header.len - 1);
+    report_optimize_input in = {.global_batch = s->global_batch, .gpus = s->gpus, .full_front = full_front,
+                                .nfront = nfront, .front = pt, .csv_header = header.data ? header.data : "", .ncandidates = s->n,
+                                .rows = rows};
+    for (int i = 0; i < s->n; i++) {
+        const candidate *c = &s->c[i];
+        sb_init(&text[i]);
+        if (fmt == FORMAT_CSV) {
+            candidate_row(s, c, &text[i]);
+            rows[i] = (report_optimize_row){.run_columns = text[i].data ? text[i].data : "", .status = STATUS_NAME[c->status],
+                                            .samples_per_s_bound = c->ub_samples_per_s,
+                                            .static_bytes = c->status != C_INVALID ? c->static_bytes : NAN,
+                                            .on_front = on_front[i], .best = i == best};
+        } else {
+            settings_line(s, c, &text[i]);
         }
     }
+    for (int i = 0; i < nfront; i++) {
+        const candidate *c = &s->c[front[i]];
+        pt[i] = (report_optimize_point){.samples_per_s = c->samples_per_s, .iteration_s = c->iteration_s,
+                                        .makespan_s = c->makespan_s, .peak_bytes = c->peak_bytes,
+                                        .settings = text[front[i]].data ? text[front[i]].data : "", .best = front[i] == best};
+    }
+    strbuf out;
+    sb_init(&out);
+    if (fmt == FORMAT_CSV) report_optimize_csv(&in, &out);
+    else report_optimize_text(&in, &out);
     int rc = cli_write_stdout(&out, st);
     sb_free(&out);
+    sb_free(&header);
+    for (int i = 0; i < s->n; i++) sb_free(&text[i]);
+    free(text);
+    free(pt);
+    free(rows);
     return rc;
 }
 

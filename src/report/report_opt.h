@@ -1,4 +1,4 @@
-/* report_opt.h: what `bound`, `plan remat` and `plan offload` print, in the
+/* report_opt.h: what `bound`, `plan remat`, `plan offload` and `optimize` print, in the
  * report layer like `run`'s report (report.h), with the same helpers: one
  * emitter per command and format, each a pure function appending to a
  * strbuf; JSON through the one object writer (report_util.h), exactly one
@@ -59,5 +59,34 @@ typedef struct report_offload_input {
 
 void report_offload_text(const report_offload_input *o, strbuf *sb);
 void report_offload_json(const report_offload_input *o, strbuf *sb);
+
+/* `pipegrid optimize`: the Pareto front (text) or every candidate (CSV). */
+typedef struct report_optimize_point {
+    double samples_per_s, iteration_s, makespan_s, peak_bytes;
+    const char *settings;        /* "key=value key=value ...": the candidate's grid values */
+    int best;                    /* the fastest plan that fits */
+} report_optimize_point;
+
+typedef struct report_optimize_row {
+    const char *run_columns;     /* the sweep's CSV columns of the candidate, without a newline */
+    const char *status;          /* simulated, pruned_memory, pruned_bound, invalid */
+    double samples_per_s_bound;  /* not finite: none (printed empty) */
+    double static_bytes;         /* not finite: none (printed empty) */
+    int on_front, best;
+} report_optimize_row;
+
+typedef struct report_optimize_input {
+    long global_batch;
+    int gpus;
+    int full_front;              /* --full-front: the front of every candidate */
+    int nfront;
+    const report_optimize_point *front;   /* [nfront], in the order printed */
+    const char *csv_header;      /* the sweep's CSV header, without a newline */
+    int ncandidates;
+    const report_optimize_row *rows;      /* [ncandidates] */
+} report_optimize_input;
+
+void report_optimize_text(const report_optimize_input *o, strbuf *sb);
+void report_optimize_csv(const report_optimize_input *o, strbuf *sb);
 
 #endif
