@@ -57,9 +57,11 @@ static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h
             continue;
         if (!iter_param_exercised(g, set, fit, (gpu_param_id)k)) {
             /* no fit row depends on it: the fixed starting value, said so */
+            char gpu_name[sizeof g->name];   /* a copy: g->name and g->source are parts of one object */
+            memcpy(gpu_name, g->name, sizeof gpu_name);
             snprintf(g->source[k], sizeof g->source[k],
                      "not measured on %s: no row of the fit part exercises it (calibrate's fixed starting value)",
-                     g->name);
+                     gpu_name);
             continue;
         }
         memcpy(g->source[k], text, len);

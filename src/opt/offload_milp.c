@@ -117,19 +117,19 @@ static int op_index(const schedule *s, int r, int kind, int stage, int mb, int *
     return pos[kind][(size_t)stage * (size_t)s->m + (size_t)mb];
 }
 
-static void build(milp *z)
+/* Columns: one binary per allowed option of every item, an end time per op,
+ * a D2H and an H2D time per offloadable item, and the makespan. */
+static void add_columns(milp *z)
 {
     const off_model *md = z->md;
     const schedule *s = md->s;
     double M = md->horizon_s;
-    /* binaries */
     for (int k = 0; k < md->nitems; k++) {
         off_item *it = &md->items[k];
         for (int o = 1; o < OPT_COUNT; o++)
             if (it->allowed[o])
                 it->col[o] = add_col(z, GLP_BV, 0, 1, TIE_WEIGHT * (it->r_s[o] + 2 * it->copy_s[o]));
     }
-    /* times */
     z->ecol = pg_xcalloc((size_t)s->pp, sizeof *z->ecol);
     for (int r = 0; r < s->pp; r++) {
         z->ecol[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof **z->ecol);
@@ -151,6 +151,132 @@ static void build(milp *z)
             row_add(z, md->items[k].col[o], 1.0);
         if (z->n > 1) row_end(z, GLP_UP, 0, 1);
     }
+}
+
+/* Op i of rank r starts after op i-1 ends, and after its cross-rank
+ * predecessor ends plus the boundary's communication. */
+static void order_rows(milp *z, int r, int i, int **pos)
+{
+    const off_model *md = z->md;
+    const schedule *s = md->s;
+    sched_op op = s->ops[r][i];
+    row_begin(z);
+    double c = add_start_terms(z, r, i, 1.0);
+    if (i > 0) row_add(z, z->ecol[r][i - 1], -1.0);
+    row_end(z, GLP_LO, -c, 0);
+    sched_op pred;
+    if (!sched_pred(s, op, &pred)) return;
+    int pr = s->stage_rank[pred.stage];
+    if (pr == r) return;
+    int pi = op_index(s, pr, pred.kind, pred.stage, pred.mb, pos);
+    double comm = op.kind == OP_F ? md->comm_s[pred.stage] : md->comm_s[op.stage];
+    row_begin(z);
+    c = add_start_terms(z, r, i, 1.0);
+    row_add(z, z->ecol[pr][pi], -1.0);
+    row_end(z, GLP_LO, -c + comm, 0);
+}
+
+/* The copies of op i's item: D2H after its F; H2D after the D2H and after
+ * its trigger op starts; the consumer (its R first) after the H2D. */
+static void copy_rows(milp *z, int r, int i)
+{
+    const off_model *md = z->md;
+    double M = md->horizon_s;
+    sched_op op = md->s->ops[r][i];
+    off_item *it = off_item_at(md, op.stage, op.mb);
+    if (!has_offload(it)) return;
+    if (op.kind == OP_F) {
+        row_begin(z);
+        row_add(z, it->col_d2h, 1.0);
+        row_add(z, z->ecol[r][i], -1.0);
+        for (int o = OPT_OFF; o < OPT_COUNT; o++)
+            row_add(z, it->col[o], -it->copy_s[o]);
+        row_end(z, GLP_LO, 0, 0);
+        return;
+    }
+    if (op.kind != OP_B && op.kind != OP_BW) return;
+    for (int o = OPT_OFF; o < OPT_COUNT; o++) {
+        if (!it->col[o]) continue;
+        row_begin(z);
+        row_add(z, it->col_h2d, 1.0);
+        row_add(z, it->col_d2h, -1.0);
+        row_add(z, it->col[o], -(it->copy_s[o] + M));
+        row_end(z, GLP_LO, -M, 0);
+        row_begin(z);
+        row_add(z, it->col_h2d, 1.0);
+        double c = add_start_terms(z, r, it->in_from[o], -1.0);
+        row_add(z, it->col[o], -(it->copy_s[o] + M));
+        row_end(z, GLP_LO, -M - c, 0);
+    }
+    row_begin(z);
+    double c = add_start_terms(z, r, i, 1.0);
+    row_add(z, it->col_h2d, -1.0);
+    for (int o = OPT_OFF; o < OPT_COUNT; o++)
+        row_add(z, it->col[o], -M);
+    row_end(z, GLP_LO, -M - c, 0);
+}
+
+/* Copy engines of rank r: D2H copies in F order, H2D copies in consumer
+ * order, each after the previous one of its engine. */
+static void engine_rows(milp *z, int r)
+{
+    const off_model *md = z->md;
+    const schedule *s = md->s;
+    const off_item *prev_d = NULL, *prev_h = NULL;
+    for (int i = 0; i < s->nops[r]; i++) {
+        sched_op op = s->ops[r][i];
+        const off_item *it = off_item_at(md, op.stage, op.mb);
+        if (!has_offload(it)) continue;
+        const off_item **prev = op.kind == OP_F ? &prev_d : (op.kind == OP_B || op.kind == OP_BW) ? &prev_h : NULL;
+        if (prev == NULL) continue;
+        int mine = op.kind == OP_F ? it->col_d2h : it->col_h2d;
+        if (*prev != NULL) {
+            row_begin(z);
+            row_add(z, mine, 1.0);
+            row_add(z, op.kind == OP_F ? (*prev)->col_d2h : (*prev)->col_h2d, -1.0);
+            for (int o = OPT_OFF; o < OPT_COUNT; o++)
+                row_add(z, it->col[o], -it->copy_s[o]);
+            row_end(z, GLP_LO, 0, 0);
+        }
+        *prev = it;
+    }
+}
+
+/* Memory of rank r at each op where keeping everything does not fit: the
+ * options chosen must save at least the excess. */
+static void memory_rows(milp *z, int r)
+{
+    const off_model *md = z->md;
+    const schedule *s = md->s;
+    for (int i = 0; i < s->nops[r]; i++) {
+        double slack = md->room[r][i] - md->keep_mem[r][i];
+        if (slack >= -ROOM_EPS_BYTES) continue;
+        row_begin(z);
+        for (int j = 0; j <= i; j++) {
+            sched_op op = s->ops[r][j];
+            if (op.kind != OP_F) continue;
+            const off_item *it = off_item_at(md, op.stage, op.mb);
+            if (it->c_idx <= i) continue;
+            for (int o = 1; o < OPT_COUNT; o++)
+                if (it->col[o])
+                    row_add(z, it->col[o], (off_item_mem(it, o, i) - off_item_mem(it, OPT_KEEP, i)) / MEM_UNIT_BYTES);
+        }
+        if (z->n == 0) {   /* nothing can help: an empty row cannot say so; an infeasible bound can */
+            int c0 = z->ccol;
+            row_add(z, c0, 0.0);
+            int rr = glp_add_rows(z->lp, 1);
+            glp_set_row_bnds(z->lp, rr, GLP_FX, 1.0, 1.0);
+            continue;
+        }
+        row_end(z, GLP_UP, 0, slack / MEM_UNIT_BYTES);
+    }
+}
+
+static void build(milp *z)
+{
+    const off_model *md = z->md;
+    const schedule *s = md->s;
+    add_columns(z);
     /* positions of ops: pos[kind][item] */
     int *pos[OP_KIND_COUNT];
     for (int kd = 0; kd < OP_KIND_COUNT; kd++)
@@ -162,102 +288,12 @@ static void build(milp *z)
         }
     for (int r = 0; r < s->pp; r++) {
         for (int i = 0; i < s->nops[r]; i++) {
-            sched_op op = s->ops[r][i];
-            off_item *it = off_item_at(md, op.stage, op.mb);
-            int is_consumer = op.kind == OP_B || op.kind == OP_BW;
-            /* rank order: start(i) >= end(i-1) */
-            row_begin(z);
-            double c = add_start_terms(z, r, i, 1.0);
-            if (i > 0) row_add(z, z->ecol[r][i - 1], -1.0);
-            row_end(z, GLP_LO, -c, 0);
-            /* dependency: start(i) >= end(pred) + comm */
-            sched_op pred;
-            if (sched_pred(s, op, &pred)) {
-                int pr = s->stage_rank[pred.stage];
-                if (pr != r) {
-                    int pi = op_index(s, pr, pred.kind, pred.stage, pred.mb, pos);
-                    double comm = op.kind == OP_F ? md->comm_s[pred.stage] : md->comm_s[op.stage];
-                    row_begin(z);
-                    c = add_start_terms(z, r, i, 1.0);
-                    row_add(z, z->ecol[pr][pi], -1.0);
-                    row_end(z, GLP_LO, -c + comm, 0);
-                }
-            }
-            if (!has_offload(it)) continue;
-            if (op.kind == OP_F) {
-                /* D2H: after F, after the previous D2H of the rank (chained below) */
-                row_begin(z);
-                row_add(z, it->col_d2h, 1.0);
-                row_add(z, z->ecol[r][i], -1.0);
-                for (int o = OPT_OFF; o < OPT_COUNT; o++)
-                    row_add(z, it->col[o], -it->copy_s[o]);
-                row_end(z, GLP_LO, 0, 0);
-            } else if (is_consumer) {
-                /* H2D after the D2H and after its trigger op starts (when offloaded) */
-                for (int o = OPT_OFF; o < OPT_COUNT; o++) {
-                    if (!it->col[o]) continue;
-                    row_begin(z);
-                    row_add(z, it->col_h2d, 1.0);
-                    row_add(z, it->col_d2h, -1.0);
-                    row_add(z, it->col[o], -(it->copy_s[o] + M));
-                    row_end(z, GLP_LO, -M, 0);
-                    row_begin(z);
-                    row_add(z, it->col_h2d, 1.0);
-                    c = add_start_terms(z, r, it->in_from[o], -1.0);
-                    row_add(z, it->col[o], -(it->copy_s[o] + M));
-                    row_end(z, GLP_LO, -M - c, 0);
-                }
-                /* the consumer (its R first) starts once the H2D ended */
-                row_begin(z);
-                c = add_start_terms(z, r, i, 1.0);
-                row_add(z, it->col_h2d, -1.0);
-                for (int o = OPT_OFF; o < OPT_COUNT; o++)
-                    row_add(z, it->col[o], -M);
-                row_end(z, GLP_LO, -M - c, 0);
-            }
+            order_rows(z, r, i, pos);
+            copy_rows(z, r, i);
         }
-        /* copy engines: D2H in F order, H2D in consumer order */
-        const off_item *prev_d = NULL, *prev_h = NULL;
-        for (int i = 0; i < s->nops[r]; i++) {
-            sched_op op = s->ops[r][i];
-            const off_item *it = off_item_at(md, op.stage, op.mb);
-            if (!has_offload(it)) continue;
-            const off_item **prev = op.kind == OP_F ? &prev_d : (op.kind == OP_B || op.kind == OP_BW) ? &prev_h : NULL;
-            if (prev == NULL) continue;
-            int mine = op.kind == OP_F ? it->col_d2h : it->col_h2d;
-            if (*prev != NULL) {
-                row_begin(z);
-                row_add(z, mine, 1.0);
-                row_add(z, op.kind == OP_F ? (*prev)->col_d2h : (*prev)->col_h2d, -1.0);
-                for (int o = OPT_OFF; o < OPT_COUNT; o++)
-                    row_add(z, it->col[o], -it->copy_s[o]);
-                row_end(z, GLP_LO, 0, 0);
-            }
-            *prev = it;
-        }
-        /* memory where keeping everything does not fit */
-        for (int i = 0; i < s->nops[r]; i++) {
-            double slack = md->room[r][i] - md->keep_mem[r][i];
-            if (slack >= -ROOM_EPS_BYTES) continue;
-            row_begin(z);
-            for (int j = 0; j <= i; j++) {
-                sched_op op = s->ops[r][j];
-                if (op.kind != OP_F) continue;
-                const off_item *it = off_item_at(md, op.stage, op.mb);
-                if (it->c_idx <= i) continue;
-                for (int o = 1; o < OPT_COUNT; o++)
-                    if (it->col[o])
-                        row_add(z, it->col[o], (off_item_mem(it, o, i) - off_item_mem(it, OPT_KEEP, i)) / MEM_UNIT_BYTES);
-            }
-            if (z->n == 0) {   /* nothing can help: an empty row cannot say so; an infeasible bound can */
-                int c0 = z->ccol;
-                row_add(z, c0, 0.0);
-                int rr = glp_add_rows(z->lp, 1);
-                glp_set_row_bnds(z->lp, rr, GLP_FX, 1.0, 1.0);
-                continue;
-            }
-            row_end(z, GLP_UP, 0, slack / MEM_UNIT_BYTES);
-        }
+        engine_rows(z, r);
+        memory_rows(z, r);
+        /* the makespan: after every rank's last op */
         row_begin(z);
         row_add(z, z->ccol, 1.0);
         if (s->nops[r] > 0) row_add(z, z->ecol[r][s->nops[r] - 1], -1.0);
