@@ -559,6 +559,7 @@ START_TEST(test_offload_report)
     ck_assert_ptr_nonnull(strstr(sb.data, "out of memory on 1 rank: nothing the planner may choose fits\n"));
     sb_free(&sb);
     plan_free(&p);
+    metrics_free(&f.m);
 }
 END_TEST
 
