@@ -11,13 +11,15 @@
 . "$(dirname "$0")/lib.sh" optimize
 BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
+# the shipped default experiment, from the source tree (a VPATH build, as distcheck makes, has none of its own)
+DEFAULT_EXP="$TEST_HERE/../experiments/default.yaml"
 col() { # FILE COLUMN: the column of the CSV's second line
     python3 -c 'import csv,sys; print(list(csv.DictReader(open(sys.argv[1])))[0][sys.argv[2]])' "$1" "$2"
 }
 
 # ---- acceptance (issue 17): optimize the default experiment at 30 GiB, then run the best plan ----
 expect_rc "optimize experiments/default.yaml --set memory.capacity=30GiB -o best.yaml" 0 "$BIN" optimize \
-    experiments/default.yaml --set memory.capacity=30GiB -o "$TMP/best.yaml"
+    "$DEFAULT_EXP" --set memory.capacity=30GiB -o "$TMP/best.yaml"
 best_line=$(grep -- '<- best' "$TMP/out")
 best_tput=$(echo "$best_line" | awk '{ print $1 }')
 expect_rc "run best.yaml" 0 "$BIN" run "$TMP/best.yaml"
@@ -26,7 +28,7 @@ if [ -n "$best_tput" ] && [ "$best_tput" != "0.0000" ] && awk -v a="$run_tput" -
     'BEGIN { exit !(a - b <= 0.005 && b - a <= 0.005) }'
 then ok "run best.yaml prints the samples/s optimize reported ($run_tput)"
 else not_ok "run best.yaml prints the samples/s optimize reported" "optimize: $best_line; run: $run_tput"; fi
-expect_rc "the same search as CSV" 0 "$BIN" optimize experiments/default.yaml --set memory.capacity=30GiB \
+expect_rc "the same search as CSV" 0 "$BIN" optimize "$DEFAULT_EXP" --set memory.capacity=30GiB \
     --format csv -o "$TMP/best-csv.yaml"
 cp "$TMP/out" "$TMP/default.csv"
 expect_rc "run best.yaml (CSV search) as CSV" 0 "$BIN" run "$TMP/best-csv.yaml" --format csv
@@ -68,7 +70,7 @@ PY
 while read -r skipped; do
     # shellcheck disable=SC2086
     expect_rc "a candidate skipped by static memory is out of memory when run ($skipped)" 3 "$BIN" run \
-        experiments/default.yaml --set memory.capacity=30GiB $skipped
+        "$DEFAULT_EXP" --set memory.capacity=30GiB $skipped
 done < <(python3 -c '
 import csv, sys
 shapes = {}
