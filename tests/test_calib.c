@@ -13,32 +13,9 @@
 #include "calib/rows.h"
 #include "util/datapath.h"
 #include "model/costmodel.h"
+#include "gpufixture.h"
 #include "testutil.h"
 
-static gpu_params load(const char *type)
-{
-    gpu_params g;
-    pg_status st;
-    int rc = gpu_params_load(type, &g, &st);
-    ck_assert_msg(rc == 0, "%s", st.msg);
-    return g;
-}
-
-/* A GPU without host costs or size effects: times are pure rates. */
-static gpu_params pure_rates(void)
-{
-    gpu_params g = load("a100-80g");
-    g.v[GP_KERNEL_LAUNCH_S] = 0;
-    g.v[GP_GEMM_HALF_FLOPS] = 0;
-    g.v[GP_OP_OVERHEAD_S] = 0;
-    g.v[GP_ITER_OVERHEAD_S] = 0;
-    g.v[GP_GEMM_EFF] = 0.7;
-    g.v[GP_ATTN_EFF] = 0.4;
-    g.v[GP_MEM_EFF] = 0.8;
-    g.v[GP_COLL_BW_EFF] = 0.6;
-    g.v[GP_COLL_LATENCY_S] = 10e-6;
-    return g;
-}
 
 static char *write_temp(const char *text)
 {
