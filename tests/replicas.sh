@@ -81,6 +81,8 @@ same "zb-v, dp 2, overlap, a100" 2 --set tp=8 --set pp=4 --set microbatches=8 --
     --set dp.overlap=true --set cluster.gpu=a100-80g --set cluster.ib_bw=$NIC_BW
 same "tp 8 x cp 2 (a group over 2 nodes), dp 4" 4 --set tp=8 --set cp=2 --set pp=2 --set microbatches=4 \
     --set dp.overlap=true --set cluster.ib_bw=$NIC_BW
+same "1f1b, offload=full (copy engines per replica), dp 4" 4 --set tp=8 --set pp=2 --set microbatches=8 \
+    --set offload=full --set dp.overlap=true --set cluster.ib_bw=$NIC_BW
 # 9 x 8 = 72 nodes: the star layout of cluster.c (two core crossings per flow)
 same "star layout (72 nodes), interleaved, dp 8" 8 --set tp=8 --set pp=9 --set gpt.layers=18 \
     --set microbatches=9 --set schedule=interleaved --set dp.overlap=true --set cluster.ib_bw=$NIC_BW
