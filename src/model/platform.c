@@ -544,7 +544,8 @@ static void read_host_routes(xmlNodePtr root, platform_desc *p)
 {
     link_list ll = {NULL, 0, 0};
     collect_links(root->children, &ll);
-    qsort(ll.link, ll.n, sizeof *ll.link, cmp_link_id);
+    if (ll.n > 0)   /* no link: ll.link is NULL, which qsort must not get */
+        qsort(ll.link, ll.n, sizeof *ll.link, cmp_link_id);
     gpu_index gi = {pg_xmalloc((size_t)(p->ngpus > 0 ? p->ngpus : 1) * sizeof *gi.by_name), p->ngpus};
     for (int i = 0; i < p->ngpus; i++)
         gi.by_name[i] = (gpu_name){p->gpu[i].host, i};
