@@ -27,7 +27,9 @@
  * hierarchical, over the platform's routes, during the last backward ops
  * with overlap), then every rank runs its optimizer step once all ranks'
  * reductions have ended (Megatron's gradient-norm all-reduce makes the step
- * a global synchronisation).  Context parallelism passes each attention
+ * a global synchronisation).  When the replicas are symmetric (replicas.c,
+ * sim_input.replicas) one replica is simulated for all, with the same
+ * results.  Context parallelism passes each attention
  * layer's keys and values round the cp GPUs of a group; expert parallelism
  * runs each MoE layer's token dispatch and combine all-to-alls among the
  * ep replicas of a group (workload.h), contending with everything else;
