@@ -3,7 +3,9 @@
  * contention with pipeline traffic on a shared NIC, and tensor / data
  * parallelism in the engine (sim.h's sim_parallel): TP divides compute, TP
  * collectives inside the ops, iteration = pipeline + exposed all-reduce +
- * optimizer by hand, overlap.
+ * optimizer by hand, overlap.  Mirror rings (symmetric replicas) against
+ * the same closed form; their exactness against the full simulation under
+ * contention is tests/replicas.sh's.
  *
  * SimGrid runs one simulation per process: every test is one simulation
  * (check's default fork mode).  The collective tests drive SimGrid
@@ -143,6 +145,52 @@ static void ring_case(coll_kind kind, coll_mode mode, int k, int across_nodes, i
     coll_rings_free(&J.rings);
     platform_free(&p);
 }
+
+/* A mirror ring (collectives.h) of GPU 3 of k nodes on a job's platform of
+ * `nodes` nodes (platform_make_cluster_for: mirror routes; above 64 nodes
+ * the star layout): its one edge, GPU 3 of node 0 to itself, has exactly
+ * the latency and bandwidth of the real ring's edges and the all-reduce
+ * takes the full ring's closed form. */
+static void mirror_case(int nodes, int k, coll_mode mode)
+{
+    enum { NIC = 3 };
+    experiment e;
+    experiment_defaults(&e);
+    e.network = NET_CLUSTER;
+    e.cluster_nodes = nodes;
+    e.cluster_gpus_per_node = GPUS_PER_NODE;
+    pg_status st;
+    pg_status_clear(&st);
+    platform_desc p;
+    ck_assert_msg(platform_make_cluster_for(&e, nodes * GPUS_PER_NODE, &p, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(p.mirror_routes, 1);
+    simgrid_start(&p);
+    sg_host_t hosts[GPUS_PER_NODE];
+    ck_assert_int_le(k, GPUS_PER_NODE);
+    for (int i = 0; i < k; i++)
+        hosts[i] = gpu(i * (nodes / k), NIC);   /* spread: crosses the core wherever it is */
+    double lat_s = sg_host_get_route_latency(hosts[0], hosts[1]);
+    double bw = sg_host_get_route_bandwidth(hosts[0], hosts[1]);
+    ck_assert_double_eq(sg_host_get_route_latency(hosts[0], hosts[0]), lat_s);
+    ck_assert_double_eq(sg_host_get_route_bandwidth(hosts[0], hosts[0]), bw);
+    memset(&J, 0, sizeof J);
+    J.kind = COLL_ALLREDUCE;
+    J.mode = mode;
+    J.count = 1;
+    J.bytes = BYTES;
+    coll_rings_add_mirror(&J.rings, hosts, k);
+    double t = run_job();
+    int steps = 2 * (k - 1);
+    ck_assert_exact(t, steps * lat_s + (double)steps / k * BYTES / bw);
+    coll_rings_free(&J.rings);
+    platform_free(&p);
+}
+
+START_TEST(test_mirror_ring_allreduce)
+{
+    mirror_case(_i < 2 ? 4 : 66, 4, _i % 2 ? COLL_FUSED : COLL_STEPWISE);
+}
+END_TEST
 
 /* The formula of the brief: 2(k-1)/k n/bw + 2(k-1) latency. */
 START_TEST(test_ring_allreduce_nvlink)
@@ -590,6 +638,7 @@ static Suite *collectives_suite(void)
     tcase_add_test(tc, test_ring_allreduce_nvlink_fused);
     tcase_add_test(tc, test_ring_allreduce_fused_count);
     tcase_add_test(tc, test_ring_allreduce_infiniband);
+    tcase_add_loop_test(tc, test_mirror_ring_allreduce, 0, 4);
     tcase_add_loop_test(tc, test_reduce_scatter_and_allgather, 0, 3);
     tcase_add_loop_test(tc, test_hierarchical_allreduce, 0, 2);
     tcase_add_test(tc, test_hierarchical_needs_even_nodes);

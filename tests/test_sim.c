@@ -376,6 +376,72 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
+/* sim_replicas_symmetric (replicas.c) on GPU maps of pp 2 x dp 2 on a
+ * generated cluster of 4 nodes of 8 GPUs (GPU g = node 8 x n + local rank):
+ * each condition that fails says so, and only the Megatron map with tp 8
+ * (a node per replica's rank) is symmetric.  Plain C: no simulation. */
+enum { SYM_NODE_GPUS = 8, SYM_NODES = 4, SYM_PP = 2, SYM_DP = 2 };
+
+typedef struct sym_case {
+    int tp, dp, ep, all, no_mirror;
+    int gpu[SYM_PP * SYM_DP * SYM_NODE_GPUS];   /* [(r dp + d) tp + t]; all zero: Megatron's order */
+    int symmetric;
+    const char *why;          /* prefix of the reason */
+} sym_case;
+
+#define G(node, lr) ((node) * SYM_NODE_GPUS + (lr))
+static const sym_case SYM_CASES[] = {
+    {.tp = 8, .dp = 2, .symmetric = 1, .why = "symmetric"},
+    {.tp = 8, .dp = 1, .why = "one replica"},
+    {.tp = 8, .dp = 2, .all = 1, .why = "dp.replicas=all"},
+    {.tp = 8, .dp = 2, .no_mirror = 1, .why = "not symmetric: only a generated cluster"},
+    {.tp = 8, .dp = 2, .ep = 2, .why = "not symmetric: expert parallelism"},
+    {.tp = 4, .dp = 2, .why = "not symmetric: node 0 holds GPUs of replicas 0 and 1"},
+    /* replica 1's rank 0 on its node's GPUs 4..7 where replica 0's is on 0..3 */
+    {.tp = 4, .dp = 2,
+     .gpu = {G(0, 0), G(0, 1), G(0, 2), G(0, 3), G(1, 4), G(1, 5), G(1, 6), G(1, 7),
+             G(2, 0), G(2, 1), G(2, 2), G(2, 3), G(3, 0), G(3, 1), G(3, 2), G(3, 3)},
+     .why = "not symmetric: replica 1's GPU of rank 0, index 0 differs"},
+    /* replica 0's two ranks share node 0, replica 1's are on nodes 1 and 2 */
+    {.tp = 4, .dp = 2,
+     .gpu = {G(0, 0), G(0, 1), G(0, 2), G(0, 3), G(1, 0), G(1, 1), G(1, 2), G(1, 3),
+             G(0, 4), G(0, 5), G(0, 6), G(0, 7), G(2, 4), G(2, 5), G(2, 6), G(2, 7)},
+     .why = "not symmetric: replica 1's GPUs share nodes unlike replica 0's"},
+};
+#undef G
+
+START_TEST(test_replicas_symmetry)
+{
+    const sym_case *c = &SYM_CASES[_i];
+    experiment e;
+    experiment_defaults(&e);
+    e.network = NET_CLUSTER;
+    e.cluster_nodes = SYM_NODES;
+    e.cluster_gpus_per_node = SYM_NODE_GPUS;
+    pg_status st;
+    pg_status_clear(&st);
+    platform_desc p;
+    ck_assert_msg(platform_make_cluster_for(&e, SYM_NODES * SYM_NODE_GPUS, &p, &st) == 0, "%s", st.msg);
+    ck_assert_int_eq(p.mirror_routes, 1);
+    if (c->no_mirror)
+        p.mirror_routes = 0;
+    int n = SYM_PP * c->dp * c->tp, gpu[SYM_PP * SYM_DP * SYM_NODE_GPUS], any = 0;
+    for (int i = 0; i < n; i++)
+        any |= c->gpu[i];
+    for (int i = 0; i < n; i++)
+        gpu[i] = any ? c->gpu[i] : i;
+    schedule s;
+    memset(&s, 0, sizeof s);
+    s.pp = SYM_PP;
+    sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu, .ep = c->ep};
+    sim_input in = {.sched = &s, .plat = &p, .par = &par, .replicas = c->all ? SIM_REPLICAS_ALL : SIM_REPLICAS_AUTO};
+    char why[SIM_WHY_MAX];
+    ck_assert_int_eq(sim_replicas_symmetric(&in, why, sizeof why), c->symmetric);
+    ck_assert_msg(strncmp(why, c->why, strlen(c->why)) == 0, "case %d: '%s', want '%s...'", _i, why, c->why);
+    platform_free(&p);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
     Suite *s = suite_create("sim");
@@ -391,6 +457,7 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_shared_link_halves_bandwidth);
     tcase_add_test(tc, test_engine_reports_deadlock);
     tcase_add_test(tc, test_deterministic);
+    tcase_add_loop_test(tc, test_replicas_symmetry, 0, sizeof SYM_CASES / sizeof SYM_CASES[0]);
     suite_add_tcase(s, tc);
     return s;
 }

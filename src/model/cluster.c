@@ -20,6 +20,16 @@
  *     at half latency each.
  * Names are zero-padded so that SimGrid's name order is the rank order.
  *
+ * Mirror routes (platform_make_cluster_for only; the shipped platforms/
+ * files have none): each GPU has a route to itself, [its NIC UP, the core,
+ * its NIC DOWN], over mirror core links of the node (FATPIPE at the NIC rate
+ * with the latencies a flow to another node crosses: one link of
+ * CORE_LATENCY_S in the Full layout, two of half in the star), so that it
+ * has the links, latency and bandwidth of a route to the same GPU of another
+ * node, summed in the same order.  The simulator sends a symmetric
+ * data-parallel ring's traffic there when it simulates one replica for all
+ * (src/sim/replicas.c); nothing else sends a GPU's bytes to itself.
+ *
  * Size: SimGrid 3.32 loads a platform in O(hosts x zones) (creating a host
  * looks its name up through every zone; sealing a zone lists every host of
  * the engine), so a cluster of N nodes costs O(N^2) to load whatever the job
@@ -70,6 +80,8 @@ typedef struct gen {
     double nvl_bw, pcie_bw, nic_bw;
     double uplink_bw;      /* PCIe-switch uplink shared by GPUS_PER_PCIE_SWITCH GPUs */
     int links_on_top;      /* links declared in the top zone, not the node zones (star layout) */
+    int star;              /* the star layout: a flow to another node crosses two core links */
+    int mirror;            /* mirror routes (header) */
 } gen;
 
 #define IND "      "
@@ -104,6 +116,20 @@ static void core_link(gen *g, int n, double lat)
                g->nw, n, NUM(g->nic_bw), NUM(lat));
 }
 
+/* The core crossings of node n's mirror routes (header): as many links,
+ * with the same latencies, as a flow from node n to another node crosses. */
+static int mirror_core_links(const gen *g)
+{
+    return g->star ? 2 : 1;
+}
+
+static void mirror_core_link(gen *g, int n, int k)
+{
+    double lat = g->star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S;
+    sb_appendf(g->sb, IND "<link id=\"n%0*d-mirror-core%d\" bandwidth=\"%sBps\" latency=\"%ss\" "
+                      "sharing_policy=\"FATPIPE\"/>\n", g->nw, n, k, NUM(g->nic_bw), NUM(lat));
+}
+
 /* <link_ctn> of the SPLITDUPLEX link nN-<what>I[-up] in direction dir. */
 static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
 {
@@ -124,6 +150,8 @@ static void node_links(gen *g, int n)
     int nsw = (g->gpus + GPUS_PER_PCIE_SWITCH - 1) / GPUS_PER_PCIE_SWITCH;
     for (int s = 0; s < nsw; s++)
         uplink(g, n, s);
+    for (int k = 0; g->mirror && k < mirror_core_links(g); k++)
+        mirror_core_link(g, n, k);
 }
 
 static void node_zone(gen *g, int n)
@@ -157,6 +185,15 @@ static void node_zone(gen *g, int n)
         sb_append(g->sb, "</route>\n");
         sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-ib\">", nw, n, gw, i, nw, n);
         ctn(g, n, "nic", i, "UP");
+        sb_append(g->sb, "</route>\n");
+    }
+    for (int i = 0; g->mirror && i < g->gpus; i++) {
+        sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-gpu%0*d\" symmetrical=\"NO\">", nw, n, gw,
+                   i, nw, n, gw, i);
+        ctn(g, n, "nic", i, "UP");
+        for (int k = 0; k < mirror_core_links(g); k++)
+            sb_appendf(g->sb, "<link_ctn id=\"n%0*d-mirror-core%d\"/>", nw, n, k);
+        ctn(g, n, "nic", i, "DOWN");
         sb_append(g->sb, "</route>\n");
     }
     /* The cpu reaches other nodes through GPU 0's NIC (host-to-host traffic
@@ -205,8 +242,8 @@ static void header(gen *g, const experiment *e, int nodes, int star)
 }
 
 /* The XML of the first `generated` of e's cluster.nodes nodes (all of them
- * when generated is 0). */
-static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_status *st)
+ * when generated is 0), with mirror routes if mirror (header). */
+static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *out, pg_status *st)
 {
     const gpu_system *gs = gpu_system_find(e->cluster_gpu);
     if (gs == NULL) {
@@ -250,6 +287,8 @@ static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_statu
     }
     int star = nodes > STAR_ABOVE_NODES;
     g.links_on_top = star;
+    g.star = star;
+    g.mirror = mirror;
     header(&g, e, nodes, star);
     sb_appendf(out, "<platform version=\"4.1\">\n  <zone id=\"cluster\" routing=\"%s\">\n",
                star ? "DijkstraCache" : "Full");
@@ -286,7 +325,7 @@ static int cluster_xml(const experiment *e, int generated, strbuf *out, pg_statu
 
 int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
 {
-    return cluster_xml(e, 0, out, st);
+    return cluster_xml(e, 0, 0, out, st);
 }
 
 int platform_make_cluster_for(const experiment *e, int used_gpus, platform_desc *p, pg_status *st)
@@ -298,9 +337,11 @@ int platform_make_cluster_for(const experiment *e, int used_gpus, platform_desc 
         generated = (used_gpus + e->cluster_gpus_per_node - 1) / e->cluster_gpus_per_node;
     strbuf sb;
     sb_init(&sb);
-    int rc = cluster_xml(e, generated, &sb, st);
+    int rc = cluster_xml(e, generated, 1, &sb, st);
     if (rc == 0)
         rc = platform_load_text(sb.data, "network=cluster", p, st);
+    if (rc == 0)
+        p->mirror_routes = 1;
     sb_free(&sb);
     return rc;
 }

@@ -82,6 +82,7 @@ static const choice OFFLOADS[] = {
 static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
+static const choice DP_REPLICAS[] = {{"auto", 0}, {"all", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
 static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
@@ -144,6 +145,10 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("dp.algorithm", "auto|ring|hierarchical", dp_algorithm, "auto", DP_ALGOS, NO_PATH, 0,
                "gradient all-reduce: ring over the replicas, or reduce-scatter in node + all-reduce across "
                "nodes + all-gather in node; auto = hierarchical when a group spans nodes evenly"),
+    CHOICE_KEY("dp.replicas", "auto|all", dp_replicas, "auto", DP_REPLICAS, NO_PATH, 0,
+               "data-parallel replicas simulated: auto = one for all when the job is symmetric (a generated "
+               "cluster, every node holding GPUs of one replica, every replica placed alike, no ep), exactly "
+               "the same results; all = every replica (the report says which ran)"),
     CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,
                "tp and dp ring collectives: each ring edge's steps as one transfer plus the other steps' "
                "latencies (fused), or step by step (stepwise: the same time uncontended, slower to simulate)"),

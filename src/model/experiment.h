@@ -54,6 +54,7 @@ typedef struct experiment {
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */
     int collectives_stepwise;       /* 1: ring collectives step by step; 0: fused (collectives.h) */
+    int dp_replicas;                /* sim.h sim_replicas: 0 auto (one for all when symmetric), 1 all */
     int micro_batch_size;           /* samples; with a profile not given: the profile's */
     int global_batch_size;          /* samples; 0 = not given */
 

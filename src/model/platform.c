@@ -409,6 +409,50 @@ typedef struct link_list {
     size_t n, cap;
 } link_list;
 
+/* Lookups by name in O(log n) (a generated cluster of N nodes has O(N)
+ * links, GPUs and routes: a linear search per route made reading it
+ * quadratic, 64 % of an 8,192-GPU run's CPU). */
+static int cmp_link_id(const void *a, const void *b)
+{
+    const link_rec *x = a, *y = b;
+    return strcmp(x->id, y->id);
+}
+
+typedef struct gpu_name {
+    const char *host;
+    int index;
+} gpu_name;
+
+static int cmp_gpu_name(const void *a, const void *b)
+{
+    const gpu_name *x = a, *y = b;
+    int c = strcmp(x->host, y->host);
+    return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static int cmp_gpu_name_key(const void *key, const void *elem)
+{
+    return strcmp(key, ((const gpu_name *)elem)->host);
+}
+
+/* The GPUs sorted by host name (first index first among equal names). */
+typedef struct gpu_index {
+    gpu_name *by_name;
+    int n;
+} gpu_index;
+
+/* The first GPU named host, or -1. */
+static int gpu_named(const gpu_index *gi, const char *host)
+{
+    const gpu_name *hit = gi->n ? bsearch(host, gi->by_name, (size_t)gi->n, sizeof *gi->by_name, cmp_gpu_name_key)
+                                : NULL;
+    if (hit == NULL)
+        return -1;
+    while (hit > gi->by_name && strcmp(hit[-1].host, host) == 0)
+        hit--;
+    return hit->index;
+}
+
 static void collect_links(xmlNodePtr n, link_list *ll)
 {
     for (; n; n = n->next) {
@@ -433,42 +477,41 @@ static void collect_links(xmlNodePtr n, link_list *ll)
     }
 }
 
+/* ll sorted by id (cmp_link_id); SimGrid refuses two links of one id. */
 static const link_rec *find_link(const link_list *ll, const char *id)
 {
-    for (size_t i = 0; i < ll->n; i++)
-        if (strcmp(ll->link[i].id, id) == 0)
-            return &ll->link[i];
-    return NULL;
+    link_rec key = {(char *)id, 0.0, 0.0};
+    return ll->n ? bsearch(&key, ll->link, ll->n, sizeof *ll->link, cmp_link_id) : NULL;
 }
 
 /* The GPU whose host-memory route is route (src, dst), or NULL. */
-static pg_gpu *route_gpu(platform_desc *p, const char *src, const char *dst)
+static pg_gpu *route_gpu(platform_desc *p, const gpu_index *gi, const char *src, const char *dst)
 {
-    for (int i = 0; i < p->ngpus; i++) {
-        pg_gpu *g = &p->gpu[i];
-        if (g->cpu_index < 0)
+    const char *ends[2][2] = {{src, dst}, {dst, src}};   /* (GPU, cpu), either direction */
+    for (int k = 0; k < 2; k++) {
+        int i = gpu_named(gi, ends[k][0]);
+        if (i < 0)
             continue;
-        const char *cpu = p->cpu_host[g->cpu_index];
-        if ((strcmp(src, g->host) == 0 && strcmp(dst, cpu) == 0) ||
-            (strcmp(dst, g->host) == 0 && strcmp(src, cpu) == 0))
+        pg_gpu *g = &p->gpu[i];
+        if (g->cpu_index >= 0 && strcmp(ends[k][1], p->cpu_host[g->cpu_index]) == 0)
             return g;
     }
     return NULL;
 }
 
-static void route_links(xmlNodePtr n, platform_desc *p, const link_list *ll)
+static void route_links(xmlNodePtr n, platform_desc *p, const gpu_index *gi, const link_list *ll)
 {
     for (; n; n = n->next) {
         if (n->type != XML_ELEMENT_NODE)
             continue;
         if (xmlStrcmp(n->name, (const xmlChar *)"route") != 0) {
-            route_links(n->children, p, ll);
+            route_links(n->children, p, gi, ll);
             continue;
         }
         char *src = NULL, *dst = NULL;
         pg_gpu *g = NULL;
         if (attr_dup(n, "src", &src) && attr_dup(n, "dst", &dst))
-            g = route_gpu(p, src, dst);
+            g = route_gpu(p, gi, src, dst);
         free(src);
         free(dst);
         if (g == NULL)
@@ -501,7 +544,14 @@ static void read_host_routes(xmlNodePtr root, platform_desc *p)
 {
     link_list ll = {NULL, 0, 0};
     collect_links(root->children, &ll);
-    route_links(root->children, p, &ll);
+    if (ll.n > 0)   /* no link: ll.link is NULL, which qsort must not get */
+        qsort(ll.link, ll.n, sizeof *ll.link, cmp_link_id);
+    gpu_index gi = {pg_xmalloc((size_t)(p->ngpus > 0 ? p->ngpus : 1) * sizeof *gi.by_name), p->ngpus};
+    for (int i = 0; i < p->ngpus; i++)
+        gi.by_name[i] = (gpu_name){p->gpu[i].host, i};
+    qsort(gi.by_name, (size_t)gi.n, sizeof *gi.by_name, cmp_gpu_name);
+    route_links(root->children, p, &gi, &ll);
+    free(gi.by_name);
     for (size_t i = 0; i < ll.n; i++)
         free(ll.link[i].id);
     free(ll.link);

@@ -43,6 +43,12 @@ typedef struct platform_desc {
     int ncpus;
     char (*cpu_host)[64];     /* host-memory endpoint per node */
     double *cpu_memory_bytes; /* host memory capacity per node (0 = unknown) */
+    /* 1: a generated cluster whose every GPU has a route to itself over its
+     * own NIC out, a core crossing and its own NIC in: the latencies and
+     * bandwidths of a route to the same GPU of another node (cluster.c).
+     * The simulator's symmetric-replica shortcut sends each data-parallel
+     * ring's traffic to this mirror (sim.h, SIM_REPLICAS_AUTO). */
+    int mirror_routes;
 } platform_desc;
 
 /* Read and check a platform XML. */
@@ -59,7 +65,8 @@ int platform_make_cluster(const experiment *e, platform_desc *p, pg_status *st);
 
 /* The same for a job that uses GPUs 0..used_gpus-1 (node-major): only the
  * nodes holding them are generated (linear in what the job uses; timings
- * are those of the whole cluster, since the other nodes carry no traffic).
+ * are those of the whole cluster, since the other nodes carry no traffic),
+ * with the mirror routes (mirror_routes above).
  * The platform's GPU and node lists are then those nodes'.  used_gpus <= 0,
  * or more GPUs than the cluster has, generates every node. */
 int platform_make_cluster_for(const experiment *e, int used_gpus, platform_desc *p, pg_status *st);

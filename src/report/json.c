@@ -130,6 +130,9 @@ static void simulator(const report_input *in, rpt_json *w)
     rpt_json_int(&s, "ops_total", o->ops_total);
     rpt_json_int(&s, "events", o->events);
     rpt_json_num(&s, "wall_seconds", o->wall_s);
+    rpt_json_int(&s, "replicas", o->replicas);
+    rpt_json_int(&s, "replicas_simulated", o->replicas_simulated);
+    rpt_json_str(&s, "replicas_reason", o->replicas_why);
     if (in->tl) {
         rpt_json_int(&s, "timeline_ops", (long)in->tl->nops);
         rpt_json_int(&s, "timeline_transfers", (long)in->tl->nxfers);

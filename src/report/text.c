@@ -265,6 +265,9 @@ static void outcome(const report_input *in, strbuf *sb)
     char a[CELL_MAX];
     sb_appendf(sb, "%-14s %ld events in %s of host time\n", "simulated", o->events,
                units_format_duration(o->wall_s, a, sizeof a));
+    if (o->replicas > 1)
+        sb_appendf(sb, "%-14s simulated %d of %d (%s)\n", "replicas", o->replicas_simulated, o->replicas,
+                   o->replicas_why);
     if (!o->completed)
         sb_appendf(sb, "DEADLOCK       %ld of %ld ops ran; %s\n", o->ops_done, o->ops_total, o->blocked);
 }

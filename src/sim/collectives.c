@@ -18,7 +18,7 @@ int coll_steps(coll_kind k, int n)
     return k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
 }
 
-void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
+static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int mirror)
 {
     rs->ring = pg_xrealloc(rs->ring, (size_t)(rs->count + 1) * sizeof *rs->ring);
     coll_ring *r = &rs->ring[rs->count++];
@@ -31,6 +31,59 @@ void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
         if (lat_s > r->max_latency_s)
             r->max_latency_s = lat_s;
     }
+    r->mirror = mirror;
+}
+
+void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
+{
+    rings_add(rs, hosts, n, 0);
+}
+
+void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n)
+{
+    rings_add(rs, hosts, n, 1);
+}
+
+/* The transfers one round of ring r starts (edges simulated), and the
+ * destination of edge j. */
+static size_t ring_edges(const coll_ring *r)
+{
+    if (r->n <= 1)
+        return 0;
+    return r->mirror ? 1 : (size_t)r->n;
+}
+
+static sg_host_t edge_dst(const coll_ring *r, int j)
+{
+    return r->mirror ? r->host[j] : r->host[(j + 1) % r->n];
+}
+
+/* Start the edges of every ring of rs into comms; returns how many.  An
+ * edge of a ring of n carries, FUSED (fused = 1), the bytes of all steps of
+ * count collectives of kind k, steps x count x bytes_per_gpu / n; STEPWISE,
+ * one step's, scale x bytes_per_gpu / n. */
+static size_t start_edges(const coll_rings *rs, double bytes_per_gpu, double scale, coll_kind k, int count,
+                          int fused, sg_comm_t *comms)
+{
+    size_t started = 0;
+    for (int i = 0; i < rs->count; i++) {
+        const coll_ring *r = &rs->ring[i];
+        if (r->n <= 1)
+            continue;
+        double chunk = fused ? (double)coll_steps(k, r->n) * count * bytes_per_gpu / r->n
+                             : scale * bytes_per_gpu / r->n;
+        for (int j = 0; j < (int)ring_edges(r); j++)
+            comms[started++] = sgx_sendto_async(r->host[j], edge_dst(r, j), chunk);
+    }
+    return started;
+}
+
+static size_t rings_edges(const coll_rings *rs)
+{
+    size_t total = 0;
+    for (int i = 0; i < rs->count; i++)
+        total += ring_edges(&rs->ring[i]);
+    return total;
 }
 
 void coll_rings_free(coll_rings *rs)
@@ -45,21 +98,11 @@ void coll_rings_free(coll_rings *rs)
  * `scale` steps' worth), wait for them all; returns the transfers. */
 static long ring_round(const coll_rings *rs, double bytes_per_gpu, double scale)
 {
-    size_t total = 0;
-    for (int i = 0; i < rs->count; i++)
-        total += rs->ring[i].n > 1 ? (size_t)rs->ring[i].n : 0;
+    size_t total = rings_edges(rs);
     if (total == 0)
         return 0;
     sg_comm_t *comms = pg_xmalloc(total * sizeof *comms);
-    size_t k = 0;
-    for (int i = 0; i < rs->count; i++) {
-        const coll_ring *r = &rs->ring[i];
-        if (r->n <= 1)
-            continue;
-        double chunk = scale * bytes_per_gpu / r->n;
-        for (int j = 0; j < r->n; j++)
-            comms[k++] = sgx_sendto_async(r->host[j], r->host[(j + 1) % r->n], chunk);
-    }
+    start_edges(rs, bytes_per_gpu, scale, COLL_ALLREDUCE, 1, 0, comms);
     sg_comm_wait_all(comms, total);
     free(comms);
     return (long)total;
@@ -96,19 +139,9 @@ long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_m
     }
     /* FUSED: every edge carries its steps' volume at once (rings of other
      * sizes scale by their own step count), then the other steps' latencies. */
-    size_t total = 0;
-    for (int i = 0; i < rs->count; i++)
-        total += rs->ring[i].n > 1 ? (size_t)rs->ring[i].n : 0;
+    size_t total = rings_edges(rs);
     sg_comm_t *comms = pg_xmalloc(total * sizeof *comms);
-    size_t n_started = 0;
-    for (int i = 0; i < rs->count; i++) {
-        const coll_ring *r = &rs->ring[i];
-        if (r->n <= 1)
-            continue;
-        double chunk = (double)coll_steps(k, r->n) * count * bytes / r->n;
-        for (int j = 0; j < r->n; j++)
-            comms[n_started++] = sgx_sendto_async(r->host[j], r->host[(j + 1) % r->n], chunk);
-    }
+    size_t n_started = start_edges(rs, bytes, 1.0, k, count, 1, comms);
     sg_comm_wait_all(comms, n_started);
     free(comms);
     transfers += (long)n_started;

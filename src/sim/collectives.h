@@ -34,6 +34,17 @@
  * the resulting bytes/g shard across nodes on g rings at once (one per local
  * index, each over its own NIC: rail-aligned), all-gather inside each node.
  *
+ * Mirror rings (coll_rings_add_mirror): a ring of n GPUs of which only
+ * host[0] is simulated, because the other members are exact copies of it
+ * (symmetric data-parallel replicas, src/sim/replicas.c).  Its one edge
+ * carries member 0's share, the same bytes as every edge of the full ring,
+ * from host[0] to host[0] over the platform's mirror route (platform.h:
+ * host[0]'s own NIC out, the core, its own NIC in): the links that member
+ * 0's outgoing edge loads at the sender and its incoming edge at the
+ * receiver, which in a symmetric job carry the same flows as the receiving
+ * member's.  Step counts and the latency of the other steps are the full
+ * ring's (n members, the largest latency of its real edges).
+ *
  * Every function here blocks the calling SimGrid actor until its transfers
  * are done; none records anything (the engine does).  With the engine's
  * files (engine_internal.h) and sgshim.cpp, the only SimGrid users.
@@ -46,11 +57,13 @@
 typedef enum { COLL_ALLREDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALLGATHER } coll_kind;
 typedef enum { COLL_STEPWISE = 0, COLL_FUSED } coll_mode;
 
-/* A ring: host[i] sends to host[(i + 1) % n]. */
+/* A ring: host[i] sends to host[(i + 1) % n]; a mirror ring only
+ * host[0] to itself (header). */
 typedef struct coll_ring {
     int n;
     sg_host_t *host;          /* [n] */
     double max_latency_s;     /* largest route latency of an edge (FUSED's sleeps) */
+    int mirror;               /* 1: one edge, host[0] to its mirror, stands for the n */
 } coll_ring;
 
 /* Several rings that run together. */
@@ -65,6 +78,9 @@ int coll_steps(coll_kind k, int n);
 /* Append a ring over hosts[0..n) (copied) to rs; edge latencies looked up
  * now (a platform must be loaded). */
 void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n);
+/* The same ring as a mirror ring (header): hosts[0..n) give the latencies,
+ * only hosts[0] sends. */
+void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n);
 void coll_rings_free(coll_rings *rs);
 
 /* Run count back-to-back collectives of kind k, bytes per GPU each, on every

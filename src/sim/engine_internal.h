@@ -19,6 +19,7 @@
  *                 (pg_engine_ep)
  *   deadlock.c    naming each blocked rank's op when the run stalls
  *                 (pg_engine_deadlock)
+ *   replicas.c    whether one replica may stand for all (no SimGrid)
  * The whole state of the one simulation of the process is `eng` (SimGrid
  * allows no second simulation per process, so a global costs nothing and
  * keeps every actor's argument a single pointer). */
@@ -162,7 +163,9 @@ typedef struct engine_state {
     const sim_input *in;
     const sim_parallel *par;    /* NULL: tp = dp = 1 */
     timeline *tl;
-    int nrep;
+    int dp;                     /* the job's data-parallel replicas */
+    int nrep;                   /* of which simulated: dp, or 1 when mirrored */
+    int mirror;                 /* 1: the replicas are symmetric, replica 0 stands for all (replicas.c) */
     replica *rep;               /* [nrep] */
     long events;
     /* memory plan only (plan == NULL otherwise) */

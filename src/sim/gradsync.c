@@ -15,7 +15,9 @@
  *     (the backward produces gradients layer by layer).  A bucket starts
  *     when every replica has it ready.  Algorithm per group: a ring in dp
  *     order, or hierarchical (collectives.h) when the group spans several
- *     nodes with the same number > 1 of its GPUs on each (AUTO).
+ *     nodes with the same number > 1 of its GPUs on each (AUTO).  With
+ *     symmetric replicas (replicas.c) only replica 0 is simulated and the
+ *     rings are mirror rings: a bucket is ready when replica 0 has it.
  *   - optimizer: when every reducer is done (a barrier: the step needs the
  *     global gradient norm), each rank spends its optimizer_s.
  */
@@ -191,14 +193,19 @@ void eng_dp_setup(const sim_input *in)
             dp_buckets(in, dr);
         else
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
-        int hier = dp > 1 && par->algo != DP_ALGO_RING;
+        /* Mirrored (symmetric replicas): every member of a group is on a
+         * node of its own, where the hierarchical algorithm never applies. */
+        int hier = dp > 1 && par->algo != DP_ALGO_RING && !eng.mirror;
         for (int t = 0; t < tp && dp > 1; t++) {
             for (int d = 0; d < dp; d++) {
                 int g = par->gpu[((size_t)r * dp + d) * tp + t];
                 hosts[d] = sg_host_by_name(in->plat->gpu[g].host);
                 node[d] = gpu_node(in, g);
             }
-            coll_rings_add(&dr->flat, hosts, dp);
+            if (eng.mirror)
+                coll_rings_add_mirror(&dr->flat, hosts, dp);
+            else
+                coll_rings_add(&dr->flat, hosts, dp);
             if (hier && !coll_hier_add(&dr->hier, hosts, node, dp))
                 hier = 0;
         }

@@ -26,7 +26,9 @@
  * actors (mailboxes and actors of replica d > 0 carry a ".rD" suffix); only
  * replica 0 records ops, transfers and copies, since the replicas run the
  * same lists and differ only by contention, and each replica's span is
- * recorded (TLC_PIPELINE).
+ * recorded (TLC_PIPELINE).  When the replicas are symmetric (replicas.c)
+ * only replica 0 is simulated, its gradient rings as mirror rings
+ * (collectives.h), and its span is every replica's.
  *
  * Logging: PIPEGRID_SIM_LOG, if set, is passed to SimGrid's log control
  * after the engine quiets SimGrid (e.g. pg_engine.thres:debug traces every
@@ -177,7 +179,7 @@ static int rank_setup(replica *rep, int r, pg_status *st)
 {
     const sim_input *in = eng.in;
     const sim_parallel *par = in->par;
-    int d = rep->index, dp = eng.nrep, tp = eng.grp, tp_degree = eng.tp, cp = eng.cp;
+    int d = rep->index, dp = eng.dp, tp = eng.grp, tp_degree = eng.tp, cp = eng.cp;
     rank_state *rs = &rep->ranks[r];
     int g0 = par && par->gpu ? par->gpu[((size_t)r * dp + d) * tp] : in->rank_gpu[r];
     rs->rank = r;
@@ -266,15 +268,16 @@ static void start_compute_actors(void)
     }
 }
 
-/* Each replica's span (TLC_PIPELINE), when tp / dp are simulated. */
+/* Each replica's span (TLC_PIPELINE), when tp / dp are simulated (a
+ * mirrored replica's is replica 0's). */
 static void record_pipelines(void)
 {
     const schedule *s = eng.in->sched;
-    for (int d = 0; d < eng.nrep; d++) {
+    for (int d = 0; d < eng.dp; d++) {
         tl_coll rec = {.rank = -1, .replica = d, .stage = -1, .mb = -1, .kind = TLC_PIPELINE};
         int any = 0;
         for (int r = 0; r < s->pp; r++) {
-            const rank_state *rs = &eng.rep[d].ranks[r];
+            const rank_state *rs = &eng.rep[d < eng.nrep ? d : 0].ranks[r];
             if (s->nops[r] == 0)
                 continue;
             if (!any++ || rs->first_start_s < rec.start_s)
@@ -307,8 +310,9 @@ static int platform_setup(const sim_input *in, pg_status *st)
     return sim_check_routes(in, st);   /* a missing route would abort at the first send */
 }
 
-/* Everything but the compute actors: replicas, plan, reducers, ep groups. */
-static int state_setup(const sim_input *in, timeline *tl, pg_status *st)
+/* Everything but the compute actors: replicas (replica 0 alone when
+ * mirror), plan, reducers, ep groups. */
+static int state_setup(const sim_input *in, timeline *tl, int mirror, pg_status *st)
 {
     const sim_parallel *par = in->par;
     eng.in = in;
@@ -318,7 +322,9 @@ static int state_setup(const sim_input *in, timeline *tl, pg_status *st)
     eng.cp = par && par->cp > 1 ? par->cp : 1;
     eng.ep = par && par->ep > 1 ? par->ep : 1;
     eng.grp = eng.tp * eng.cp;   /* the GPUs of a rank's group: tp x cp */
-    eng.nrep = par ? par->dp : 1;
+    eng.dp = par ? par->dp : 1;
+    eng.mirror = mirror;
+    eng.nrep = eng.mirror ? 1 : eng.dp;
     eng.rep = pg_xcalloc((size_t)eng.nrep, sizeof *eng.rep);
     for (int d = 0; d < eng.nrep; d++) {
         int rc = replica_setup(d, st);
@@ -330,7 +336,7 @@ static int state_setup(const sim_input *in, timeline *tl, pg_status *st)
         if (rc != 0)
             return rc;
     }
-    if (par && (eng.nrep > 1 || par->optimizer_s != NULL))
+    if (par && (eng.dp > 1 || par->optimizer_s != NULL))
         eng_dp_setup(in);
     if (eng.ep > 1)
         eng_ep_setup(in);
@@ -376,7 +382,10 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     int rc = platform_setup(in, st);
     if (rc != 0)
         return rc;
-    rc = state_setup(in, tl, st);
+    out->replicas = dp;
+    int mirror = sim_replicas_symmetric(in, out->replicas_why, sizeof out->replicas_why);
+    out->replicas_simulated = mirror ? 1 : dp;
+    rc = state_setup(in, tl, mirror, st);
     if (rc != 0) {
         engine_free();
         return rc;
@@ -408,9 +417,9 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     out->completed = out->ops_done == out->ops_total;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    XBT_INFO("run: %ld of %ld ops, %ld events, %.3f s wall, %.3f s cpu, peak RSS %ld KiB (%s)", out->ops_done,
-              out->ops_total, out->events, out->wall_s, run_cpu_s, ru.ru_maxrss,
-              eng.events_mode ? "without actors" : "actors");
+    XBT_INFO("run: %ld of %ld ops, %ld events, %.3f s wall, %.3f s cpu, peak RSS %ld KiB (%s, replicas %d of %d)",
+             out->ops_done, out->ops_total, out->events, out->wall_s, run_cpu_s, ru.ru_maxrss,
+             eng.events_mode ? "without actors" : "actors", eng.nrep, eng.dp);
     if (par && out->completed)
         record_pipelines();
     if (!out->completed) {

@@ -27,7 +27,9 @@
  * hierarchical, over the platform's routes, during the last backward ops
  * with overlap), then every rank runs its optimizer step once all ranks'
  * reductions have ended (Megatron's gradient-norm all-reduce makes the step
- * a global synchronisation).  Context parallelism passes each attention
+ * a global synchronisation).  When the replicas are symmetric (replicas.c,
+ * sim_input.replicas) one replica is simulated for all, with the same
+ * results.  Context parallelism passes each attention
  * layer's keys and values round the cp GPUs of a group; expert parallelism
  * runs each MoE layer's token dispatch and combine all-to-alls among the
  * ep replicas of a group (workload.h), contending with everything else;
@@ -38,6 +40,8 @@
  */
 #ifndef PG_SIM_SIM_H
 #define PG_SIM_SIM_H
+
+#include <stddef.h>
 
 #include "model/experiment.h"
 #include "model/platform.h"
@@ -79,6 +83,11 @@ typedef struct sim_parallel {
  * ACTORS forces the actor replay (comparisons, tests). */
 typedef enum { SIM_ENGINE_AUTO = 0, SIM_ENGINE_ACTORS } sim_engine;
 
+/* How many data-parallel replicas are simulated (replicas.c).  AUTO: one
+ * for all when the job is symmetric (sim_replicas_symmetric), every one
+ * otherwise; ALL: every one (the reference the shortcut is tested against). */
+typedef enum { SIM_REPLICAS_AUTO = 0, SIM_REPLICAS_ALL } sim_replicas;
+
 typedef struct sim_input {
     const schedule *sched;
     const workload *wl;
@@ -90,7 +99,10 @@ typedef struct sim_input {
     copy_model_kind copy_model;   /* offload copies' streams (copyengine.c); 0: duplex */
     int copy_slots;               /* unfinished D2H copies a rank may have (admission); 0: no limit */
     sim_engine engine;            /* AUTO (0) or ACTORS */
+    sim_replicas replicas;        /* AUTO (0) or ALL */
 } sim_input;
+
+#define SIM_WHY_MAX 160
 
 typedef struct sim_outcome {
     int completed;             /* 1 if every op ran */
@@ -98,12 +110,22 @@ typedef struct sim_outcome {
     char blocked[PG_MSG_MAX];  /* on deadlock: each blocked rank's next op and what it waits for */
     double wall_s;             /* host time spent in simgrid_run */
     long events;               /* executions + transfers simulated */
+    int replicas;              /* data-parallel replicas of the job (dp) */
+    int replicas_simulated;    /* of which simulated: 1 when symmetric, else replicas */
+    char replicas_why[SIM_WHY_MAX];   /* "symmetric", "dp.replicas=all", "not symmetric: ..." */
 } sim_outcome;
 
 /* Runs the simulation, filling tl.  Returns 0, PG_EXIT_DEADLOCK (with the
  * blocked ops in st and out->blocked), or PG_EXIT_INPUT for a platform SimGrid
  * refuses. */
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st);
+
+/* 1 if one data-parallel replica may stand for all of in's dp replicas,
+ * exactly (replicas.c: a generated cluster with mirror routes, every node
+ * holding GPUs of one replica only, every replica placed like replica 0,
+ * one GPU type, no all-to-alls across replicas); 0 otherwise.  why (may be
+ * NULL) says which, or the first condition that fails.  Plain C: no SimGrid. */
+int sim_replicas_symmetric(const sim_input *in, char *why, size_t why_len);
 
 /* After SimGrid loaded in->plat (sim_run does it): PG_EXIT_INPUT, naming the
  * file and a GPU's line, if two GPUs the job uses (or, with offloading, a
