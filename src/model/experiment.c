@@ -178,6 +178,14 @@ static const key_spec SCHEMA[] = {
     INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM,
             "workload=gpt and workload=hf:PATH: sequence length in tokens (required)"),
     INT_KEY("gpt.vocab", gpt_vocab, "51200", 1, MAX_MODEL_DIM, "workload=gpt: vocabulary size"),
+    INT_KEY("stage.first_layers", stage_first_layers, NULL, 0, MAX_MODEL_DIM,
+            "workload=gpt / hf: transformer layers on the first pipeline stage (it also holds the embedding; "
+            "Megatron's decoder_first_pipeline_num_layers; 0: the embedding alone); the stages not fixed share the "
+            "rest evenly; not given: the even split's"),
+    INT_KEY("stage.last_layers", stage_last_layers, NULL, 0, MAX_MODEL_DIM,
+            "workload=gpt / hf: transformer layers on the last pipeline stage (it also holds the LM head and the "
+            "loss; 0: the head alone; the zero-bubble and PipeOffload papers' balanced stages put one layer fewer "
+            "there and on the first); not given: the even split's"),
     CHOICE_KEY("precision", "bf16|fp8", precision, "bf16", PRECISIONS, NO_PATH, 0,
                "workload=gpt / hf: GEMM precision; fp8 runs the linear layers' GEMMs at the GPU's FP8 rate "
                "(Transformer Engine: activations stay bf16)"),
@@ -529,6 +537,8 @@ void experiment_defaults(experiment *e)
             abort();
         }
     }
+    e->stage_first_layers = STAGE_LAYERS_EVEN;   /* keys without a default text: not given */
+    e->stage_last_layers = STAGE_LAYERS_EVEN;
     resolve_bytes_per_param(e, 0);
 }
 
@@ -597,6 +607,10 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         }
     }
     resolve_bytes_per_param(e, config_find(c, "memory.bytes_per_param") != NULL);
+    if (!config_find(c, "stage.first_layers"))
+        e->stage_first_layers = STAGE_LAYERS_EVEN;
+    if (!config_find(c, "stage.last_layers"))
+        e->stage_last_layers = STAGE_LAYERS_EVEN;
     if (e->offload_preset != OFFLOAD_PRESET_NONE) {
         const cfg_entry *off = config_find(c, "offload");
         if (off && e->offload != OFFLOAD_SELECTIVE)
@@ -705,6 +719,7 @@ typedef struct applicability {
 
 static const applicability APPLIES[] = {
     {"gpt.seq", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
+    {"stage.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
