@@ -79,6 +79,35 @@ assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"],
     then ok "host link of $1 measured: a copy alone at $2 / 0.7 B/s"; else not_ok "host link of $1 measured" "$(tail -1 "$TMP/pyerr")"; fi
 done
 
+# The rate is the GPU type's profile's (profiles/gpus/<type>.yaml, its host_link
+# block), nothing else: a profile found first (the current directory is searched
+# before the data directories) with another measured_bw moves the copy time, one
+# without the block is an error naming cluster.host_link, and one with a bad
+# block names the profile's line.
+mkdir -p "$TMP/hl/profiles/gpus"
+sed 's/^  measured_bw: {value: [^,]*,/  measured_bw: {value: 1e10,/' "$TEST_HERE/../profiles/gpus/a100-80g.yaml" \
+    >"$TMP/hl/profiles/gpus/a100-80g.yaml"
+(cd "$TMP/hl" && expect_rc "host link from the profile: runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g
+ python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); want = 2 * (1e9 / (1e10 / 0.7) + 1e-6)
+got = j["ranks"][0]["d2h_busy_seconds"]
+assert abs(got - want) <= 1e-9 * want, (got, want)' "$TMP/out" 2>"$TMP/pyerr" &&
+    ok "host link from the profile: its measured_bw (1e10) sets the copy time" ||
+    not_ok "host link from the profile: its measured_bw sets the copy time" "$(tail -1 "$TMP/pyerr")"
+ echo "passed=$passed failed=$failed" >"$TMP/hl/counts")
+. "$TMP/hl/counts"
+sed '/^host_link:/,$d' "$TEST_HERE/../profiles/gpus/a100-80g.yaml" >"$TMP/hl/profiles/gpus/a100-80g.yaml"
+(cd "$TMP/hl" && expect_rc "a profile without host_link: measured fails" 2 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g
+ expect_err "... naming cluster.host_link" "key 'cluster.host_link': measured: .*a100-80g.yaml has no host_link block"
+ expect_rc "... the datasheet link still runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g \
+     --set cluster.host_link=datasheet
+ printf 'host_link:\n  measured_bw: {value: fast, source: s}\n' >>profiles/gpus/a100-80g.yaml
+ expect_rc "a bad host_link block fails" 2 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g
+ expect_err "... at its line" "a100-80g.yaml:[0-9]+: key 'host_link.measured_bw': 'fast'"
+ echo "passed=$passed failed=$failed" >"$TMP/hl/counts")
+. "$TMP/hl/counts"
+
 # ---- PO-H / PO-F presets ----
 GIS=(--set workload=uniform --set network=cluster --set pp=4 --set microbatches=8 --set chunks=2 --format json)
 expect_rc "po-h on gis-h runs" 0 "$BIN" run "${GIS[@]}" --set schedule=gis-h --set offload.preset=po-h

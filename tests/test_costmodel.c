@@ -262,7 +262,16 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
         ck_assert_exact(g.v[GP_PCIE_BW], sys->pcie_bw);
         for (int p = 0; p < GP_COUNT; p++)
             ck_assert_msg(strlen(g.source[p]) > 10, "%s: %s has no source", TYPES[k], gpu_param_name((gpu_param_id)p));
+        /* the measured host link: every shipped type has one with its source, never above the datasheet PCIe
+         * rate; measured (PipeOffload: A100, H100) or saying it is borrowed */
+        ck_assert_msg(g.host_link_bw > 0 && g.host_link_bw <= sys->pcie_bw, "%s: host link %g", TYPES[k],
+                      g.host_link_bw);
+        ck_assert(strncmp(g.host_link_source, "measured: PipeOffload", 21) == 0 ||
+                  strncmp(g.host_link_source, "borrowed from ", 14) == 0);
     }
+    /* PipeOffload's measured constants (its paper: B_o = 15 GB/s on A100, 21 GB/s on H100) */
+    ck_assert_exact(load("a100-80g").host_link_bw, 15e9);
+    ck_assert_exact(load("h100-sxm").host_link_bw, 21e9);
 }
 END_TEST
 
@@ -290,8 +299,48 @@ START_TEST(test_gpu_file_errors)
         ck_assert_rel(back.v[p], g.v[p], 1e-8);
         ck_assert_str_eq(back.source[p], g.source[p]);
     }
+    ck_assert_rel(back.host_link_bw, g.host_link_bw, 1e-8);   /* calibrate writes the host link back */
+    ck_assert_str_eq(back.host_link_source, g.host_link_source);
+    ck_assert_ptr_nonnull(strstr(sb.data, "\nhost_link:\n  measured_bw: {value: 1.5e+10, source: \"measured:"));
     unlink(path);
     free(path);
+    sb_free(&sb);
+    /* the host_link block: optional for the cost model, required by cluster.host_link=measured; bad ones named */
+    g.host_link_bw = 0;
+    sb_init(&sb);
+    gpu_params_write_yaml(&g, NULL, &sb);
+    ck_assert_ptr_null(strstr(sb.data, "host_link"));
+    int params_lines = 0;
+    for (const char *c = sb.data; *c; c++)
+        params_lines += *c == '\n';
+    path = write_temp(sb.data);
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), 0);
+    ck_assert_exact(back.host_link_bw + 1, 1);
+    ck_assert_int_eq(gpu_host_link_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "cluster.host_link");
+    ck_assert_ptr_nonnull(strstr(st.msg, "has no host_link block"));
+    unlink(path);
+    free(path);
+    const char *bad[][2] = {
+        {"host_link:\n  measured_bw: {value: 0, source: s}\n", "key 'host_link.measured_bw': must be positive"},
+        {"host_link:\n  measured_bw: {value: 15GBps}\n", "key 'host_link.measured_bw': expected {value"},
+        {"host_link:\n  rate: {value: 15GBps, source: s}\n", "key 'host_link': unknown key 'rate'"},
+        {"host_link: 15GBps\n", "key 'host_link': expected a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        strbuf doc;
+        sb_init(&doc);
+        sb_appendf(&doc, "%s%s", sb.data, bad[i][0]);
+        path = write_temp(doc.data);
+        ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+        ck_assert_msg(strstr(st.msg, bad[i][1]) != NULL, "%s", st.msg);
+        char line[32];
+        snprintf(line, sizeof line, ":%d: ", params_lines + (i < 3 ? 2 : 1));   /* the entry's (the block's) line */
+        ck_assert_msg(strstr(st.msg, line) != NULL, "%s: want %s", st.msg, line);
+        unlink(path);
+        free(path);
+        sb_free(&doc);
+    }
     sb_free(&sb);
     path = write_temp("name: x\nparams:\n  peak_flops: {value: 1Tf, source: \"\"}\n");
     ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);

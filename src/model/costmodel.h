@@ -87,6 +87,12 @@ typedef struct gpu_params {
     char path[4096];                 /* file read ("" when built in memory) */
     double v[GP_COUNT];
     char source[GP_COUNT][256];      /* where each number comes from */
+    /* The measured effective host link (the file's host_link block; not a
+     * cost-model parameter): bytes/s per GPU and direction while both GPUs
+     * behind one PCIe switch copy at once (PipeOffload's B_o); a GPU copying
+     * alone gets it / HOST_LINK_SOLO_SHARE (platform.h).  0 = not given. */
+    double host_link_bw;
+    char host_link_source[256];
 } gpu_params;
 
 /* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet
@@ -114,7 +120,11 @@ gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id);
  * Truncated to len - 1 characters. */
 void gpu_params_describe(const gpu_params *g, char *out, size_t len);
 
-/* Write g as a loadable YAML (appended to out). */
+/* gpu_params_load, and fail naming cluster.host_link when the profile has
+ * no host_link block (cluster.host_link=measured needs one). */
+int gpu_host_link_load(const char *type, gpu_params *g, pg_status *st);
+
+/* Write g as a loadable YAML (appended to out): the host_link block last. */
 struct strbuf;
 void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, struct strbuf *out);
 
