@@ -211,8 +211,9 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
                NO_PATH, 0,
                "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "
-               "rate of the GPU type (PipeOffload's 15 GB/s A100, 21 GB/s H100 per direction while both GPUs of a "
-               "PCIe switch copy; a GPU alone gets 1/0.7 of it), with its source in the platform's header"),
+               "rate of the GPU type's profile (profiles/gpus/TYPE.yaml, host_link: PipeOffload's 15 GB/s A100, "
+               "21 GB/s H100 per direction while both GPUs of a PCIe switch copy; a GPU alone gets 1/0.7 of it), "
+               "with its source in the platform's header"),
     NUM_KEY("memory.limit", memory_limit, T_NUMBER, "M_B units", "0", 0, HUGE_NUM, 0,
             "activation-memory limit per rank in stage-activation units M_B, for schedules that take one; 0 = none"),
     NUM_KEY("zb_auto.time_limit", zb_auto_time_limit_s, T_DURATION, "seconds", "2s", 0, MAX_DURATION, 0,
@@ -241,8 +242,8 @@ static const key_spec SCHEMA[] = {
                "postpone_forward_in_warmup), so copies can free memory before the warm-up peak"),
     CHOICE_KEY("offload.preset", "none|po-h|po-f", offload_preset, "none", OFFLOAD_PRESETS, NO_PATH, 0,
                "PipeOffload's PO-H (offload the first ceil(v/2) chunks of each rank) or PO-F (all chunks), with "
-               "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run them with schedule=gis-h "
-               "(PO-H) or gis (PO-F), docs/offload.md"),
+               "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run both with schedule=gis-h "
+               "(docs/offload.md)"),
     INT_KEY("offload.capacities", offload_capacities, "2", 0, 12,
             "offload=plan: also plan for this many capacities of a fixed grid (4 per doubling, from 1 GiB) below "
             "memory.capacity and run the fastest plan that fits: more memory never runs slower than the plans "
