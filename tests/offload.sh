@@ -136,9 +136,19 @@ expect_py() { # NAME PYTHON: PYTHON sees j (the last command's JSON) and p32 (th
     if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); p32=json.load(open(sys.argv[2])); exec(sys.argv[3])' \
         "$TMP/out" "$TMP/plan32.json" "$2" 2>"$TMP/pyerr"; then ok "$1"; else not_ok "$1" "$(tail -1 "$TMP/pyerr")"; fi
 }
-expect_py "40 GiB plans its capacity and the 2 grid capacities below (38.05 and 32 GiB), no slower than 32 GiB's" '
-assert j["capacities_planned"] == 3, j["capacities_planned"]
-assert any(abs(j["planned_capacity_bytes"] - c * 2**30) <= 1e-9 * c * 2**30 for c in (40, 2**5.25, 32)), j["planned_capacity_bytes"]
+cp "$TMP/out" "$TMP/plan40.json"
+# The ladder's early stop: 1F1B's order without any plan or capacity limit is a
+# floor no plan on it can beat; the plan at 40 GiB (or PipeOffload's) reaches it,
+# so no grid capacity below is planned (test_offload.c checks the rungs).
+expect_rc "1F1B's order with no plan and no memory limit runs" 0 "$BIN" run "${U[@]}" --set offload=none \
+    --set recompute=none --set memory.capacity=1TiB
+cp "$TMP/out" "$TMP/floor.json"
+cp "$TMP/plan40.json" "$TMP/out"
+expect_py "40 GiB reaches the floor with its own capacity's plans, plans no rung below, no slower than 32 GiB's" '
+floor = json.load(open("'"$TMP/floor.json"'"))["makespan"]
+assert j["capacities_planned"] == 1, j["capacities_planned"]
+assert abs(j["planned_capacity_bytes"] - 40 * 2**30) <= 1e-9 * 40 * 2**30, j["planned_capacity_bytes"]
+assert abs(j["makespan"] - floor) <= 1e-9 * floor, (j["makespan"], floor)
 assert j["oom_ranks"] == 0 and j["makespan"] <= p32["makespan"] * (1 + 1e-9), (j["makespan"], p32["makespan"])'
 expect_rc "PipeOffload's heuristic at 32 GiB runs" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB \
     --set offload=full --set offload.rules=pipeoffload
