@@ -65,7 +65,7 @@ typedef struct key_spec {
     int min_open;              /* min itself is not allowed */
     size_t offset;             /* field in experiment */
     size_t size;               /* T_TEXT / T_SCHEDULE: capacity of the char array */
-    const choice *choices;     /* T_CHOICE: terminated by {NULL, 0} */
+    const choice *choices;     /* T_CHOICE: terminated by {NULL, 0}; T_INT: words taken besides integers (or NULL) */
     int path_value;            /* T_CHOICE: value for "a path to an existing file", -1 = not allowed */
     size_t path_offset;        /* T_CHOICE with paths: char[PG_NAME_MAX] receiving the resolved path */
     const char *help;
@@ -89,6 +89,7 @@ static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h",
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
 static const choice COPY_MODELS[] = {
     {"duplex", COPY_MODEL_DUPLEX}, {"single", COPY_MODEL_SINGLE}, {"paired", COPY_MODEL_PAIRED}, {NULL, 0}};
+static const choice STAGE_LAYERS_WORDS[] = {{"even", STAGE_LAYERS_EVEN}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
@@ -97,6 +98,9 @@ static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE
 #define F(field) offsetof(experiment, field)
 #define SZ(field) sizeof(((experiment *)0)->field)
 #define INT_KEY(k, field, def, lo, hi, help) {k, T_INT, "int", def, lo, hi, 0, F(field), 0, NULL, -1, 0, help}
+/* An integer key that also takes the words of choices (a word's value need not be in [lo, hi]). */
+#define INT_OR_WORD_KEY(k, doc, field, def, lo, hi, words, help) \
+    {k, T_INT, doc, def, lo, hi, 0, F(field), 0, words, -1, 0, help}
 #define NUM_KEY(k, field, type, doc, def, lo, hi, open, help) \
     {k, type, doc, def, lo, hi, open, F(field), 0, NULL, -1, 0, help}
 #define TEXT_KEY(k, type, doc, field, def, help) {k, type, doc, def, 0, 0, 0, F(field), SZ(field), NULL, -1, 0, help}
@@ -178,14 +182,14 @@ static const key_spec SCHEMA[] = {
     INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM,
             "workload=gpt and workload=hf:PATH: sequence length in tokens (required)"),
     INT_KEY("gpt.vocab", gpt_vocab, "51200", 1, MAX_MODEL_DIM, "workload=gpt: vocabulary size"),
-    INT_KEY("stage.first_layers", stage_first_layers, NULL, 0, MAX_MODEL_DIM,
+    INT_OR_WORD_KEY("stage.first_layers", "int|even", stage_first_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
             "workload=gpt / hf: transformer layers on the first pipeline stage (it also holds the embedding; "
             "Megatron's decoder_first_pipeline_num_layers; 0: the embedding alone); the stages not fixed share the "
-            "rest evenly; not given: the even split's"),
-    INT_KEY("stage.last_layers", stage_last_layers, NULL, 0, MAX_MODEL_DIM,
+            "rest evenly; even: as the even split gives"),
+    INT_OR_WORD_KEY("stage.last_layers", "int|even", stage_last_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
             "workload=gpt / hf: transformer layers on the last pipeline stage (it also holds the LM head and the "
             "loss; 0: the head alone; the zero-bubble and PipeOffload papers' balanced stages put one layer fewer "
-            "there and on the first); not given: the even split's"),
+            "there and on the first); even: as the even split gives"),
     CHOICE_KEY("precision", "bf16|fp8", precision, "bf16", PRECISIONS, NO_PATH, 0,
                "workload=gpt / hf: GEMM precision; fp8 runs the linear layers' GEMMs at the GPU's FP8 rate "
                "(Transformer Engine: activations stay bf16)"),
@@ -355,9 +359,12 @@ static void describe(const key_spec *k, char *buf, size_t len)
             snprintf(range, sizeof range, " %s %.15g", k->min_open ? ">" : ">=", k->min);
     }
     switch (k->type) {
-    case T_INT:
-        snprintf(buf, len, "an integer%s", range);
+    case T_INT: {
+        int n = snprintf(buf, len, "an integer%s", range);
+        for (const choice *c = k->choices; c && c->word && n >= 0 && (size_t)n < len; c++)
+            n += snprintf(buf + n, len - (size_t)n, ", or %s", c->word);
         break;
+    }
     case T_NUMBER:
         snprintf(buf, len, "a number%s", range);
         break;
@@ -442,6 +449,11 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
     const char *why = NULL;
     switch (k->type) {
     case T_INT: {
+        for (const choice *c = k->choices; c && c->word; c++)
+            if (trimmed_eq(value, c->word)) {
+                *(int *)(base + k->offset) = c->value;
+                return 0;
+            }
         long v;
         if (units_parse_long(value, &v, &why) != 0)
             return fail_value(st, k, at, value, why);
@@ -538,8 +550,6 @@ void experiment_defaults(experiment *e)
             abort();
         }
     }
-    e->stage_first_layers = STAGE_LAYERS_EVEN;   /* keys without a default text: not given */
-    e->stage_last_layers = STAGE_LAYERS_EVEN;
     resolve_bytes_per_param(e, 0);
 }
 
@@ -608,10 +618,6 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         }
     }
     resolve_bytes_per_param(e, config_find(c, "memory.bytes_per_param") != NULL);
-    if (!config_find(c, "stage.first_layers"))
-        e->stage_first_layers = STAGE_LAYERS_EVEN;
-    if (!config_find(c, "stage.last_layers"))
-        e->stage_last_layers = STAGE_LAYERS_EVEN;
     if (e->offload_preset != OFFLOAD_PRESET_NONE) {
         const cfg_entry *off = config_find(c, "offload");
         if (off && e->offload != OFFLOAD_SELECTIVE)
