@@ -188,6 +188,68 @@ START_TEST(test_build_fills_workload)
 }
 END_TEST
 
+/* stage.first_layers / stage.last_layers: the fixed stages hold what they
+ * are given, the others share the rest as the even split does, and a head-
+ * alone last stage (0 layers) costs the head only. */
+START_TEST(test_stage_layout)
+{
+    pg_status st;
+    int lay[8];
+    gpt_shape m = shape(4096, 32, 1024, 1, 1);
+    m.layers = 30;
+    ck_assert_int_eq(costmodel_stage_layers(&m, 4, lay, &st), 0);   /* even: 7 7 8 8 */
+    ck_assert_int_eq(lay[0] + lay[1] * 10 + lay[2] * 100 + lay[3] * 1000, 7 + 70 + 800 + 8000);
+    m.first_fixed = m.last_fixed = 1;
+    m.first_layers = 6;
+    m.last_layers = 5;                                                  /* 6 | 19 over 2: 9 10 | 5 */
+    ck_assert_int_eq(costmodel_stage_layers(&m, 4, lay, &st), 0);
+    ck_assert_int_eq(lay[0] + lay[1] * 10 + lay[2] * 100 + lay[3] * 1000, 6 + 90 + 1000 + 5000);
+    m.first_fixed = 0;                                                  /* last alone: 25 over 3: 8 8 9 | 5 */
+    ck_assert_int_eq(costmodel_stage_layers(&m, 4, lay, &st), 0);
+    ck_assert_int_eq(lay[0] + lay[1] * 10 + lay[2] * 100 + lay[3] * 1000, 8 + 80 + 900 + 5000);
+    m.last_layers = 0;                                                  /* the head alone: 30 over 3 */
+    ck_assert_int_eq(costmodel_stage_layers(&m, 4, lay, &st), 0);
+    ck_assert_int_eq(lay[0] + lay[1] * 10 + lay[2] * 100 + lay[3] * 1000, 10 + 100 + 1000 + 0);
+    /* bad layouts name the key */
+    m.last_layers = 28;                                                 /* 2 left for 3 stages */
+    ck_assert_int_eq(costmodel_stage_layers(&m, 4, lay, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "stage.last_layers");
+    m.last_layers = 0;
+    m.first_fixed = 1;
+    m.first_layers = 20;                                                /* two stages: both fixed, 10 lost */
+    ck_assert_int_eq(costmodel_stage_layers(&m, 2, lay, &st), PG_EXIT_INPUT);
+    m.last_layers = 10;
+    ck_assert_int_eq(costmodel_stage_layers(&m, 2, lay, &st), 0);
+    ck_assert_int_eq(lay[0] * 100 + lay[1], 2010);
+    ck_assert_int_eq(costmodel_stage_layers(&m, 1, lay, &st), PG_EXIT_INPUT);   /* one stage: both ends */
+    ck_assert_str_eq(st.key, "stage.first_layers");
+
+    /* the built workload follows the layout: a head-alone last stage has no layer's time or params */
+    gpu_params g = load("a100-80g");
+    m = shape(4096, 32, 1024, 1, 1);
+    m.layers = 6;
+    m.last_fixed = 1;
+    m.last_layers = 0;
+    workload w, even;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 4, &w, &st), 0);
+    m.last_fixed = 0;
+    m.layers = 8;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 4, &even, &st), 0);
+    ck_assert_int_eq(w.stage[3].layers, 0);
+    for (int s = 0; s < 3; s++) {
+        ck_assert_int_eq(w.stage[s].layers, 2);
+        ck_assert_exact(w.stage[s].f_s, even.stage[s].f_s);
+        ck_assert_exact(w.stage[s].param_count, even.stage[s].param_count);
+    }
+    op_cost lay_cost[CM_OPS];
+    costmodel_layer(&g, &m, lay_cost);
+    ck_assert_rel(w.stage[3].f_s, even.stage[3].f_s - 2 * lay_cost[CM_F].time_s, 1e-9);
+    ck_assert_rel(w.stage[3].param_count, even.stage[3].param_count - 2 * costmodel_layer_params(&m), 1e-9);
+    workload_free(&w);
+    workload_free(&even);
+}
+END_TEST
+
 START_TEST(test_gpu_files_match_systems_and_have_sources)
 {
     for (size_t k = 0; k < sizeof TYPES / sizeof TYPES[0]; k++) {
@@ -200,7 +262,16 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
         ck_assert_exact(g.v[GP_PCIE_BW], sys->pcie_bw);
         for (int p = 0; p < GP_COUNT; p++)
             ck_assert_msg(strlen(g.source[p]) > 10, "%s: %s has no source", TYPES[k], gpu_param_name((gpu_param_id)p));
+        /* the measured host link: every shipped type has one with its source, never above the datasheet PCIe
+         * rate; measured (PipeOffload: A100, H100) or saying it is borrowed */
+        ck_assert_msg(g.host_link_bw > 0 && g.host_link_bw <= sys->pcie_bw, "%s: host link %g", TYPES[k],
+                      g.host_link_bw);
+        ck_assert(strncmp(g.host_link_source, "measured: PipeOffload", 21) == 0 ||
+                  strncmp(g.host_link_source, "borrowed from ", 14) == 0);
     }
+    /* PipeOffload's measured constants (its paper: B_o = 15 GB/s on A100, 21 GB/s on H100) */
+    ck_assert_exact(load("a100-80g").host_link_bw, 15e9);
+    ck_assert_exact(load("h100-sxm").host_link_bw, 21e9);
 }
 END_TEST
 
@@ -228,8 +299,48 @@ START_TEST(test_gpu_file_errors)
         ck_assert_rel(back.v[p], g.v[p], 1e-8);
         ck_assert_str_eq(back.source[p], g.source[p]);
     }
+    ck_assert_rel(back.host_link_bw, g.host_link_bw, 1e-8);   /* calibrate writes the host link back */
+    ck_assert_str_eq(back.host_link_source, g.host_link_source);
+    ck_assert_ptr_nonnull(strstr(sb.data, "\nhost_link:\n  measured_bw: {value: 1.5e+10, source: \"measured:"));
     unlink(path);
     free(path);
+    sb_free(&sb);
+    /* the host_link block: optional for the cost model, required by cluster.host_link=measured; bad ones named */
+    g.host_link_bw = 0;
+    sb_init(&sb);
+    gpu_params_write_yaml(&g, NULL, &sb);
+    ck_assert_ptr_null(strstr(sb.data, "host_link"));
+    int params_lines = 0;
+    for (const char *c = sb.data; *c; c++)
+        params_lines += *c == '\n';
+    path = write_temp(sb.data);
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), 0);
+    ck_assert_exact(back.host_link_bw + 1, 1);
+    ck_assert_int_eq(gpu_host_link_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "cluster.host_link");
+    ck_assert_ptr_nonnull(strstr(st.msg, "has no host_link block"));
+    unlink(path);
+    free(path);
+    const char *bad[][2] = {
+        {"host_link:\n  measured_bw: {value: 0, source: s}\n", "key 'host_link.measured_bw': must be positive"},
+        {"host_link:\n  measured_bw: {value: 15GBps}\n", "key 'host_link.measured_bw': expected {value"},
+        {"host_link:\n  rate: {value: 15GBps, source: s}\n", "key 'host_link': unknown key 'rate'"},
+        {"host_link: 15GBps\n", "key 'host_link': expected a mapping"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        strbuf doc;
+        sb_init(&doc);
+        sb_appendf(&doc, "%s%s", sb.data, bad[i][0]);
+        path = write_temp(doc.data);
+        ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+        ck_assert_msg(strstr(st.msg, bad[i][1]) != NULL, "%s", st.msg);
+        char line[32];
+        snprintf(line, sizeof line, ":%d: ", params_lines + (i < 3 ? 2 : 1));   /* the entry's (the block's) line */
+        ck_assert_msg(strstr(st.msg, line) != NULL, "%s: want %s", st.msg, line);
+        unlink(path);
+        free(path);
+        sb_free(&doc);
+    }
     sb_free(&sb);
     path = write_temp("name: x\nparams:\n  peak_flops: {value: 1Tf, source: \"\"}\n");
     ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
@@ -309,6 +420,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tp_divides_compute_adds_allreduce);
     tcase_add_test(tc, test_softmax_fallback);
     tcase_add_test(tc, test_build_fills_workload);
+    tcase_add_test(tc, test_stage_layout);
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
     tcase_add_test(tc, test_gpu_file_errors);
     tcase_add_test(tc, test_describe_names_each_parameter_and_its_basis);

@@ -318,6 +318,7 @@ static experiment uniform_experiment(void)
     experiment e;
     memset(&e, 0, sizeof e);
     e.workload = WL_UNIFORM;
+    e.stage_first_layers = e.stage_last_layers = STAGE_LAYERS_EVEN;   /* the keys' default, `even` */
     e.pp = 4;
     e.micro_batch_size = 1;
     e.uniform_f_s = 1.0;

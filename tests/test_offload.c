@@ -334,7 +334,7 @@ START_TEST(test_ladder_runs_the_fastest)
     offload_plan_result res;
     offload_order_result *ores = calloc(1, sizeof *ores);
     offload_ladder_result lr;
-    ck_assert_int_eq(offload_ladder_choose(&in, cap, 2, &best, &p, &res, ores, &lr, &st), 0);
+    ck_assert_int_eq(offload_ladder_choose(&in, cap, 2, NULL, &best, &p, &res, ores, &lr, &st), 0);
     ck_assert_int_eq(lr.nrungs, 3);
     ck_assert_rel(lr.capacity_bytes[0], cap, PG_REL_TOL);
     ck_assert_rel(lr.capacity_bytes[1], exp2(1.75) * GIB, PG_REL_TOL);
@@ -354,11 +354,28 @@ START_TEST(test_ladder_runs_the_fastest)
     memplan p0;
     schedule b0;
     offload_ladder_result l0;
-    ck_assert_int_eq(offload_ladder_choose(&in, cap, 0, &b0, &p0, &res, ores, &l0, &st), 0);
+    ck_assert_int_eq(offload_ladder_choose(&in, cap, 0, NULL, &b0, &p0, &res, ores, &l0, &st), 0);
     ck_assert_int_eq(l0.nrungs, 1);
     ck_assert_rel(judge_saving_is_faster(NULL, &b0, &p0), lr.makespan_s[0], PG_REL_TOL);
     plan_free(&p0);
     sched_free(&b0);
+    /* the early stop: at the floor (the capacity's own plan already there, or the caller's incumbent) no rung
+     * is planned; a floor below every plan stops nothing */
+    struct { offload_ladder_stop stop; int rungs; } stops[] = {
+        {{lr.makespan_s[0], NAN}, 1},
+        {{lr.makespan_s[lr.chosen] / 2, lr.makespan_s[lr.chosen] / 2}, 1},
+        {{lr.makespan_s[lr.chosen] / 2, INFINITY}, 3},
+        {{NAN, 0.0}, 3},
+    };
+    for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+        ck_assert_int_eq(offload_ladder_choose(&in, cap, 2, &stops[k].stop, &b0, &p0, &res, ores, &l0, &st), 0);
+        ck_assert_int_eq(l0.nrungs, stops[k].rungs);
+        ck_assert_int_eq(l0.stopped_at_floor, stops[k].rungs == 1);
+        ck_assert_rel(l0.makespan_s[l0.chosen], stops[k].rungs == 1 ? lr.makespan_s[0] : lr.makespan_s[lr.chosen],
+                      PG_REL_TOL);
+        plan_free(&p0);
+        sched_free(&b0);
+    }
     plan_free(&p);
     sched_free(&best);
     free(ores);

@@ -153,6 +153,21 @@ static double pipeoffload_candidate(job *j, memplan *po)
     return makespan;
 }
 
+/* Capacity no job reaches: the floor's run is not limited by memory. */
+#define UNLIMITED_CAPACITY_BYTES 1e30
+
+/* The job's order simulated with no memory plan and no capacity limit: no
+ * plan on this order runs faster (offload_ladder.h, early stop). */
+static double order_floor_s(const job *j)
+{
+    job *jj = pg_xmalloc(sizeof *jj);
+    *jj = *j;   /* shallow, as simulate_makespan's */
+    jj->exp.memory_capacity_bytes = UNLIMITED_CAPACITY_BYTES;
+    double s = judge_by_simulation(jj, &j->sched, NULL);
+    free(jj);
+    return s;
+}
+
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st)
 {
     const experiment *e = &j->exp;
@@ -174,17 +189,19 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
         double g = j->plat.gpu[j->rank_gpu[r]].memory_bytes;
         if (g > 0 && (cap <= 0 || g < cap)) cap = g;
     }
+    /* PipeOffload's own heuristic on the given order is a candidate too:
+     * offload=plan must never run slower than it at the same memory */
+    memplan po;
+    double po_s = pipeoffload_candidate(j, &po);
     offload_ladder_result lres;
     if (cap > 0) {
-        rc = offload_ladder_choose(&in, cap, e->offload_capacities, &best, out, res, ores, &lres, st);
+        /* with the order fixed, no plan beats the order without one: the ladder stops there */
+        offload_ladder_stop stop = {.floor_s = e->offload_order_search ? NAN : order_floor_s(j), .incumbent_s = po_s};
+        rc = offload_ladder_choose(&in, cap, e->offload_capacities, &stop, &best, out, res, ores, &lres, st);
     } else {
         rc = offload_order_choose(&in, &best, out, res, ores, st);
     }
     if (rc == 0 && ores->n < OFFLOAD_ORDER_MAX_CANDIDATES) {
-        /* PipeOffload's own heuristic on the given order is a candidate too:
-         * offload=plan must never run slower than it at the same memory */
-        memplan po;
-        double po_s = pipeoffload_candidate(j, &po);
         double chosen_s = ores->chosen >= 0 && ores->cand[ores->chosen].fits ? ores->cand[ores->chosen].judged_makespan_s
                                                                              : INFINITY;
         offload_order_candidate *c = &ores->cand[ores->n];
@@ -210,6 +227,8 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
         } else {
             plan_free(&po);
         }
+    } else {
+        plan_free(&po);
     }
     if (rc == 0) {   /* the chosen order replaces the schedule: every report shows what ran */
         sched_free(&j->sched);

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/costmodel.h"
 #include "model/platform.h"
 #include "model/numtext.h"
 #include "util/strbuf.h"
@@ -79,6 +80,8 @@ typedef struct gen {
     int gpus;              /* per node */
     double nvl_bw, pcie_bw, nic_bw;
     double uplink_bw;      /* PCIe-switch uplink shared by GPUS_PER_PCIE_SWITCH GPUs */
+    const gpu_params *host_link;   /* cluster.host_link=measured: the GPU type's profile (its host_link block);
+                                    * NULL: the datasheet PCIe rate */
     int links_on_top;      /* links declared in the top zone, not the node zones (star layout) */
     int star;              /* the star layout: a flow to another node crosses two core links */
     int mirror;            /* mirror routes (header) */
@@ -216,12 +219,12 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
     sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw),
                e->cluster_nvlink_bw > 0 ? " (set by cluster.nvlink_bw)" : "");
-    if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0)
+    if (g->host_link)
         sb_appendf(sb,
                    "     PCIe %s B/s per GPU per direction, uplink %s B/s shared by %d GPUs (cluster.host_link=\n"
                    "     measured: %s B/s each while the %d copy at once, / %s alone; source: %s),\n",
-                   NUM(g->pcie_bw), NUM(g->uplink_bw), GPUS_PER_PCIE_SWITCH, NUM(gs->host_link_bw),
-                   GPUS_PER_PCIE_SWITCH, NUM(HOST_LINK_SOLO_SHARE), gs->host_link_source);
+                   NUM(g->pcie_bw), NUM(g->uplink_bw), GPUS_PER_PCIE_SWITCH, NUM(g->host_link->host_link_bw),
+                   GPUS_PER_PCIE_SWITCH, NUM(HOST_LINK_SOLO_SHARE), g->host_link->host_link_source);
     else
         sb_appendf(sb, "     PCIe %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
                    NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
@@ -279,11 +282,16 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         .nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw,
     };
     g.uplink_bw = g.pcie_bw;
-    if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0 && gs->host_link_bw > 0) {
+    gpu_params prof;
+    if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0) {
+        int rc = gpu_host_link_load(gs->name, &prof, st);
+        if (rc)
+            return rc;
         /* both GPUs of a switch copying at once get host_link_bw each (the
          * uplink), one alone host_link_bw / HOST_LINK_SOLO_SHARE (its own link) */
-        g.pcie_bw = gs->host_link_bw / HOST_LINK_SOLO_SHARE;
-        g.uplink_bw = gs->host_link_bw * GPUS_PER_PCIE_SWITCH;
+        g.host_link = &prof;
+        g.pcie_bw = prof.host_link_bw / HOST_LINK_SOLO_SHARE;
+        g.uplink_bw = prof.host_link_bw * GPUS_PER_PCIE_SWITCH;
     }
     int star = nodes > STAR_ABOVE_NODES;
     g.links_on_top = star;

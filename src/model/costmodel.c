@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/costmodel.h"
@@ -654,6 +655,45 @@ static double expert_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *
     return c.time_s;
 }
 
+int costmodel_stage_layers(const gpt_shape *m, int nstages, int *layers, pg_status *st)
+{
+    struct { const char *key; int fixed, n; } edge[] = {
+        {"stage.first_layers", m->first_fixed, m->first_layers},
+        {"stage.last_layers", m->last_fixed, m->last_layers},
+    };
+    int nfixed = 0, fixed_layers = 0;
+    const char *key = "gpt.layers";   /* the key a layout that does not fit is blamed on */
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        if (!edge[i].fixed)
+            continue;
+        if (edge[i].n < 0)
+            return pg_fail_key(st, PG_EXIT_INPUT, edge[i].key, "%d layers: must be 0 or more", edge[i].n);
+        if (nstages < 2)
+            return pg_fail_key(st, PG_EXIT_INPUT, edge[i].key,
+                               "needs at least 2 pipeline stages (with one, the first stage is the last and holds "
+                               "all %d layers)", m->layers);
+        nfixed++;
+        fixed_layers += edge[i].n;
+        key = edge[i].key;
+    }
+    int rest = m->layers - fixed_layers, free_stages = nstages - nfixed;
+    if (rest < free_stages || (free_stages == 0 && rest != 0)) {
+        if (nfixed == 0)
+            return pg_fail_key(st, PG_EXIT_INPUT, key, "%d layers cannot fill %d pipeline stages", m->layers,
+                               nstages);
+        return pg_fail_key(st, PG_EXIT_INPUT, key,
+                           "stage.first_layers and stage.last_layers fix %d layers, leaving %d of the model's %d "
+                           "for the other %d stages (each needs at least one%s)", fixed_layers, rest, m->layers,
+                           free_stages,
+                           free_stages == 0 ? "; with none, the two must hold every layer" : "");
+    }
+    int base = free_stages > 0 ? rest / free_stages : 0, extra = free_stages > 0 ? rest % free_stages : 0;
+    int lo = m->first_fixed ? 1 : 0, hi = m->last_fixed ? nstages - 1 : nstages;   /* the free stages [lo, hi) */
+    for (int s = 0; s < nstages; s++)
+        layers[s] = s < lo ? m->first_layers : s >= hi ? m->last_layers : base + (s >= hi - extra ? 1 : 0);
+    return 0;
+}
+
 int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
@@ -668,16 +708,23 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     int rc = gpt_shape_check(m, st);
     if (rc)
         return rc;
-    if (nstages < 1 || nstages > m->layers)
+    if (nstages < 1)
         return pg_fail_key(st, PG_EXIT_INPUT, "gpt.layers", "%d layers cannot fill %d pipeline stages", m->layers,
                        nstages);
+    int *stage_layers = pg_xcalloc((size_t)nstages, sizeof *stage_layers);
+    if ((rc = costmodel_stage_layers(m, nstages, stage_layers, st)) != 0) {
+        free(stage_layers);
+        return rc;
+    }
     dims d = dims_of(m);
     arch_run r = run_of(m);
     const arch *a = &d.a;
     const gpu_system *sys = gpu_system_find(g->name);
-    if (m->fp8 && (!sys || sys->fp8_flops <= 0))
+    if (m->fp8 && (!sys || sys->fp8_flops <= 0)) {
+        free(stage_layers);
         return pg_fail_key(st, PG_EXIT_INPUT, "precision", "fp8 needs a GPU with FP8 tensor cores (%s has none)",
                        g->name);
+    }
     snprintf(w->name, sizeof w->name, "%.60s L%d h%d s%d b%d tp%d", a->name, a->layers, a->hidden, m->seq,
              m->micro_batch, m->tp);
     snprintf(w->source, sizeof w->source, "pipegrid cost model (src/model/costmodel.c) with %.400s",
@@ -704,10 +751,10 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     double head_ws = FLOAT_BYTES * d.c;                    /* fp32 logits */
     double hidden = arch_hidden_bytes(a, &r);
     double model_share = d.t * (m->cp > 1 ? m->cp : 1);     /* GPUs sharing one layer's model FLOPs */
-    int base = m->layers / nstages, extra = m->layers % nstages, layer = 0;
+    int layer = 0;
     for (int s = 0; s < nstages; s++) {
         stage_cost *sc = &w->stage[s];
-        int nl = base + (s >= nstages - extra ? 1 : 0);
+        int nl = stage_layers[s];
         sc->layers = nl;
         sc->attn_layers = nl;
         sc->has_attn_core = 1;
@@ -760,6 +807,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
                 sc->workspace_bytes = head_ws;
         }
     }
+    free(stage_layers);
     return 0;
 }
 
@@ -859,6 +907,8 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .cp = e->cp, .ep = e->ep, .sequence_parallel = e->tp_sequence_parallel,
         .flash = e->attention == ATTENTION_FLASH, .fp8 = e->precision == PRECISION_FP8,
         .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
+        .first_fixed = e->stage_first_layers != STAGE_LAYERS_EVEN, .first_layers = e->stage_first_layers,
+        .last_fixed = e->stage_last_layers != STAGE_LAYERS_EVEN, .last_layers = e->stage_last_layers,
     };
     rc = costmodel_build_shape(&g, &m, nstages, w, st);
     if (rc == 0)

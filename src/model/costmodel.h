@@ -87,6 +87,12 @@ typedef struct gpu_params {
     char path[4096];                 /* file read ("" when built in memory) */
     double v[GP_COUNT];
     char source[GP_COUNT][256];      /* where each number comes from */
+    /* The measured effective host link (the file's host_link block; not a
+     * cost-model parameter): bytes/s per GPU and direction while both GPUs
+     * behind one PCIe switch copy at once (PipeOffload's B_o); a GPU copying
+     * alone gets it / HOST_LINK_SOLO_SHARE (platform.h).  0 = not given. */
+    double host_link_bw;
+    char host_link_source[256];
 } gpu_params;
 
 /* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet
@@ -114,7 +120,11 @@ gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id);
  * Truncated to len - 1 characters. */
 void gpu_params_describe(const gpu_params *g, char *out, size_t len);
 
-/* Write g as a loadable YAML (appended to out). */
+/* gpu_params_load, and fail naming cluster.host_link when the profile has
+ * no host_link block (cluster.host_link=measured needs one). */
+int gpu_host_link_load(const char *type, gpu_params *g, pg_status *st);
+
+/* Write g as a loadable YAML (appended to out): the host_link block last. */
 struct strbuf;
 void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, struct strbuf *out);
 
@@ -139,6 +149,10 @@ typedef struct gpt_shape {
     int fp8;             /* 1: linear-layer GEMMs at the GPU's FP8 rate */
     double capacity_factor; /* MoE: 0 = dropless */
     int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */
+    /* The first / last stage's layers when fixed (costmodel_stage_layers;
+     * zero-initialised: not fixed, the even split's). */
+    int first_fixed, last_fixed;
+    int first_layers, last_layers;
 } gpt_shape;
 
 /* 0, or PG_EXIT_INPUT with a message naming the bad dimension. */
@@ -181,9 +195,21 @@ double costmodel_optimizer_s(const gpu_params *g, double params);
 
 /* ---- workload --------------------------------------------------------------- */
 
+/* The stage layout: layers[s] transformer layers of stage s, s < nstages.
+ * Evenly (the last gpt.layers % nstages stages take one more), except the
+ * first and last stages where m->first_layers / m->last_layers fix them
+ * (stage.first_layers / stage.last_layers): the stages not fixed then share
+ * the rest evenly the same way.  This is how the zero-bubble and PipeOffload
+ * papers balance a GPT's stages (one layer fewer on the first stage, which
+ * holds the embedding, and on the last, which holds the LM head and the
+ * loss).  Every stage holds at least one layer; a layout that cannot (more
+ * fixed layers than the model has, nothing left for the other stages, a
+ * fixed stage with one stage in all) fails naming the key. */
+int costmodel_stage_layers(const gpt_shape *m, int nstages, int *layers, pg_status *st);
+
 /* Fill w for e (workload=gpt) cut into nstages stages: transformer layers
- * evenly (the last gpt.layers % nstages stages take one more), embedding on
- * stage 0, head + loss on the last stage.  The GPU type is the platform's:
+ * as costmodel_stage_layers lays them out, embedding on stage 0, head + loss
+ * on the last stage.  The GPU type is the platform's:
  * cluster.gpu for network=cluster (and ideal), the `gpu` property of the
  * platform file's first GPU for a platform file (cluster.gpu if it has
  * none).  On a real network (not ideal) the layers' tp all-reduces are

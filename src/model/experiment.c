@@ -65,7 +65,7 @@ typedef struct key_spec {
     int min_open;              /* min itself is not allowed */
     size_t offset;             /* field in experiment */
     size_t size;               /* T_TEXT / T_SCHEDULE: capacity of the char array */
-    const choice *choices;     /* T_CHOICE: terminated by {NULL, 0} */
+    const choice *choices;     /* T_CHOICE: terminated by {NULL, 0}; T_INT: words taken besides integers (or NULL) */
     int path_value;            /* T_CHOICE: value for "a path to an existing file", -1 = not allowed */
     size_t path_offset;        /* T_CHOICE with paths: char[PG_NAME_MAX] receiving the resolved path */
     const char *help;
@@ -90,6 +90,7 @@ static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h",
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
 static const choice COPY_MODELS[] = {
     {"duplex", COPY_MODEL_DUPLEX}, {"single", COPY_MODEL_SINGLE}, {"paired", COPY_MODEL_PAIRED}, {NULL, 0}};
+static const choice STAGE_LAYERS_WORDS[] = {{"even", STAGE_LAYERS_EVEN}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
@@ -98,6 +99,9 @@ static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE
 #define F(field) offsetof(experiment, field)
 #define SZ(field) sizeof(((experiment *)0)->field)
 #define INT_KEY(k, field, def, lo, hi, help) {k, T_INT, "int", def, lo, hi, 0, F(field), 0, NULL, -1, 0, help}
+/* An integer key that also takes the words of choices (a word's value need not be in [lo, hi]). */
+#define INT_OR_WORD_KEY(k, doc, field, def, lo, hi, words, help) \
+    {k, T_INT, doc, def, lo, hi, 0, F(field), 0, words, -1, 0, help}
 #define NUM_KEY(k, field, type, doc, def, lo, hi, open, help) \
     {k, type, doc, def, lo, hi, open, F(field), 0, NULL, -1, 0, help}
 #define TEXT_KEY(k, type, doc, field, def, help) {k, type, doc, def, 0, 0, 0, F(field), SZ(field), NULL, -1, 0, help}
@@ -183,6 +187,14 @@ static const key_spec SCHEMA[] = {
     INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM,
             "workload=gpt and workload=hf:PATH: sequence length in tokens (required)"),
     INT_KEY("gpt.vocab", gpt_vocab, "51200", 1, MAX_MODEL_DIM, "workload=gpt: vocabulary size"),
+    INT_OR_WORD_KEY("stage.first_layers", "int|even", stage_first_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
+            "workload=gpt / hf: transformer layers on the first pipeline stage (it also holds the embedding; "
+            "Megatron's decoder_first_pipeline_num_layers; 0: the embedding alone); the stages not fixed share the "
+            "rest evenly; even: as the even split gives"),
+    INT_OR_WORD_KEY("stage.last_layers", "int|even", stage_last_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
+            "workload=gpt / hf: transformer layers on the last pipeline stage (it also holds the LM head and the "
+            "loss; 0: the head alone; the zero-bubble and PipeOffload papers' balanced stages put one layer fewer "
+            "there and on the first); even: as the even split gives"),
     CHOICE_KEY("precision", "bf16|fp8", precision, "bf16", PRECISIONS, NO_PATH, 0,
                "workload=gpt / hf: GEMM precision; fp8 runs the linear layers' GEMMs at the GPU's FP8 rate "
                "(Transformer Engine: activations stay bf16)"),
@@ -208,8 +220,9 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
                NO_PATH, 0,
                "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "
-               "rate of the GPU type (PipeOffload's 15 GB/s A100, 21 GB/s H100 per direction while both GPUs of a "
-               "PCIe switch copy; a GPU alone gets 1/0.7 of it), with its source in the platform's header"),
+               "rate of the GPU type's profile (profiles/gpus/TYPE.yaml, host_link: PipeOffload's 15 GB/s A100, "
+               "21 GB/s H100 per direction while both GPUs of a PCIe switch copy; a GPU alone gets 1/0.7 of it), "
+               "with its source in the platform's header"),
     NUM_KEY("memory.limit", memory_limit, T_NUMBER, "M_B units", "0", 0, HUGE_NUM, 0,
             "activation-memory limit per rank in stage-activation units M_B, for schedules that take one; 0 = none"),
     NUM_KEY("zb_auto.time_limit", zb_auto_time_limit_s, T_DURATION, "seconds", "2s", 0, MAX_DURATION, 0,
@@ -238,8 +251,8 @@ static const key_spec SCHEMA[] = {
                "postpone_forward_in_warmup), so copies can free memory before the warm-up peak"),
     CHOICE_KEY("offload.preset", "none|po-h|po-f", offload_preset, "none", OFFLOAD_PRESETS, NO_PATH, 0,
                "PipeOffload's PO-H (offload the first ceil(v/2) chunks of each rank) or PO-F (all chunks), with "
-               "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run them with schedule=gis-h "
-               "(PO-H) or gis (PO-F), docs/offload.md"),
+               "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run both with schedule=gis-h "
+               "(docs/offload.md)"),
     INT_KEY("offload.capacities", offload_capacities, "2", 0, 12,
             "offload=plan: also plan for this many capacities of a fixed grid (4 per doubling, from 1 GiB) below "
             "memory.capacity and run the fastest plan that fits: more memory never runs slower than the plans "
@@ -351,9 +364,12 @@ static void describe(const key_spec *k, char *buf, size_t len)
             snprintf(range, sizeof range, " %s %.15g", k->min_open ? ">" : ">=", k->min);
     }
     switch (k->type) {
-    case T_INT:
-        snprintf(buf, len, "an integer%s", range);
+    case T_INT: {
+        int n = snprintf(buf, len, "an integer%s", range);
+        for (const choice *c = k->choices; c && c->word && n >= 0 && (size_t)n < len; c++)
+            n += snprintf(buf + n, len - (size_t)n, ", or %s", c->word);
         break;
+    }
     case T_NUMBER:
         snprintf(buf, len, "a number%s", range);
         break;
@@ -438,6 +454,11 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
     const char *why = NULL;
     switch (k->type) {
     case T_INT: {
+        for (const choice *c = k->choices; c && c->word; c++)
+            if (trimmed_eq(value, c->word)) {
+                *(int *)(base + k->offset) = c->value;
+                return 0;
+            }
         long v;
         if (units_parse_long(value, &v, &why) != 0)
             return fail_value(st, k, at, value, why);
@@ -710,6 +731,7 @@ typedef struct applicability {
 
 static const applicability APPLIES[] = {
     {"gpt.seq", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
+    {"stage.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},

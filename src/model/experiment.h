@@ -16,6 +16,8 @@
 #define PG_DESC_MAX 2048
 /* Room for one origin per schema key (experiment.c checks it has enough). */
 #define EXP_MAX_KEYS 80
+/* stage.first_layers / stage.last_layers not given: the even split's layers. */
+#define STAGE_LAYERS_EVEN (-1)
 
 /* WL_GPT and WL_HF are costed by the model (model/arch.h, model/costmodel.h):
  * their stage times are one GPU's share already. */
@@ -67,6 +69,8 @@ typedef struct experiment {
     double uniform_boundary_bytes;  /* activation sent to the next stage (gradient back: same) */
     double uniform_params;          /* parameters of one rank's share */
     int gpt_layers, gpt_hidden, gpt_heads, gpt_seq, gpt_vocab;
+    int stage_first_layers;         /* transformer layers of the first / last pipeline stage (workload=gpt, */
+    int stage_last_layers;          /* hf); STAGE_LAYERS_EVEN = the even split's (costmodel.h: the layout) */
     precision_kind precision;       /* GEMM precision (fp8: the GPU's FP8 rate) */
     attention_kind attention;       /* flash (default) or Megatron's legacy fused-softmax path */
     double moe_capacity_factor;     /* 0 = dropless (tokens routed as the router says) */

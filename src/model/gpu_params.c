@@ -5,8 +5,15 @@
  *   params:
  *     peak_flops: {value: 312Tf, source: "NVIDIA A100 datasheet ..."}
  *     ...
+ *   host_link:
+ *     measured_bw: {value: 15GBps, source: "measured: ..."}
  * Every parameter of the table below is required and carries a source, so a
- * number without provenance cannot enter the cost model.
+ * number without provenance cannot enter the cost model.  The host_link
+ * block (last in the file, optional) is not a cost-model parameter: it is
+ * the GPU type's measured effective host-memory copy rate that
+ * cluster.host_link=measured puts on the generated platform's PCIe links
+ * (gpu_params.host_link_bw); calibrate never fits it and writes it back
+ * as it read it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +55,9 @@ static const param_def PARAMS[GP_COUNT] = {
 /* A parameter of earlier models, named in the error so that an old file is
  * not met with a bare "unknown". */
 #define RETIRED_TP_SYNC "tp_sync"
+
+#define HOST_LINK_BLOCK "host_link"
+#define HOST_LINK_MEASURED "measured_bw"
 
 #define GPU_DIR "profiles/gpus/"
 #define YAML_SUFFIX ".yaml"
@@ -97,15 +107,60 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* One {value: NUMBER, source: TEXT} entry, key full (for messages) at where. */
+static int parse_entry(const char *file, const yt_node *item, pg_origin where, const char *full, param_kind kind,
+                       double *v, char *source, size_t source_len, pg_status *st)
+{
+    const yt_node *val = item->kind == YT_MAP ? yt_get(item, "value") : NULL;
+    const yt_node *src = item->kind == YT_MAP ? yt_get(item, "source") : NULL;
+    if (item->kind != YT_MAP || item->count != 2 || val == NULL || src == NULL || val->kind != YT_SCALAR ||
+        src->kind != YT_SCALAR)
+        return pg_fail_at(st, PG_EXIT_INPUT, where, full, "expected {value: NUMBER, source: TEXT}");
+    if (src->scalar[0] == '\0')
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, src->line}, full, "source must not be empty");
+    const char *why = NULL;
+    if (parse_value(kind, val->scalar, v, &why) != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "'%s': %s", val->scalar,
+                          why ? why : "invalid value");
+    const char *bad = range_problem(kind, *v);
+    if (bad)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "%s", bad);
+    snprintf(source, source_len, "%s", src->scalar);
+    return 0;
+}
+
+/* The optional host_link block (header). */
+static int load_host_link(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
+{
+    const yt_node *hl = yt_get(root, HOST_LINK_BLOCK);
+    if (hl == NULL)
+        return 0;
+    if (hl->kind != YT_MAP)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, hl->line}, HOST_LINK_BLOCK,
+                          "expected a mapping with key " HOST_LINK_MEASURED);
+    for (size_t i = 0; i < hl->count; i++) {
+        pg_origin where = {file, hl->key_lines[i]};
+        if (strcmp(hl->keys[i], HOST_LINK_MEASURED) != 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, where, HOST_LINK_BLOCK, "unknown key '%.60s' (expected "
+                              HOST_LINK_MEASURED ")", hl->keys[i]);
+        int rc = parse_entry(file, hl->items[i], where, HOST_LINK_BLOCK "." HOST_LINK_MEASURED, PK_BANDWIDTH,
+                             &g->host_link_bw, g->host_link_source, sizeof g->host_link_source, st);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
 {
     pg_origin at = {file, root ? root->line : 1};
     if (root == NULL || root->kind != YT_MAP)
         return pg_fail_at(st, PG_EXIT_INPUT, at, NULL, "expected a mapping with keys name and params");
     for (size_t i = 0; i < root->count; i++)
-        if (strcmp(root->keys[i], "name") != 0 && strcmp(root->keys[i], "params") != 0)
+        if (strcmp(root->keys[i], "name") != 0 && strcmp(root->keys[i], "params") != 0 &&
+            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0)
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, root->key_lines[i]}, root->keys[i],
-                              "unknown key (expected name, params)");
+                              "unknown key (expected name, params, " HOST_LINK_BLOCK ")");
     const yt_node *name = yt_get(root, "name");
     if (name == NULL || name->kind != YT_SCALAR || name->scalar[0] == '\0' || strlen(name->scalar) >= sizeof g->name)
         return pg_fail_at(st, PG_EXIT_INPUT, name ? (pg_origin){file, name->line} : at, "name",
@@ -131,24 +186,12 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
                               "re-run pipegrid calibrate");
         if (id < 0)
             return pg_fail_at(st, PG_EXIT_INPUT, where, full, "unknown GPU parameter");
-        const yt_node *item = params->items[i];
-        const yt_node *val = item->kind == YT_MAP ? yt_get(item, "value") : NULL;
-        const yt_node *src = item->kind == YT_MAP ? yt_get(item, "source") : NULL;
-        if (item->kind != YT_MAP || item->count != 2 || val == NULL || src == NULL || val->kind != YT_SCALAR ||
-            src->kind != YT_SCALAR)
-            return pg_fail_at(st, PG_EXIT_INPUT, where, full, "expected {value: NUMBER, source: TEXT}");
-        if (src->scalar[0] == '\0')
-            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, src->line}, full, "source must not be empty");
-        const char *why = NULL;
         double v;
-        if (parse_value(PARAMS[id].kind, val->scalar, &v, &why) != 0)
-            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "'%s': %s", val->scalar,
-                              why ? why : "invalid value");
-        const char *bad = range_problem(PARAMS[id].kind, v);
-        if (bad)
-            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "%s", bad);
+        int rc = parse_entry(file, params->items[i], where, full, PARAMS[id].kind, &v, g->source[id],
+                             sizeof g->source[id], st);
+        if (rc)
+            return rc;
         g->v[id] = v;
-        snprintf(g->source[id], sizeof g->source[id], "%s", src->scalar);
         seen[id] = 1;
     }
     for (int k = 0; k < GP_COUNT; k++)
@@ -157,7 +200,7 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         else if (!seen[k])
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
-    return 0;
+    return load_host_link(file, root, g, st);
 }
 
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
@@ -182,6 +225,16 @@ int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
     return rc;
 }
 
+int gpu_host_link_load(const char *type, gpu_params *g, pg_status *st)
+{
+    int rc = gpu_params_load(type, g, st);
+    if (rc == 0 && !(g->host_link_bw > 0))
+        rc = pg_fail_key(st, PG_EXIT_INPUT, "cluster.host_link",
+                         "measured: %.600s has no " HOST_LINK_BLOCK " block (" HOST_LINK_MEASURED ": {value: "
+                         "BYTES_PER_S, source: TEXT}, the GPU type's measured host-memory copy rate)", g->path);
+    return rc;
+}
+
 void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strbuf *out)
 {
     if (header_comment && *header_comment) {
@@ -200,6 +253,11 @@ void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strb
         /* bare numbers: flop/s, bytes/s, seconds, ratios */
         sb_appendf(out, "  %s: {value: %.9g, source: ", PARAMS[k].key, g->v[k]);
         sb_append_json_string(out, g->source[k]);   /* JSON strings are valid YAML double-quoted scalars */
+        sb_append(out, "}\n");
+    }
+    if (g->host_link_bw > 0) {   /* the measured host link, last, as read (header) */
+        sb_appendf(out, "%s:\n  %s: {value: %.9g, source: ", HOST_LINK_BLOCK, HOST_LINK_MEASURED, g->host_link_bw);
+        sb_append_json_string(out, g->host_link_source);
         sb_append(out, "}\n");
     }
 }

@@ -35,10 +35,6 @@ static const gpu_system SYSTEMS[] = {
                   "NVLink3 600 GB/s bidirectional (300 per direction), PCIe Gen4 x16 64 GB/s bidirectional "
                   "(32 per direction); NVIDIA DGX A100 datasheet: 8x ConnectX-6 HDR InfiniBand 200 Gb/s "
                   "(one per GPU), 2TB system memory (DGX A100 640GB)",
-        .host_link_bw = 15 * GIGA,
-        .host_link_source = "measured: PipeOffload (Wan et al., ICML 2025, arXiv 2503.01328) profiles 15 GB/s per "
-                            "direction on A100 with paired GPUs sharing a PCIe switch (its repository, "
-                            "megatron/core/zbpp_utils.py, A100 constant)",
     },
     {
         .name = "h100-sxm",
@@ -53,9 +49,6 @@ static const gpu_system SYSTEMS[] = {
                   "80GB HBM3, NVLink4 900 GB/s bidirectional (450 per direction), PCIe Gen5 x16 128 GB/s "
                   "bidirectional (64 per direction); NVIDIA DGX H100 datasheet: 8x ConnectX-7 NDR InfiniBand "
                   "400 Gb/s (one per GPU), 2TB system memory",
-        .host_link_bw = 21 * GIGA,
-        .host_link_source = "measured: PipeOffload (arXiv 2503.01328) profiles 21 GB/s per direction on H100 (its "
-                            "repository, megatron/core/zbpp_utils.py, H100 constant; one copy stream per GPU)",
     },
     {
         .name = "h200",
@@ -70,9 +63,6 @@ static const gpu_system SYSTEMS[] = {
                   "(same GH100 compute as H100), 141GB HBM3e, NVLink 900 GB/s bidirectional (450 per "
                   "direction), PCIe Gen5 x16 128 GB/s bidirectional (64 per direction); NVIDIA DGX H200 "
                   "datasheet: 8x ConnectX-7 400 Gb/s (one per GPU), 2TB system memory",
-        .host_link_bw = 21 * GIGA,
-        .host_link_source = "borrowed from h100-sxm: no published measurement found; HGX H200 has the same PCIe "
-                            "Gen5 x16 host link as HGX H100 (PipeOffload's 21 GB/s measured on H100)",
     },
     {
         .name = "b200",
@@ -87,9 +77,6 @@ static const gpu_system SYSTEMS[] = {
                   "180GB HBM3e per GPU (1440GB per 8 GPUs), NVLink5 1.8 TB/s bidirectional (900 per "
                   "direction), host link PCIe Gen5 x16 (DGX B200 host CPUs are Gen5) 64 GB/s per direction; "
                   "DGX B200: 8x ConnectX-7 400 Gb/s (one per GPU), 2TB system memory",
-        .host_link_bw = 21 * GIGA,
-        .host_link_source = "borrowed from h100-sxm: no published measurement found; DGX B200 hosts its GPUs on "
-                            "PCIe Gen5 x16 as DGX H100 does (PipeOffload's 21 GB/s measured on H100)",
     },
 };
 

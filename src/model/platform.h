@@ -95,11 +95,8 @@ typedef struct gpu_system {
     double nic_bw;            /* per GPU NIC, bytes/s */
     double host_memory_bytes; /* per node */
     const char *source;
-    /* Measured effective host link (cluster.host_link=measured): bytes/s per
-     * GPU and direction while both GPUs behind one PCIe switch copy at once
-     * (PipeOffload's B_o); a GPU copying alone gets it / HOST_LINK_SOLO_SHARE. */
-    double host_link_bw;
-    const char *host_link_source;
+    /* The measured effective host link (cluster.host_link=measured) is the
+     * GPU type's profile's: gpu_params.host_link_bw (costmodel.h). */
 } gpu_system;
 /* PipeOffload's repository times a copy alone at 0.7 of a copy while its
  * paired GPU copies too (zerobubble/scheduler/offloading.py, solo vs

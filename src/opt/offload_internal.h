@@ -42,6 +42,8 @@ typedef struct off_model {
     double *copy_bw;                 /* [pp] bytes/s of a copy in the timing (route, or route / sharers) */
     double *shared_bw;               /* [pp] route / sharers: when memory is freed (always conservative) */
     double *copy_lat_s;              /* [pp] */
+    double host_link_bw;             /* cluster.host_link=measured: the GPU type's measured rate (its profile's
+                                      * host_link block, model/costmodel.h); 0: the routes' datasheet rate */
     double horizon_s;                /* an upper bound on any end time (big-M) */
 } off_model;
 

@@ -34,9 +34,17 @@ static double chosen_makespan(const offload_order_result *r)
     return isnan(c->judged_makespan_s) ? c->model_makespan_s : c->judged_makespan_s;
 }
 
-int offload_ladder_choose(const offload_order_input *in, double capacity_bytes, int max_rungs, schedule *best,
-                          memplan *plan, offload_plan_result *pres, offload_order_result *ores,
-                          offload_ladder_result *lres, pg_status *st)
+/* The floor is reached: the best so far, or the caller's incumbent, is at
+ * most it (comparisons with NAN are false: no stop). */
+static int at_floor(const offload_ladder_stop *stop, double best_s)
+{
+    if (stop == NULL || !isfinite(stop->floor_s)) return 0;
+    return best_s <= stop->floor_s || stop->incumbent_s <= stop->floor_s;
+}
+
+int offload_ladder_choose(const offload_order_input *in, double capacity_bytes, int max_rungs,
+                          const offload_ladder_stop *stop, schedule *best, memplan *plan, offload_plan_result *pres,
+                          offload_order_result *ores, offload_ladder_result *lres, pg_status *st)
 {
     memset(lres, 0, sizeof *lres);
     int rc = offload_order_choose(in, best, plan, pres, ores, st);
@@ -50,6 +58,10 @@ int offload_ladder_choose(const offload_order_input *in, double capacity_bytes, 
     int nr = offload_ladder_rungs(capacity_bytes, rungs, max_rungs);
     offload_order_result *tr = pg_xmalloc(sizeof *tr);
     for (int k = 0; k < nr; k++) {
+        if (at_floor(stop, lres->makespan_s[lres->chosen])) {
+            lres->stopped_at_floor = 1;
+            break;
+        }
         experiment e = *in->plan.exp;   /* the planner sees the rung; the judge still the job's capacity */
         e.memory_capacity_bytes = rungs[k];
         offload_order_input rin = *in;

@@ -26,6 +26,16 @@
  * planning (the MILP is slowest where memory is tightest), so the default
  * is a few rungs: the guarantee is then over those.  Without a judge rungs
  * are ranked by the MILP's estimate.
+ *
+ * Early stop.  A caller that knows a floor, a makespan no plan on this
+ * order can beat (the order simulated with no memory plan and no capacity
+ * limit: a plan only adds copies, stalls and recomputation to a fixed
+ * order), passes it in stop->floor_s, with the makespan of a plan it will
+ * weigh beside the ladder's (stop->incumbent_s, e.g. PipeOffload's rules).
+ * Once the best judged makespan so far, or the incumbent, is at most the
+ * floor, no rung below can run faster, and the ladder plans no more rungs
+ * (stopped_at_floor): the guarantee above still holds, at no planning cost
+ * for the tight rungs where the MILP is slowest.
  */
 #ifndef PG_OPT_OFFLOAD_LADDER_H
 #define PG_OPT_OFFLOAD_LADDER_H
@@ -42,16 +52,24 @@ typedef struct offload_ladder_result {
     double makespan_s[OFFLOAD_LADDER_MAX_RUNGS + 1];     /* the rung's chosen plan, judged at the job's capacity;
                                                             INFINITY: nothing fits */
     int chosen;                                          /* the rung whose plan runs */
+    int stopped_at_floor;                                /* 1: rungs left unplanned, the floor reached */
 } offload_ladder_result;
+
+/* The early stop (header); NAN or INFINITY fields: none. */
+typedef struct offload_ladder_stop {
+    double floor_s;       /* no plan on this order runs faster */
+    double incumbent_s;   /* a plan the caller weighs beside the ladder's */
+} offload_ladder_stop;
 
 /* The grid rungs strictly below capacity_bytes, largest first, at most max:
  * returns how many were written to rungs. */
 int offload_ladder_rungs(double capacity_bytes, double *rungs, int max);
 
 /* As offload_order_choose (same outputs, *ores being the chosen rung's
- * table), over the ladder; capacity_bytes is the job's capacity (> 0). */
-int offload_ladder_choose(const offload_order_input *in, double capacity_bytes, int max_rungs, schedule *best,
-                          memplan *plan, offload_plan_result *pres, offload_order_result *ores,
-                          offload_ladder_result *lres, pg_status *st);
+ * table), over the ladder; capacity_bytes is the job's capacity (> 0);
+ * stop may be NULL (no early stop). */
+int offload_ladder_choose(const offload_order_input *in, double capacity_bytes, int max_rungs,
+                          const offload_ladder_stop *stop, schedule *best, memplan *plan, offload_plan_result *pres,
+                          offload_order_result *ores, offload_ladder_result *lres, pg_status *st);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/costmodel.h"
 #include "model/memory.h"
 #include "opt/offload_internal.h"
 #include "sim/actmem.h"
@@ -45,32 +46,35 @@ static const gpu_system *gpu_of(const offload_plan_input *in, int rank)
     return g->type[0] ? gpu_system_find(g->type) : NULL;
 }
 
-/* With cluster.host_link=measured (cluster.c): the GPU type's measured host link. */
-static const gpu_system *measured_link(const offload_plan_input *in, int rank)
+/* With cluster.host_link=measured (cluster.c): the GPU type's measured host
+ * link from its profile, bytes/s; 0 where it does not apply. */
+static int measured_link(const offload_plan_input *in, double *bw, pg_status *st)
 {
+    *bw = 0;
     if (in->exp->network != NET_CLUSTER || !in->exp->cluster_host_link_measured || in->exp->cluster_pcie_bw > 0)
-        return NULL;
-    const gpu_system *gs = gpu_of(in, rank);
-    return gs != NULL && gs->host_link_bw > 0 ? gs : NULL;
+        return 0;
+    gpu_params prof;
+    int rc = gpu_host_link_load(in->exp->cluster_gpu, &prof, st);
+    if (rc == 0)
+        *bw = prof.host_link_bw;
+    return rc;
 }
 
 /* Route bandwidth GPU -> host memory, uncontended. */
-static double route_bw(const offload_plan_input *in, int rank)
+static double route_bw(const offload_plan_input *in, const off_model *md, int rank)
 {
     if (in->exp->network == NET_CLUSTER && in->exp->cluster_pcie_bw > 0)
         return in->exp->cluster_pcie_bw;
-    const gpu_system *m = measured_link(in, rank);
-    if (m != NULL) return m->host_link_bw / HOST_LINK_SOLO_SHARE;
+    if (md->host_link_bw > 0) return md->host_link_bw / HOST_LINK_SOLO_SHARE;
     const gpu_system *gs = gpu_of(in, rank);
     return gs != NULL ? gs->pcie_bw : DEFAULT_PCIE_BW;
 }
 
 /* The PCIe-switch uplink's bandwidth (cluster.c: the route's rate, or twice
  * the measured paired rate). */
-static double uplink_bw(const offload_plan_input *in, int rank)
+static double uplink_bw(const offload_plan_input *in, const off_model *md, int rank)
 {
-    const gpu_system *m = measured_link(in, rank);
-    return m != NULL ? m->host_link_bw * GPUS_PER_UPLINK : route_bw(in, rank);
+    return md->host_link_bw > 0 ? md->host_link_bw * GPUS_PER_UPLINK : route_bw(in, md, rank);
 }
 
 /* Pipeline ranks whose GPUs sit behind the same PCIe-switch uplink. */
@@ -115,7 +119,7 @@ static void item_options(const offload_plan_input *in, off_model *md, off_item *
                          double scale, memplan *one)
 {
     int r = it->rank;
-    double bw = route_bw(in, r);
+    double bw = route_bw(in, md, r);
     double attn = memory_attn_core_bytes(&in->wl->stage[it->stage]);
     for (int o = 0; o < OPT_COUNT; o++) {
         plan_set(one, it->stage, it->mb, OPTION_CHOICE[o]);
@@ -219,6 +223,11 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
     md->copy_lat_s = pg_xcalloc((size_t)s->pp, sizeof *md->copy_lat_s);
     for (int stage = 0; stage < s->nstages; stage++)
         md->comm_s[stage] = edge_comm_s(in, stage);
+    int rc = measured_link(in, &md->host_link_bw, st);
+    if (rc) {
+        off_model_free(md);
+        return rc;
+    }
     memplan one;
     plan_init(&one, s);
     double total_s = 0;
@@ -233,9 +242,9 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
         double scale = experiment_tp_share(in->exp) *
                        (in->wl->ref_speed_flops > 0 && g->speed_flops > 0 ? in->wl->ref_speed_flops / g->speed_flops
                                                                           : 1.0);
-        md->shared_bw[r] = uplink_bw(in, r) / uplink_sharers(in, r);
-        if (md->shared_bw[r] > route_bw(in, r)) md->shared_bw[r] = route_bw(in, r);
-        md->copy_bw[r] = in->copy_uncontended ? route_bw(in, r) : md->shared_bw[r];
+        md->shared_bw[r] = uplink_bw(in, md, r) / uplink_sharers(in, r);
+        if (md->shared_bw[r] > route_bw(in, md, r)) md->shared_bw[r] = route_bw(in, md, r);
+        md->copy_bw[r] = in->copy_uncontended ? route_bw(in, md, r) : md->shared_bw[r];
         md->copy_lat_s[r] = PCIE_LATENCY_S;
         int n = s->nops[r];
         md->dur[r] = pg_xcalloc((size_t)n + 1, sizeof **md->dur);
