@@ -240,7 +240,7 @@ static gpt_shape row_shape(const train_row *r, int layers)
     return (gpt_shape){.layers = layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq, .vocab = r->vocab,
                        .micro_batch = r->micro_batch, .tp = r->tp, .arch = r->has_arch ? &r->arch : NULL,
                        .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
-                       .fp8 = r->fp8};
+                       .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap};
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more
@@ -461,12 +461,21 @@ static int is_ratio(gpu_param_id id)
            id == GP_FP8_GEMM_EFF;
 }
 
+/* The physical lower bound of a fitted parameter (itermodel.h); 0 = none. */
+static double fit_floor(gpu_param_id id)
+{
+    return id == GP_MEM_EFF ? FIT_MEM_EFF_FLOOR : id == GP_COLL_BW_EFF ? FIT_COLL_BW_EFF_FLOOR : 0.0;
+}
+
 static void apply(fit_ctx *c, const double *x)
 {
     for (int k = 0; k < c->nvar; k++) {
         double v = exp(x[k]);
         if (is_ratio((gpu_param_id)c->ids[k]) && v > c->h.ratio_cap)
             v = c->h.ratio_cap;
+        double floor_v = fit_floor((gpu_param_id)c->ids[k]);
+        if (v < floor_v)
+            v = floor_v;
         c->g.v[c->ids[k]] = v;
     }
 }
