@@ -232,6 +232,38 @@ START_TEST(test_fp8_casts)
 }
 END_TEST
 
+/* Experts with expert tensor parallelism 1 run whole experts on the rank's
+ * share of the token copies: the same FLOPs as experts split over tp, so
+ * the same time at pure rates; other GEMM shapes, so another time once the
+ * SM count quantizes them. */
+START_TEST(test_expert_tp1_same_flops_other_shapes)
+{
+    arch a;
+    arch_gpt(&a, 8, 4096, 32, 2048, 51200);
+    a.moe.experts = 8;
+    a.moe.top_k = 2;
+    a.moe.expert_ffn = 4 * 4096;
+    gpt_shape m = shape(4096, 32, 2048, 2, 2), m1;
+    m.arch = &a;
+    m.ep = 4;
+    m.sequence_parallel = 1;
+    m1 = m;
+    m1.expert_tp1 = 1;
+    gpu_params pure = pure_rates(), real = load("a100-80g");
+    pure.v[GP_MEM_EFF] = 1e6;   /* no operand-traffic roofline */
+    op_cost c[CM_OPS], c1[CM_OPS];
+    costmodel_layer(&pure, &m, c);
+    costmodel_layer(&pure, &m1, c1);
+    for (int op = 0; op < CM_OPS; op++) {
+        ck_assert_rel(c1[op].gemm_flops, c[op].gemm_flops, 1e-12);
+        ck_assert_rel(c1[op].time_s, c[op].time_s, 1e-9);
+    }
+    costmodel_layer(&real, &m, c);
+    costmodel_layer(&real, &m1, c1);
+    ck_assert(c1[CM_F].time_s != c[CM_F].time_s);
+}
+END_TEST
+
 START_TEST(test_build_fills_workload)
 {
     gpu_params g = load("h100-sxm");
@@ -392,6 +424,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gemm_busy_flops);
     tcase_add_test(tc, test_tp_comm_overlap_hides_under_gemm);
     tcase_add_test(tc, test_fp8_casts);
+    tcase_add_test(tc, test_expert_tp1_same_flops_other_shapes);
     tcase_add_test(tc, test_build_fills_workload);
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
     tcase_add_test(tc, test_gpu_file_errors);

@@ -240,7 +240,7 @@ static gpt_shape row_shape(const train_row *r, int layers)
     return (gpt_shape){.layers = layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq, .vocab = r->vocab,
                        .micro_batch = r->micro_batch, .tp = r->tp, .arch = r->has_arch ? &r->arch : NULL,
                        .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
-                       .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap};
+                       .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1};
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more
@@ -319,7 +319,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
         if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
-            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, tp_cp);
+            /* Megatron's expert ranks: with expert tp 1, ep is innermost (consecutive ranks) */
+            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, r->expert_tp1 ? 1 : tp_cp);
             f += 2.0 * sc->moe_layers * a2a;
             b += 2.0 * sc->moe_layers * a2a;
         }

@@ -290,6 +290,7 @@ typedef struct dims {
     double Tk;   /* routed token copies on this GPU (MoE) */
     double local_experts;
     double gate; /* 2 for a gated (SwiGLU) MLP's FC1, else 1 */
+    double te;   /* the experts' tensor-parallel degree: t, or 1 (gpt_shape.expert_tp1) */
 } dims;
 
 static dims dims_of(const gpt_shape *m)
@@ -320,6 +321,7 @@ static dims dims_of(const gpt_shape *m)
     d.Tk = d.T * a->moe.top_k * (m->capacity_factor > 0 ? m->capacity_factor : 1.0);
     d.local_experts = a->moe.experts > 0 ? a->moe.experts / ep : 0;
     d.gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
+    d.te = m->expert_tp1 ? 1.0 : d.t;
     return d;
 }
 
@@ -455,16 +457,18 @@ static void act_bwd(kctx k, const dims *d, double elems)
 }
 
 /* An MLP's two linear layers on this rank for rows tokens (over groups
- * experts, rows / groups each) and intermediate width f; the MoE router
- * (h -> experts, bf16). */
-static void fc1_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups)
+ * experts, rows / groups each) and intermediate width f split tpd ways; the
+ * MoE router (h -> experts, bf16).  Experts: the rank's Tk token copies
+ * through f / t of each expert's width, or (expert_tp1) its Tk / t copies
+ * through whole experts -- the same FLOPs, other GEMM shapes. */
+static void fc1_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups, double tpd)
 {
-    k_linear_p(k, which, rows / groups, d->h, d->gate * f / d->t, groups, 1);
+    k_linear_p(k, which, rows / groups, d->h, d->gate * f / tpd, groups, 1);
 }
 
-static void fc2_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups)
+static void fc2_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups, double tpd)
 {
-    k_linear_p(k, which, rows / groups, f / d->t, d->h, groups, 1);
+    k_linear_p(k, which, rows / groups, f / tpd, d->h, groups, 1);
 }
 
 static void router_linear(kctx k, cm_op which, const dims *d)
@@ -485,39 +489,39 @@ static void mlp_op(kctx k, const dims *d, int moe, int which)
             router_linear(k, CM_F, d);
             k_mem(k, ROUTER_BYTES * d->T * mo->experts);
             k_mem(k, PERMUTE_BYTES * d->Tk * d->h);
-            fc1_linear(k, CM_F, d, d->Tk, mo->expert_ffn, experts);
+            fc1_linear(k, CM_F, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             act_fwd(k, d, d->Tk * mo->expert_ffn / d->t);
-            fc2_linear(k, CM_F, d, d->Tk, mo->expert_ffn, experts);
+            fc2_linear(k, CM_F, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             k_mem(k, COMBINE_BYTES * d->Tk * d->h);
         }
         if (dense_f > 0) {
-            fc1_linear(k, CM_F, d, d->T, dense_f, 1.0);
+            fc1_linear(k, CM_F, d, d->T, dense_f, 1.0, d->t);
             act_fwd(k, d, d->T * dense_f / d->t);
-            fc2_linear(k, CM_F, d, d->T, dense_f, 1.0);
+            fc2_linear(k, CM_F, d, d->T, dense_f, 1.0, d->t);
         }
     } else if (which == 1) {
         if (dense_f > 0) {
-            fc2_linear(k, CM_B, d, d->T, dense_f, 1.0);
+            fc2_linear(k, CM_B, d, d->T, dense_f, 1.0, d->t);
             act_bwd(k, d, d->T * dense_f / d->t);
-            fc1_linear(k, CM_B, d, d->T, dense_f, 1.0);
+            fc1_linear(k, CM_B, d, d->T, dense_f, 1.0, d->t);
         }
         if (moe) {
             k_mem(k, COMBINE_BYTES * d->Tk * d->h);
-            fc2_linear(k, CM_B, d, d->Tk, mo->expert_ffn, experts);
+            fc2_linear(k, CM_B, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             act_bwd(k, d, d->Tk * mo->expert_ffn / d->t);
-            fc1_linear(k, CM_B, d, d->Tk, mo->expert_ffn, experts);
+            fc1_linear(k, CM_B, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             k_mem(k, PERMUTE_BYTES * d->Tk * d->h);
             k_mem(k, ROUTER_BYTES * d->T * mo->experts);
             router_linear(k, CM_B, d);
         }
     } else {
         if (dense_f > 0) {
-            fc2_linear(k, CM_W, d, d->T, dense_f, 1.0);
-            fc1_linear(k, CM_W, d, d->T, dense_f, 1.0);
+            fc2_linear(k, CM_W, d, d->T, dense_f, 1.0, d->t);
+            fc1_linear(k, CM_W, d, d->T, dense_f, 1.0, d->t);
         }
         if (moe) {
-            fc2_linear(k, CM_W, d, d->Tk, mo->expert_ffn, experts);
-            fc1_linear(k, CM_W, d, d->Tk, mo->expert_ffn, experts);
+            fc2_linear(k, CM_W, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
+            fc1_linear(k, CM_W, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             router_linear(k, CM_W, d);
         }
     }

@@ -140,6 +140,8 @@ typedef struct gpt_shape {
                           * must then agree with it (layers, hidden, heads, vocab are read from
                           * arch when it is given) */
     int cp, ep;          /* context / expert parallel degrees (0 = 1) */
+    int expert_tp1;      /* 1: experts are not split over tp (expert tensor parallelism 1): each rank runs
+                          * whole experts on its sequence shard's tokens; 0: split over tp like the MLP */
     int sequence_parallel;
     int tp_comm_overlap; /* 1: the layers' tp collectives overlap the GEMM next to them (Transformer Engine's
                           * userbuffer overlap): only what exceeds that GEMM's time is exposed */
