@@ -5,6 +5,7 @@
 #define PG_TESTS_GPUFIXTURE_H
 
 #include <check.h>
+#include <stdio.h>
 
 #include "model/costmodel.h"
 
@@ -17,10 +18,13 @@ static inline gpu_params load(const char *type)
     return g;
 }
 
-/* A GPU without host costs or size effects: times are pure rates. */
+/* A GPU without host costs or size effects: times are pure rates.  Its
+ * name is no known system's, so its GEMMs have no SM count and no tile /
+ * wave quantization (costmodel_gemm_busy_flops). */
 static inline gpu_params pure_rates(void)
 {
     gpu_params g = load("a100-80g");
+    snprintf(g.name, sizeof g.name, "%s", "pure-rates");
     g.v[GP_KERNEL_LAUNCH_S] = 0;
     g.v[GP_GEMM_HALF_FLOPS] = 0;
     g.v[GP_OP_OVERHEAD_S] = 0;

@@ -234,6 +234,18 @@ START_TEST(test_calibrate_recovers_synthetic)
     /* the parameters the rows depend on strongly come back */
     ck_assert_rel(g.v[GP_KERNEL_LAUNCH_S], truth.v[GP_KERNEL_LAUNCH_S], 0.1);
     ck_assert_rel(g.v[GP_GEMM_EFF] * 1e3, truth.v[GP_GEMM_EFF] * 1e3, 0.1);
+    /* rows made by a GPU whose memory kernels and collectives run far below
+     * the physical bounds: the fit stops at the bounds, never below */
+    truth.v[GP_MEM_EFF] = FIT_MEM_EFF_FLOOR / 4;
+    truth.v[GP_COLL_BW_EFF] = FIT_COLL_BW_EFF_FLOOR / 4;
+    for (int i = 0; i < n; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
+        rows[i].measured_s = bd.total_s;
+    }
+    ck_assert_int_eq(iter_fit(&g, &set, NULL, &h, &fe, &st), 0);
+    ck_assert_exact(g.v[GP_MEM_EFF], FIT_MEM_EFF_FLOOR);
+    ck_assert_exact(g.v[GP_COLL_BW_EFF], FIT_COLL_BW_EFF_FLOOR);
     iter_set_free(&set);
 }
 END_TEST

@@ -1,5 +1,6 @@
 /* test_costmodel.c: the workload=gpt cost model and the GPU parameter files
  * (the calibrate / validate predictor built on them: tests/test_calib.c). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,118 @@ START_TEST(test_softmax_fallback)
     ck_assert_int_eq(cu[CM_F].kernels, cf[CM_F].kernels + 4);
     ck_assert_int_eq(cu[CM_B].kernels, cf[CM_B].kernels + 4);
     ck_assert_int_eq(cu[CM_W].kernels, cf[CM_W].kernels);
+}
+END_TEST
+
+/* Tile and wave quantization of a GEMM's busy FLOPs (costmodel.h): whole
+ * 128 x 128 tiles, whole waves over the SMs, split-K when the tiles do not
+ * fill them; no SM count, no quantization. */
+START_TEST(test_gemm_busy_flops)
+{
+    const double tile = 128, sms = 108;
+    ck_assert_exact(costmodel_gemm_busy_flops(0, 1000, 300, 77, 3), 2.0 * 1000 * 300 * 77 * 3);
+    /* 12 x 9 = 108 tiles: one full wave, no padding */
+    ck_assert_exact(costmodel_gemm_busy_flops(108, 12 * tile, 9 * tile, 4096, 1), 2.0 * 12 * tile * 9 * tile * 4096);
+    /* one row more: 13 x 9 = 117 tiles, two waves of 108 */
+    ck_assert_exact(costmodel_gemm_busy_flops(108, 12 * tile + 1, 9 * tile, 4096, 1),
+                    2.0 * sms * 2 * tile * tile * 4096);
+    /* 4 x 4 = 16 tiles: split-K into floor(108 / 16) = 6 slices of ceil(4096 / 6), one wave */
+    ck_assert_exact(costmodel_gemm_busy_flops(108, 4 * tile, 4 * tile, 4096, 1),
+                    2.0 * sms * tile * tile * ceil(4096 / 6.0));
+    /* a shallow K limits the split to K / 256 slices: 2 of 300 / 2 */
+    ck_assert_exact(costmodel_gemm_busy_flops(108, tile, tile, 600, 1), 2.0 * sms * tile * tile * 300);
+    /* groups (experts) add their tiles: 8 groups of 4 x 4 = 128 tiles, two waves */
+    ck_assert_exact(costmodel_gemm_busy_flops(108, 4 * tile, 4 * tile, 512, 8), 2.0 * sms * 2 * tile * tile * 512);
+    /* never less than the GEMM's own FLOPs */
+    const double dims[][3] = {{1, 1, 1}, {100, 3000, 50}, {8192, 1536, 4096}, {333, 777, 12345}};
+    for (size_t k = 0; k < sizeof dims / sizeof dims[0]; k++)
+        ck_assert(costmodel_gemm_busy_flops(132, dims[k][0], dims[k][1], dims[k][2], 1) >=
+                  2.0 * dims[k][0] * dims[k][1] * dims[k][2]);
+}
+END_TEST
+
+/* With tp_comm_overlap each layer all-reduce hides under the GEMM before it
+ * (proj and FC2 in F, FC1 and QKV dgrad in B): the op is shorter by the
+ * hidden part, exactly. */
+START_TEST(test_tp_comm_overlap_hides_under_gemm)
+{
+    gpu_params g = pure_rates();
+    g.v[GP_MEM_EFF] = 1e6;     /* memory kernels free: no roofline on the GEMMs */
+    const double h = 4096, T = 2048 * 2, t = 4;
+    gpt_shape m = shape(4096, 32, 2048, 2, 4), mo = m;
+    mo.tp_comm_overlap = 1;
+    op_cost c[CM_OPS], co[CM_OPS];
+    costmodel_layer(&g, &m, c);
+    costmodel_layer(&g, &mo, co);
+    double rate = g.v[GP_PEAK_FLOPS] * g.v[GP_GEMM_EFF];
+    double ar = costmodel_allreduce_s(&g, 2.0 * T * h, 4);
+    double proj = 2 * T * h * h / t / rate, fc1 = 2 * T * h * 4 * h / t / rate, fc2 = fc1, qkv = 3 * proj;
+    double before[2][2] = {{proj, fc2}, {fc1, qkv}};   /* F, B */
+    for (int op = 0; op < 2; op++) {
+        double hidden = 0;
+        for (int i = 0; i < 2; i++)
+            hidden += ar < before[op][i] ? ar : before[op][i];
+        ck_assert_rel(co[op].time_s, c[op].time_s - hidden, 1e-9);
+        ck_assert_exact(co[op].comm_bytes, c[op].comm_bytes);
+    }
+    ck_assert_exact(co[CM_W].time_s, c[CM_W].time_s);
+}
+END_TEST
+
+/* FP8 layers cast each linear layer's input (F) and output gradient (B)
+ * with its transpose, 4 bytes per element; W and the LM head cast nothing. */
+START_TEST(test_fp8_casts)
+{
+    gpu_params g = load("h100-sxm");
+    const double h = 4096, T = 2048 * 2, t = 2;
+    gpt_shape m = shape(4096, 32, 2048, 2, 2), m8 = m;
+    m8.fp8 = 1;
+    op_cost c[CM_OPS], c8[CM_OPS];
+    costmodel_layer(&g, &m, c);
+    costmodel_layer(&g, &m8, c8);
+    double cast = 2.0 + 2.0;   /* read bf16, write fp8 and its transpose */
+    ck_assert_rel(c8[CM_F].mem_bytes - c[CM_F].mem_bytes, cast * T * (h + h / t + h + 4 * h / t), 1e-9);
+    ck_assert_rel(c8[CM_B].mem_bytes - c[CM_B].mem_bytes, cast * T * (3 * h / t + h + 4 * h / t + h), 1e-9);
+    ck_assert_exact(c8[CM_W].mem_bytes, c[CM_W].mem_bytes);
+    ck_assert_int_eq(c8[CM_F].kernels, c[CM_F].kernels + 4);
+    ck_assert_int_eq(c8[CM_B].kernels, c[CM_B].kernels + 4);
+    op_cost hd[CM_OPS], hd8[CM_OPS];
+    costmodel_head(&g, &m, hd);
+    costmodel_head(&g, &m8, hd8);
+    for (int op = 0; op < CM_OPS; op++)
+        ck_assert_exact(hd8[op].time_s, hd[op].time_s);
+}
+END_TEST
+
+/* Experts with expert tensor parallelism 1 run whole experts on the rank's
+ * share of the token copies: the same FLOPs as experts split over tp, so
+ * the same time at pure rates; other GEMM shapes, so another time once the
+ * SM count quantizes them. */
+START_TEST(test_expert_tp1_same_flops_other_shapes)
+{
+    arch a;
+    arch_gpt(&a, 8, 4096, 32, 2048, 51200);
+    a.moe.experts = 8;
+    a.moe.top_k = 2;
+    a.moe.expert_ffn = 4 * 4096;
+    gpt_shape m = shape(4096, 32, 2048, 2, 2), m1;
+    m.arch = &a;
+    m.ep = 4;
+    m.sequence_parallel = 1;
+    m1 = m;
+    m1.expert_tp1 = 1;
+    gpu_params pure = pure_rates(), real = load("a100-80g");
+    pure.v[GP_MEM_EFF] = 1e6;   /* no operand-traffic roofline */
+    op_cost c[CM_OPS], c1[CM_OPS];
+    costmodel_layer(&pure, &m, c);
+    costmodel_layer(&pure, &m1, c1);
+    for (int op = 0; op < CM_OPS; op++) {
+        ck_assert_rel(c1[op].gemm_flops, c[op].gemm_flops, 1e-12);
+        ck_assert_rel(c1[op].time_s, c[op].time_s, 1e-9);
+    }
+    costmodel_layer(&real, &m, c);
+    costmodel_layer(&real, &m1, c1);
+    ck_assert(c1[CM_F].time_s != c[CM_F].time_s);
 }
 END_TEST
 
@@ -419,6 +532,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_times_monotone_in_size);
     tcase_add_test(tc, test_tp_divides_compute_adds_allreduce);
     tcase_add_test(tc, test_softmax_fallback);
+    tcase_add_test(tc, test_gemm_busy_flops);
+    tcase_add_test(tc, test_tp_comm_overlap_hides_under_gemm);
+    tcase_add_test(tc, test_fp8_casts);
+    tcase_add_test(tc, test_expert_tp1_same_flops_other_shapes);
     tcase_add_test(tc, test_build_fills_workload);
     tcase_add_test(tc, test_stage_layout);
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);

@@ -240,7 +240,7 @@ static gpt_shape row_shape(const train_row *r, int layers)
     return (gpt_shape){.layers = layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq, .vocab = r->vocab,
                        .micro_batch = r->micro_batch, .tp = r->tp, .arch = r->has_arch ? &r->arch : NULL,
                        .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
-                       .fp8 = r->fp8};
+                       .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1};
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more
@@ -319,7 +319,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
         if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
-            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, tp_cp);
+            /* Megatron's expert ranks: with expert tp 1, ep is innermost (consecutive ranks) */
+            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, r->expert_tp1 ? 1 : tp_cp);
             f += 2.0 * sc->moe_layers * a2a;
             b += 2.0 * sc->moe_layers * a2a;
         }
@@ -461,12 +462,21 @@ static int is_ratio(gpu_param_id id)
            id == GP_FP8_GEMM_EFF;
 }
 
+/* The physical lower bound of a fitted parameter (itermodel.h); 0 = none. */
+static double fit_floor(gpu_param_id id)
+{
+    return id == GP_MEM_EFF ? FIT_MEM_EFF_FLOOR : id == GP_COLL_BW_EFF ? FIT_COLL_BW_EFF_FLOOR : 0.0;
+}
+
 static void apply(fit_ctx *c, const double *x)
 {
     for (int k = 0; k < c->nvar; k++) {
         double v = exp(x[k]);
         if (is_ratio((gpu_param_id)c->ids[k]) && v > c->h.ratio_cap)
             v = c->h.ratio_cap;
+        double floor_v = fit_floor((gpu_param_id)c->ids[k]);
+        if (v < floor_v)
+            v = floor_v;
         c->g.v[c->ids[k]] = v;
     }
 }

@@ -56,6 +56,9 @@ typedef struct train_row {
                                      * (republished versions) and fall on the same side of the split */
     int vp, cp, ep;                 /* model chunks per pipeline rank (interleaved), context, expert parallel */
     int sequence_parallel, flash, fp8;
+    int tp_overlap;                 /* tp collectives overlapped with the GEMMs (gpt_shape.tp_comm_overlap) */
+    int expert_tp1;                 /* experts not split over tp (gpt_shape.expert_tp1): the expert-parallel
+                                     * group is ep consecutive ranks; else ep ranks tp x cp apart */
     row_recompute recompute;
     int dp_overlap;                 /* gradient reduction overlapped with the last microbatch's backward */
     int zero1;                      /* distributed optimizer: each data-parallel rank steps 1/dp of the state */
@@ -133,6 +136,20 @@ typedef struct fit_hyper {
 
 /* The physical bound of an efficiency: achieved cannot exceed peak. */
 #define FIT_RATIO_CAP 1.0
+/* The lower bound of mem_eff in a fit: the memory-bound kernels of the
+ * model (LayerNorm, activations, residual adds, casts over tensors of
+ * megabytes) stream their bytes at well over half the datasheet HBM
+ * bandwidth (STREAM-style copy kernels reach about 80-90 % of it on A100
+ * and H100).  Without the bound a fit parks time the model lacks (slow
+ * GEMMs) in these kernels, at an unphysical fraction of the bandwidth. */
+#define FIT_MEM_EFF_FLOOR 0.5
+/* The lower bound of coll_bw_eff: NCCL's ring all-reduce over NVLink moves
+ * large messages at most of the link rate (nccl-tests' bus bandwidth on
+ * DGX A100 / H100 is about 75-80 % of it); the size dependence below that
+ * is coll_latency's (alpha-beta).  Without the bound the fit stretches
+ * every tensor-parallel all-reduce of the large models to carry the host
+ * costs of small tp = 8 runs. */
+#define FIT_COLL_BW_EFF_FLOOR 0.5
 
 /* Reset the fitted parameters of g to fixed, data-independent starting
  * values (plausible A100-class numbers, named in itermodel.c), so that a

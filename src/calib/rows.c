@@ -526,11 +526,15 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
         r->arch.vocab = r->vocab = megatron_padded_vocab(r->arch.vocab, r->tp);
         /* Not stated by the summaries; the settings of NVIDIA's performance
          * recipes: bf16/fp8 with flash attention, sequence parallelism with
-         * tp, gradient reduction overlapped with the backward, the
-         * distributed optimizer, no recomputation. */
+         * tp and its collectives overlapped with the GEMMs (tp_comm_overlap),
+         * gradient reduction overlapped with the backward, the distributed
+         * optimizer, no recomputation; MoE experts with expert tensor
+         * parallelism 1 (whole experts per rank, ep over consecutive ranks). */
         r->fp8 = strstr(prec, "FP8") != NULL;
         r->flash = 1;
         r->sequence_parallel = r->tp > 1;
+        r->tp_overlap = r->tp > 1;
+        r->expert_tp1 = 1;
         r->dp_overlap = 1;
         r->zero1 = 1;
         r->recompute = ROW_RECOMPUTE_NONE;

@@ -21,6 +21,7 @@
 #define HALF_BYTES 2.0              /* fp16 / bf16 element */
 #define FLOAT_BYTES 4.0             /* fp32 element */
 #define MASK_BYTES 1.0              /* dropout mask element */
+#define FP8_BYTES 1.0               /* fp8 (e4m3 / e5m2) element */
 #define FLOPS_PER_MAC 2.0
 
 /* Memory-bound kernels, bytes moved per element of the tensor they act on. */
@@ -119,7 +120,29 @@ typedef struct kctx {
     const gpu_params *g;
     op_cost *c;
     double gemm_peak;    /* flop/s of the linear layers' GEMMs (bf16 or fp8) */
+    int fp8;             /* the linear layers run FP8 GEMMs (cast their inputs first) */
+    int sm_count;        /* of the GPU type (datasheet); 0 = unknown: no tile / wave quantization */
 } kctx;
+
+/* GEMM shape.  cuBLAS and CUTLASS split a GEMM's M x N output into thread-
+ * block tiles and run one tile per SM at a time, in waves over the SMs: a
+ * dimension that is not a multiple of the tile pays for the padded tile,
+ * and the last wave leaves SMs idle (tile and wave quantization).  When the
+ * output has fewer tiles than the GPU has SMs, cuBLAS splits the inner
+ * dimension K (split-K) so that idle SMs share the work.  The GEMM also has
+ * to read its operands and write its result once (the memory roofline:
+ * skinny GEMMs, e.g. the MoE router, are memory-bound). */
+#define GEMM_TILE 128.0          /* the 128 x 128 thread-block tile common to cuBLAS's bf16/fp8 kernels (Ampere,
+                                  * Hopper), one tile per SM */
+#define GEMM_MIN_SPLIT_K 256.0   /* split-K slices are at least this deep: a slice must amortise its partial-sum
+                                  * write (a few 64-deep main-loop steps) */
+/* FP8 recipes (Transformer Engine, delayed scaling): before each FP8 GEMM
+ * the bf16 input of the forward (and the output gradient of the backward)
+ * is cast to FP8 with its transpose for the weight-gradient GEMM, recording
+ * amax on the way -- one memory-bound kernel reading 2 bytes and writing
+ * 1 + 1 per element.  Weights are cast once per iteration (not per
+ * microbatch) and are left out. */
+#define FP8_CAST_TRANSPOSE_BYTES (HALF_BYTES + 2 * FP8_BYTES)
 
 /* The host issues kernels one after another, launch seconds apart, and the
  * GPU runs them in order, each as soon as it is issued and the previous one
@@ -135,19 +158,62 @@ static void issue(kctx k, double gpu_s)
     k.c->kernels++;
 }
 
-/* A grouped GEMM (MoE experts: one kernel over groups equal GEMMs) reaches
- * the efficiency of one of its groups: small experts run at the low end of
- * the saturating curve. */
-static void k_gemm_grouped(kctx k, double flops, double groups)
+/* FLOPs a GEMM of groups x (M x N x K) occupies the SMs for: padded to
+ * whole tiles, split-K when the tiles do not fill the SMs, whole waves
+ * (above); the plain 2MNK x groups when the SM count is unknown. */
+double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, double groups)
 {
-    const double *v = k.g->v;
-    issue(k, (flops + groups * v[GP_GEMM_HALF_FLOPS]) / (k.gemm_peak * v[GP_GEMM_EFF]));
-    k.c->gemm_flops += flops;
+    double flops = FLOPS_PER_MAC * m * n * k * groups;
+    if (sm_count <= 0 || flops <= 0)
+        return flops;
+    double sms = sm_count;
+    double tiles = ceil(m / GEMM_TILE) * ceil(n / GEMM_TILE) * groups;
+    double split = 1.0;
+    if (tiles < sms) {
+        split = floor(sms / tiles);
+        double deepest = floor(k / GEMM_MIN_SPLIT_K);
+        if (split > deepest)
+            split = deepest > 1.0 ? deepest : 1.0;
+    }
+    double waves = ceil(tiles * split / sms);
+    return waves * sms * FLOPS_PER_MAC * GEMM_TILE * GEMM_TILE * ceil(k / split);
 }
 
-static void k_gemm(kctx k, double flops)
+/* A linear layer's GEMM in op which (F: Y = X W, B: dX = dY W^T, W: dW =
+ * X^T dY) for rows tokens, in_f -> out_f features on this rank, as groups
+ * equal GEMMs in one kernel (MoE experts; a grouped GEMM reaches the
+ * efficiency of one group: small experts run at the low end of the
+ * saturating curve).  GPU time: the busy FLOPs plus groups x
+ * gemm_half_flops at peak x gemm_eff (half the ceiling at a GEMM of that
+ * size), or the operand traffic at the memory-kernel rate, whichever is
+ * longer.  lowp: at the linear layers' (FP8) rate with its input casts;
+ * 0: bf16 whatever the recipe (router, LM head: FP8 recipes keep them in
+ * bf16). */
+static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out_f, double groups, int lowp)
 {
-    k_gemm_grouped(k, flops, 1.0);
+    const double *v = k.g->v;
+    double m = which == CM_W ? in_f : rows, n = which == CM_B ? in_f : out_f;
+    double kk = which == CM_F ? in_f : which == CM_B ? out_f : rows;
+    int fp8 = lowp && k.fp8;
+    double peak = lowp ? k.gemm_peak : v[GP_PEAK_FLOPS];
+    if (fp8 && which != CM_W) {   /* the forward's input / the backward's output gradient to FP8 */
+        double elems = rows * (which == CM_F ? in_f : out_f) * groups;
+        issue(k, FP8_CAST_TRANSPOSE_BYTES * elems / (v[GP_HBM_BW] * v[GP_MEM_EFF]));
+        k.c->mem_bytes += FP8_CAST_TRANSPOSE_BYTES * elems;
+    }
+    double busy = costmodel_gemm_busy_flops(k.sm_count, m, n, kk, groups);
+    double compute_s = (busy + groups * v[GP_GEMM_HALF_FLOPS]) / (peak * v[GP_GEMM_EFF]);
+    double operand_bytes = fp8 ? FP8_BYTES : HALF_BYTES;   /* the result is bf16 either way */
+    double traffic_s =
+        (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / (v[GP_HBM_BW] * v[GP_MEM_EFF]);
+    k.c->last_gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
+    issue(k, k.c->last_gemm_s);
+    k.c->gemm_flops += FLOPS_PER_MAC * m * n * kk * groups;
+}
+
+static void k_linear(kctx k, cm_op which, double rows, double in_f, double out_f)
+{
+    k_linear_p(k, which, rows, in_f, out_f, 1.0, 1);
 }
 
 static void k_attn(kctx k, double flops)
@@ -174,15 +240,23 @@ static void k_allreduce(kctx k, double bytes, int tp)
 }
 
 /* A transformer layer's tp all-reduce: left to the simulator when it runs
- * them (costmodel.h), its bytes still counted. */
+ * them (costmodel.h), its bytes still counted.  With tp_comm_overlap it
+ * runs in chunks under the GEMM it follows (every layer all-reduce comes
+ * right after one): only the excess is exposed. */
 static void k_layer_allreduce(kctx k, double bytes, const gpt_shape *m)
 {
-    if (m->tp_comm_simulated) {
+    if (m->tp_comm_simulated || m->tp <= 1) {
         if (m->tp > 1)
             k.c->comm_bytes += bytes;
         return;
     }
-    k_allreduce(k, bytes, m->tp);
+    if (!m->tp_comm_overlap) {
+        k_allreduce(k, bytes, m->tp);
+        return;
+    }
+    double exposed_s = costmodel_allreduce_s(k.g, bytes, m->tp) - k.c->last_gemm_s;
+    issue(k, exposed_s > 0.0 ? exposed_s : 0.0);
+    k.c->comm_bytes += bytes;
 }
 
 double costmodel_allreduce_s(const gpu_params *g, double bytes, int n)
@@ -217,6 +291,7 @@ typedef struct dims {
     double Tk;   /* routed token copies on this GPU (MoE) */
     double local_experts;
     double gate; /* 2 for a gated (SwiGLU) MLP's FC1, else 1 */
+    double te;   /* the experts' tensor-parallel degree: t, or 1 (gpt_shape.expert_tp1) */
 } dims;
 
 static dims dims_of(const gpt_shape *m)
@@ -247,6 +322,7 @@ static dims dims_of(const gpt_shape *m)
     d.Tk = d.T * a->moe.top_k * (m->capacity_factor > 0 ? m->capacity_factor : 1.0);
     d.local_experts = a->moe.experts > 0 ? a->moe.experts / ep : 0;
     d.gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
+    d.te = m->expert_tp1 ? 1.0 : d.t;
     return d;
 }
 
@@ -281,7 +357,8 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
             /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
             peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
     }
-    return (kctx){g, c, peak};
+    const gpu_system *sys = gpu_system_find(g->name);
+    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0};
 }
 
 /* ---- pieces of a layer, forward (F), input gradient (B), weight gradient (W) ---- */
@@ -317,7 +394,15 @@ static double attn_in_flops(const dims *d)
     return FLOPS_PER_MAC * d->T * d->h * (d->q + 2 * d->kv) / d->t;
 }
 
-static double attn_out_flops(const dims *d) { return FLOPS_PER_MAC * d->T * d->o * d->h / d->t; }
+/* The two linear layers of the attention block on this rank: QKV (h -> its
+ * attn_in_flops / (2Th) outputs, exact for MHA/GQA, MLA's projections as
+ * one GEMM of their total width) and the output projection (o/t -> h). */
+static void qkv_linear(kctx k, cm_op which, const dims *d)
+{
+    k_linear(k, which, d->T, d->h, attn_in_flops(d) / (FLOPS_PER_MAC * d->T * d->h));
+}
+
+static void proj_linear(kctx k, cm_op which, const dims *d) { k_linear(k, which, d->T, d->o / d->t, d->h); }
 
 /* The attention core: legacy (scores materialised) or flash. */
 static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
@@ -372,9 +457,25 @@ static void act_bwd(kctx k, const dims *d, double elems)
     k_mem(k, (d->gate > 1 ? SWIGLU_BWD_BYTES : GELU_BWD_BYTES) * elems);
 }
 
-/* One MLP's GEMM FLOPs per TP rank for rows tokens and intermediate width f. */
-static double fc1_flops(const dims *d, double rows, double f) { return FLOPS_PER_MAC * rows * d->h * d->gate * f / d->t; }
-static double fc2_flops(const dims *d, double rows, double f) { return FLOPS_PER_MAC * rows * f * d->h / d->t; }
+/* An MLP's two linear layers on this rank for rows tokens (over groups
+ * experts, rows / groups each) and intermediate width f split tpd ways; the
+ * MoE router (h -> experts, bf16).  Experts: the rank's Tk token copies
+ * through f / t of each expert's width, or (expert_tp1) its Tk / t copies
+ * through whole experts -- the same FLOPs, other GEMM shapes. */
+static void fc1_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups, double tpd)
+{
+    k_linear_p(k, which, rows / groups, d->h, d->gate * f / tpd, groups, 1);
+}
+
+static void fc2_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups, double tpd)
+{
+    k_linear_p(k, which, rows / groups, f / tpd, d->h, groups, 1);
+}
+
+static void router_linear(kctx k, cm_op which, const dims *d)
+{
+    k_linear_p(k, which, d->T, d->h, d->a.moe.experts, 1.0, 0);
+}
 
 /* The MLP part of a layer, one of F (0), B (1), W (2).  MoE layers route
  * token copies to grouped expert GEMMs (the all-to-alls themselves are the
@@ -386,43 +487,43 @@ static void mlp_op(kctx k, const dims *d, int moe, int which)
     double experts = d->local_experts > 0 ? d->local_experts : 1;
     if (which == 0) {
         if (moe) {
-            k_gemm(k, FLOPS_PER_MAC * d->T * d->h * mo->experts);        /* router */
+            router_linear(k, CM_F, d);
             k_mem(k, ROUTER_BYTES * d->T * mo->experts);
             k_mem(k, PERMUTE_BYTES * d->Tk * d->h);
-            k_gemm_grouped(k, fc1_flops(d, d->Tk, mo->expert_ffn), experts);
+            fc1_linear(k, CM_F, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             act_fwd(k, d, d->Tk * mo->expert_ffn / d->t);
-            k_gemm_grouped(k, fc2_flops(d, d->Tk, mo->expert_ffn), experts);
+            fc2_linear(k, CM_F, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             k_mem(k, COMBINE_BYTES * d->Tk * d->h);
         }
         if (dense_f > 0) {
-            k_gemm(k, fc1_flops(d, d->T, dense_f));
+            fc1_linear(k, CM_F, d, d->T, dense_f, 1.0, d->t);
             act_fwd(k, d, d->T * dense_f / d->t);
-            k_gemm(k, fc2_flops(d, d->T, dense_f));
+            fc2_linear(k, CM_F, d, d->T, dense_f, 1.0, d->t);
         }
     } else if (which == 1) {
         if (dense_f > 0) {
-            k_gemm(k, fc2_flops(d, d->T, dense_f));                      /* FC2 dgrad */
+            fc2_linear(k, CM_B, d, d->T, dense_f, 1.0, d->t);
             act_bwd(k, d, d->T * dense_f / d->t);
-            k_gemm(k, fc1_flops(d, d->T, dense_f));                      /* FC1 dgrad */
+            fc1_linear(k, CM_B, d, d->T, dense_f, 1.0, d->t);
         }
         if (moe) {
             k_mem(k, COMBINE_BYTES * d->Tk * d->h);
-            k_gemm_grouped(k, fc2_flops(d, d->Tk, mo->expert_ffn), experts);
+            fc2_linear(k, CM_B, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             act_bwd(k, d, d->Tk * mo->expert_ffn / d->t);
-            k_gemm_grouped(k, fc1_flops(d, d->Tk, mo->expert_ffn), experts);
+            fc1_linear(k, CM_B, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
             k_mem(k, PERMUTE_BYTES * d->Tk * d->h);
             k_mem(k, ROUTER_BYTES * d->T * mo->experts);
-            k_gemm(k, FLOPS_PER_MAC * d->T * d->h * mo->experts);        /* router dgrad */
+            router_linear(k, CM_B, d);
         }
     } else {
         if (dense_f > 0) {
-            k_gemm(k, fc2_flops(d, d->T, dense_f));
-            k_gemm(k, fc1_flops(d, d->T, dense_f));
+            fc2_linear(k, CM_W, d, d->T, dense_f, 1.0, d->t);
+            fc1_linear(k, CM_W, d, d->T, dense_f, 1.0, d->t);
         }
         if (moe) {
-            k_gemm_grouped(k, fc2_flops(d, d->Tk, mo->expert_ffn), experts);
-            k_gemm_grouped(k, fc1_flops(d, d->Tk, mo->expert_ffn), experts);
-            k_gemm(k, FLOPS_PER_MAC * d->T * d->h * mo->experts);        /* router wgrad */
+            fc2_linear(k, CM_W, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
+            fc1_linear(k, CM_W, d, d->Tk * d->te / d->t, mo->expert_ffn, experts, d->te);
+            router_linear(k, CM_W, d);
         }
     }
 }
@@ -448,10 +549,10 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
 
     kctx f = ctx_of(g, m, &out[CM_F]);
     norm_fwd(f, d);                                    /* norm 1 */
-    k_gemm(f, attn_in_flops(d));                       /* QKV */
+    qkv_linear(f, CM_F, d);                            /* QKV */
     rope(f, d);
     core_fwd(f, m, d);
-    k_gemm(f, attn_out_flops(d));                      /* output projection */
+    proj_linear(f, CM_F, d);                           /* output projection */
     k_layer_allreduce(f, hidden_bytes, m);
     residual_fwd(f, d);                                /* bias, dropout, residual */
     norm_fwd(f, d);                                    /* norm 2 */
@@ -467,10 +568,10 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     k_layer_allreduce(b, hidden_bytes, m);             /* column-parallel input gradient */
     norm_bwd(b, d);
     residual_bwd(b, d);
-    k_gemm(b, attn_out_flops(d));                      /* proj dgrad */
+    proj_linear(b, CM_B, d);                           /* proj dgrad */
     core_bwd(b, m, d);
     rope(b, d);
-    k_gemm(b, attn_in_flops(d));                       /* QKV dgrad */
+    qkv_linear(b, CM_B, d);                            /* QKV dgrad */
     k_layer_allreduce(b, hidden_bytes, m);
     norm_bwd(b, d);
 
@@ -478,8 +579,8 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     if (m->recompute_lgd)
         lgd_recompute(w, d, moe);
     mlp_op(w, d, moe, 2);
-    k_gemm(w, attn_out_flops(d));                      /* proj */
-    k_gemm(w, attn_in_flops(d));                       /* QKV */
+    proj_linear(w, CM_W, d);                           /* proj */
+    qkv_linear(w, CM_W, d);                            /* QKV */
     double f_width = moe ? d->a.moe.shared_ffn : d->a.ffn;
     if (bias) {
         k_mem(w, BIAS_GRAD_BYTES * (d->n + d->gate * f_width * d->T / d->t)); /* FC2, FC1 bias grads */
@@ -519,22 +620,21 @@ void costmodel_head(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS]
 {
     memset(out, 0, CM_OPS * sizeof *out);
     dims d = dims_of(m);
-    double logits_flops = FLOPS_PER_MAC * d.n * d.V / d.t;
     double row_stat_bytes = FLOAT_BYTES * d.T;         /* one fp32 per token */
     kctx f = ctx_of(g, m, &out[CM_F]);
     k_mem(f, LN_FWD_BYTES * d.n);                      /* final norm */
-    k_gemm(f, logits_flops);                           /* logits */
+    k_linear_p(f, CM_F, d.T, d.h, d.V / d.t, 1.0, 0);  /* logits (bf16 under FP8 recipes) */
     for (int i = 0; i < CE_FWD_KERNELS; i++)
         k_mem(f, CE_FWD_BYTES * d.c / CE_FWD_KERNELS);
     for (int i = 0; i < CE_REDUCTIONS; i++)
         k_allreduce(f, row_stat_bytes, m->tp);
     kctx b = ctx_of(g, m, &out[CM_B]);
     k_mem(b, CE_BWD_BYTES * d.c);
-    k_gemm(b, logits_flops);                           /* dgrad */
+    k_linear_p(b, CM_B, d.T, d.h, d.V / d.t, 1.0, 0);  /* dgrad */
     k_allreduce(b, HALF_BYTES * d.n, m->tp);           /* input was copied to the TP region */
     k_mem(b, LN_BWD_BYTES * d.n);
     kctx w = ctx_of(g, m, &out[CM_W]);
-    k_gemm(w, logits_flops);                           /* wgrad of the (tied or own) output embedding */
+    k_linear_p(w, CM_W, d.T, d.h, d.V / d.t, 1.0, 0);  /* wgrad of the (tied or own) output embedding */
     k_mem(w, LN_WGRAD_BYTES * d.n);
 }
 

@@ -17,10 +17,16 @@
  *     has finished (a queue): an op of short kernels is host-bound, an op of
  *     long GEMMs GPU-bound (small models are host-bound; this is what makes
  *     time saturate instead of falling linearly with size).
- *   - GPU time of a GEMM of f FLOPs: (f + gemm_half_flops) / (peak * gemm_eff),
- *     i.e. achieved throughput peak * gemm_eff * f / (f + gemm_half_flops), a
- *     saturating curve reaching half its ceiling at f = gemm_half_flops.
- *     Attention GEMMs use the same curve with attn_eff.  Memory-bound
+ *   - GPU time of a linear layer's GEMM (M x N x K, f = 2MNK FLOPs):
+ *     (f' + gemm_half_flops) / (peak * gemm_eff), f' >= f the FLOPs of the
+ *     128 x 128 output tiles it occupies the SMs with, in whole waves over
+ *     the SM count (split-K when the tiles do not fill them;
+ *     costmodel_gemm_busy_flops), or its operand traffic at the
+ *     memory-kernel bandwidth if longer: efficiency rises with the GEMM's
+ *     size and falls at shapes that leave SMs idle.  FP8 GEMMs first cast
+ *     their input (forward) or output gradient (backward) with its
+ *     transpose, a memory-bound kernel.  Attention GEMMs use the
+ *     saturating curve (f + gemm_half_flops) / (peak * attn_eff).  Memory-bound
  *     kernels move their bytes at hbm_bw * mem_eff.
  *   - Scale, causal mask and softmax are Megatron's one fused kernel when
  *     its launch constraints hold (costmodel_fused_softmax: the attention
@@ -144,7 +150,11 @@ typedef struct gpt_shape {
                           * must then agree with it (layers, hidden, heads, vocab are read from
                           * arch when it is given) */
     int cp, ep;          /* context / expert parallel degrees (0 = 1) */
+    int expert_tp1;      /* 1: experts are not split over tp (expert tensor parallelism 1): each rank runs
+                          * whole experts on its sequence shard's tokens; 0: split over tp like the MLP */
     int sequence_parallel;
+    int tp_comm_overlap; /* 1: the layers' tp collectives overlap the GEMM next to them (Transformer Engine's
+                          * userbuffer overlap): only what exceeds that GEMM's time is exposed */
     int flash;           /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
     int fp8;             /* 1: linear-layer GEMMs at the GPU's FP8 rate */
     double capacity_factor; /* MoE: 0 = dropless */
@@ -169,6 +179,7 @@ typedef struct op_cost {
     double mem_bytes;        /* moved by memory-bound kernels */
     double comm_bytes;       /* tensor-parallel all-reduce payload */
     int kernels;             /* launches (all-reduces included) */
+    double last_gemm_s;      /* GPU time of the op's latest linear-layer GEMM (what tp_comm_overlap hides under) */
 } op_cost;
 
 /* One transformer layer / the embedding / the head + loss, ops F, B, W. */
@@ -187,6 +198,14 @@ double costmodel_head_params(const gpt_shape *m);                 /* final Layer
 /* 1 if Megatron's fused causal softmax kernel runs for this shape (batch
  * micro_batch * heads/tp, sequence seq), 0 if it falls back to PyTorch. */
 int costmodel_fused_softmax(const gpt_shape *m);
+
+/* FLOPs a GEMM of groups x (m x n x k) keeps the GPU's sm_count SMs busy
+ * for: padded to whole 128 x 128 output tiles, split along k when the tiles
+ * do not fill the SMs, in whole waves over the SMs (tile and wave
+ * quantization); 2mnk x groups when sm_count <= 0.  A linear layer's GEMM
+ * takes (this + gemm_half_flops) / (peak * gemm_eff), or its operand
+ * traffic at hbm_bw * mem_eff if that is longer. */
+double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, double groups);
 
 /* Ring all-reduce of bytes over n GPUs on NVLink (alpha-beta); 0 if n <= 1. */
 double costmodel_allreduce_s(const gpu_params *g, double bytes, int n);

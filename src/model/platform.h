@@ -89,6 +89,7 @@ typedef struct gpu_system {
     const char *name;         /* "a100-80g", "h100-sxm", ... */
     double speed_flops;       /* dense BF16 peak */
     double fp8_flops;         /* dense FP8 peak; 0 = no FP8 tensor cores */
+    int sm_count;             /* streaming multiprocessors (datasheet): the GEMM waves of the cost model */
     double memory_bytes;
     double nvlink_bw;         /* per GPU, each direction, bytes/s */
     double pcie_bw;           /* per GPU, each direction, bytes/s */
