@@ -140,6 +140,12 @@ typedef struct job_bound {
     double *times;                 /* storage behind in.f/b/w/w_fraction */
 } job_bound;
 int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
+/* A lower bound on the end of the job's data-parallel gradient all-reduce
+ * (opt/bound.h bound_dp_allreduce_end) for the pipeline's bound input in,
+ * from the first op's start; 0 where no rate is known (dp 1, network=ideal
+ * or a platform file, cp > 1, DualPipeV's overlapped pairs).  jp is the
+ * job's parallelism (job_build_parallel). */
+double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in);
 void job_bound_free(job_bound *jb);
 
 /* The start of every subcommand that reads an experiment: status cleared,

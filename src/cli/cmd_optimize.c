@@ -390,20 +390,24 @@ static void assess(const cli_options *o, search *s, candidate *c)
             pg_status_clear(&bst);
             /* The optimizer step starts at the synchronisation after the
              * pipeline and the all-reduce (sim/metrics.c): no iteration is
-             * shorter than the pipeline's bound plus the shortest rank's step. */
-            double step_s = 0.0;
+             * shorter than the later of the pipeline's bound and the
+             * all-reduce's (what of it cannot overlap the pipeline), plus
+             * the shortest rank's step. */
+            double step_s = 0.0, reduce_end_s = 0.0;
             job_parallel jp;
             memset(&jp, 0, sizeof jp);
-            if (job_build_parallel(&j, &jp, &bst) == 0 && jp.optimizer_s != NULL) {
+            int have_par = job_build_parallel(&j, &jp, &bst) == 0;
+            if (have_par && jp.optimizer_s != NULL) {
                 step_s = INFINITY;
                 for (int r = 0; r < j.sched.pp; r++)
                     if (jp.optimizer_s[r] < step_s) step_s = jp.optimizer_s[r];
                 if (!(step_s >= 0.0 && isfinite(step_s))) step_s = 0.0;
             }
+            if (have_par) reduce_end_s = job_dp_allreduce_bound(&j, &jp, &in);
             job_parallel_free(&jp);
             pg_status_clear(&bst);
             if (bound_lower(&in, &res, &bst) == 0 && res.lower_bound > 0)
-                c->ub_samples_per_s = (double)s->global_batch / (res.lower_bound + step_s);
+                c->ub_samples_per_s = (double)s->global_batch / (fmax(res.lower_bound, reduce_end_s) + step_s);
         }
         job_bound_free(&jb);
     }

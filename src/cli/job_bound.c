@@ -57,3 +57,99 @@ void job_bound_free(job_bound *jb)
     free(jb->times);
     memset(jb, 0, sizeof *jb);
 }
+
+/* Least seconds per byte of one all-reduce on the dp group of GPUs g[0..dp)
+ * (dp order) of a generated cluster: the ring's (every edge carries 2(n-1)/n
+ * of the bytes, at most at its route's bandwidth), or, unless dp.algorithm
+ * is ring, the hierarchical one's when the group has the same number L > 1
+ * of its GPUs on each of its nn > 1 nodes (collectives.h: a reduce-scatter
+ * and an all-gather over NVLink, (L-1)/L of the bytes each, around an
+ * all-reduce of bytes/L across nodes); whichever is less, so that it holds
+ * whichever the simulation picks.  Latencies are left out. */
+static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw, double nic_bw)
+{
+    const platform_desc *p = &j->plat;
+    double min_bw = 0.0;
+    for (int d = 0; d < dp; d++) {
+        int a = g[d], b = g[(d + 1) % dp];
+        double bw = p->gpu[a].node == p->gpu[b].node ? nvl_bw : nic_bw;
+        if (d == 0 || bw < min_bw)
+            min_bw = bw;
+    }
+    double ring = 2.0 * (dp - 1) / dp / min_bw;
+    if ((dp_algo)j->exp.dp_algorithm == DP_ALGO_RING)
+        return ring;
+    int nn = 0, local = -1, even = 1;
+    for (int d = 0; d < dp && even; d++) {
+        int first = 1, count = 0;
+        for (int k = 0; k < dp; k++) {
+            if (p->gpu[g[k]].node != p->gpu[g[d]].node)
+                continue;
+            first = first && k >= d;
+            count++;
+        }
+        if (!first)
+            continue;   /* node counted at its first GPU */
+        nn++;
+        if (local < 0)
+            local = count;
+        even = count == local;
+    }
+    if (!even || nn < 2 || local < 2)
+        return ring;
+    double hier = 2.0 * (local - 1) / local / nvl_bw + 2.0 * (nn - 1) / nn / local / nic_bw;
+    return hier < ring ? hier : ring;
+}
+
+static int has_overlapped_pairs(const schedule *s)
+{
+    for (int r = 0; r < s->pp; r++)
+        for (int i = 0; i < s->nops[r]; i++)
+            if (s->ops[r][i].overlap_next)
+                return 1;
+    return 0;
+}
+
+double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in)
+{
+    const experiment *e = &j->exp;
+    const sim_parallel *par = &jp->par;
+    double nvl_bw, nic_bw;
+    /* Rates are known for the generated cluster only (a platform file's
+     * routes are SimGrid's to resolve); context parallelism and DualPipeV's
+     * overlapped pairs (two ops of a rank at once) are left to the pipeline
+     * bound. */
+    if (!jp->active || par->dp < 2 || !(par->grad_bytes_per_param > 0) || e->network != NET_CLUSTER ||
+        par->cp > 1 || !j->have_plat ||
+        !platform_cluster_gpu_bandwidths(e, &nvl_bw, &nic_bw) || !(nvl_bw > 0) || !(nic_bw > 0) ||
+        (par->overlap_pairs && has_overlapped_pairs(&j->sched)))
+        return 0.0;
+    const schedule *s = &j->sched;
+    int S = s->nstages, dp = par->dp, tp = par->tp;
+    double *stage_bytes = pg_xcalloc((size_t)S + 1, sizeof *stage_bytes);
+    int *buckets = pg_xcalloc((size_t)S + 1, sizeof *buckets);
+    double *spb = pg_xcalloc((size_t)s->pp + 1, sizeof *spb);
+    int *group = pg_xcalloc((size_t)dp, sizeof *group);
+    double share = par->split_compute ? 1.0 / tp : 1.0;   /* gradsync.c: a stage's gradient per GPU */
+    for (int st = 0; st < S; st++) {
+        stage_bytes[st] = j->wl.stage[st].param_count * share * par->grad_bytes_per_param;
+        buckets[st] = bound_dp_buckets(stage_bytes[st], par->bucket_bytes);
+    }
+    /* all tp groups of a rank reduce each bucket at once: the slowest bounds it */
+    for (int r = 0; r < s->pp; r++)
+        for (int t = 0; t < tp; t++) {
+            for (int d = 0; d < dp; d++)
+                group[d] = par->gpu[((size_t)r * dp + d) * tp + t];
+            double x = group_s_per_byte(j, group, dp, nvl_bw, nic_bw);
+            if (x > spb[r])
+                spb[r] = x;
+        }
+    bound_dp_input in_dp = {.overlap = par->overlap, .stage_bytes = stage_bytes, .stage_buckets = buckets,
+                            .rank_s_per_byte = spb};
+    double end_s = bound_dp_allreduce_end(in, &in_dp);
+    free(group);
+    free(spb);
+    free(buckets);
+    free(stage_bytes);
+    return end_s;
+}
