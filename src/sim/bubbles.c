@@ -96,29 +96,41 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
     for (size_t i = 0; i < nmsg; i++)
         msgs[i] = (msg_times){.sent_s = -1, .arrived_s = -1};
     for (size_t i = 0; i < tl->nxfers; i++) {
-        const tl_xfer *x = &tl->xfers[i];
+        const tl_xfer x_rec = timeline_xfer(tl, i), *x = &x_rec;
         if (x->stage >= 0 && x->stage < s->nstages && x->mb >= 0 && x->mb < s->m && x->kind <= XFER_GRADIENT)
             msgs[msg_index(s, x->kind, x->stage, x->mb)] = (msg_times){x->start_s, x->end_s};
     }
 
-    /* Group the ops by rank, in time order. */
-    const tl_op **ops = pg_xmalloc((tl->nops ? tl->nops : 1) * sizeof *ops);
+    /* Group the ops by rank (indices, in record order), then each rank's,
+     * unpacked, in time order. */
+    size_t *idx = pg_xmalloc((tl->nops ? tl->nops : 1) * sizeof *idx);
     size_t *count = pg_xcalloc((size_t)s->pp + 1, sizeof *count);
-    for (size_t i = 0; i < tl->nops; i++)
-        if (tl->ops[i].rank >= 0 && tl->ops[i].rank < s->pp)
-            count[tl->ops[i].rank + 1]++;
-    for (int r = 0; r < s->pp; r++)
+    for (size_t i = 0; i < tl->nops; i++) {
+        int r = timeline_op(tl, i).rank;
+        if (r >= 0 && r < s->pp)
+            count[r + 1]++;
+    }
+    size_t most = 0;
+    for (int r = 0; r < s->pp; r++) {
+        if (count[r + 1] > most)
+            most = count[r + 1];
         count[r + 1] += count[r];
+    }
     size_t *fill = pg_xcalloc((size_t)s->pp, sizeof *fill);
     for (size_t i = 0; i < tl->nops; i++) {
-        int r = tl->ops[i].rank;
+        int r = timeline_op(tl, i).rank;
         if (r >= 0 && r < s->pp)
-            ops[count[r] + fill[r]++] = &tl->ops[i];
+            idx[count[r] + fill[r]++] = i;
     }
+    tl_op *vals = pg_xmalloc((most ? most : 1) * sizeof *vals);
+    const tl_op **mine = pg_xmalloc((most ? most : 1) * sizeof *mine);
 
     for (int r = 0; r < s->pp; r++) {
-        const tl_op **mine = ops + count[r];
         size_t n = count[r + 1] - count[r];
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = timeline_op(tl, idx[count[r] + i]);
+            mine[i] = &vals[i];
+        }
         qsort(mine, n, sizeof *mine, by_start);
         double first_backward_s = -1, last_forward_end_s = -1;
         for (size_t i = 0; i < n; i++) {
@@ -132,9 +144,11 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
                 split_gap(s, msgs, mine[i], mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
                           last_forward_end_s, &out[r]);
     }
+    free(mine);
+    free(vals);
     free(fill);
     free(count);
-    free(ops);
+    free(idx);
     free(msgs);
 }
 
