@@ -403,11 +403,25 @@ static void assess(const cli_options *o, search *s, candidate *c)
                     if (jp.optimizer_s[r] < step_s) step_s = jp.optimizer_s[r];
                 if (!(step_s >= 0.0 && isfinite(step_s))) step_s = 0.0;
             }
-            if (have_par) reduce_end_s = job_dp_allreduce_bound(&j, &jp, &in);
+            /* The tp collectives every F and B runs after its compute, at the
+             * least their links allow, on top of the ops' compute. */
+            int S = in.nstages;
+            double *tp_s = pg_xcalloc((size_t)S * 3 + 1, sizeof *tp_s), *f_s = tp_s + S, *b_s = tp_s + 2 * S;
+            int with_tp = have_par && job_tp_comm_bound(&j, &jp, tp_s);
+            if (with_tp) {
+                for (int k = 0; k < S; k++) {
+                    f_s[k] = in.f[k] + tp_s[k];
+                    b_s[k] = in.b[k] + tp_s[k];
+                }
+                in.f = f_s;
+                in.b = b_s;
+            }
+            if (have_par) reduce_end_s = job_dp_allreduce_bound(&j, &jp, &in, with_tp ? tp_s : NULL);
             job_parallel_free(&jp);
             pg_status_clear(&bst);
             if (bound_lower(&in, &res, &bst) == 0 && res.lower_bound > 0)
                 c->ub_samples_per_s = (double)s->global_batch / (fmax(res.lower_bound, reduce_end_s) + step_s);
+            free(tp_s);
         }
         job_bound_free(&jb);
     }

@@ -58,6 +58,20 @@ void job_bound_free(job_bound *jb)
     memset(jb, 0, sizeof *jb);
 }
 
+/* The least bandwidth of the edges of a ring over GPUs g[0..n) of a
+ * generated cluster: NVLink within a node, the NICs between nodes. */
+static double ring_min_bw(const job *j, const int *g, int n, double nvl_bw, double nic_bw)
+{
+    const platform_desc *p = &j->plat;
+    double min_bw = 0.0;
+    for (int d = 0; d < n; d++) {
+        double bw = p->gpu[g[d]].node == p->gpu[g[(d + 1) % n]].node ? nvl_bw : nic_bw;
+        if (d == 0 || bw < min_bw)
+            min_bw = bw;
+    }
+    return min_bw;
+}
+
 /* Least seconds per byte of one all-reduce on the dp group of GPUs g[0..dp)
  * (dp order) of a generated cluster: the ring's (every edge carries 2(n-1)/n
  * of the bytes, at most at its route's bandwidth), or, unless dp.algorithm
@@ -69,14 +83,7 @@ void job_bound_free(job_bound *jb)
 static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw, double nic_bw)
 {
     const platform_desc *p = &j->plat;
-    double min_bw = 0.0;
-    for (int d = 0; d < dp; d++) {
-        int a = g[d], b = g[(d + 1) % dp];
-        double bw = p->gpu[a].node == p->gpu[b].node ? nvl_bw : nic_bw;
-        if (d == 0 || bw < min_bw)
-            min_bw = bw;
-    }
-    double ring = 2.0 * (dp - 1) / dp / min_bw;
+    double ring = 2.0 * (dp - 1) / dp / ring_min_bw(j, g, dp, nvl_bw, nic_bw);
     if ((dp_algo)j->exp.dp_algorithm == DP_ALGO_RING)
         return ring;
     int nn = 0, local = -1, even = 1;
@@ -110,19 +117,52 @@ static int has_overlapped_pairs(const schedule *s)
     return 0;
 }
 
-double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in)
+/* The generated cluster's NVLink and NIC rates, when the communication
+ * bounds may use them: rates are known for network=cluster only (a platform
+ * file's routes are SimGrid's to resolve); context parallelism and
+ * DualPipeV's overlapped pairs (two ops of a rank at once, so op times do
+ * not add up) are left to the pipeline bound.  Returns 1 when known. */
+static int known_rates(const job *j, const job_parallel *jp, double *nvl_bw, double *nic_bw)
 {
     const experiment *e = &j->exp;
     const sim_parallel *par = &jp->par;
+    return jp->active && e->network == NET_CLUSTER && par->cp <= 1 && j->have_plat &&
+           platform_cluster_gpu_bandwidths(e, nvl_bw, nic_bw) && *nvl_bw > 0 && *nic_bw > 0 &&
+           !(par->overlap_pairs && has_overlapped_pairs(&j->sched));
+}
+
+int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
+{
+    const sim_parallel *par = &jp->par;
+    const schedule *s = &j->sched;
     double nvl_bw, nic_bw;
-    /* Rates are known for the generated cluster only (a platform file's
-     * routes are SimGrid's to resolve); context parallelism and DualPipeV's
-     * overlapped pairs (two ops of a rank at once) are left to the pipeline
-     * bound. */
-    if (!jp->active || par->dp < 2 || !(par->grad_bytes_per_param > 0) || e->network != NET_CLUSTER ||
-        par->cp > 1 || !j->have_plat ||
-        !platform_cluster_gpu_bandwidths(e, &nvl_bw, &nic_bw) || !(nvl_bw > 0) || !(nic_bw > 0) ||
-        (par->overlap_pairs && has_overlapped_pairs(&j->sched)))
+    if (par->tp < 2 || !par->tp_comm || !known_rates(j, jp, &nvl_bw, &nic_bw))
+        return 0;
+    int tp = par->tp, any = 0;
+    int *group = pg_xcalloc((size_t)tp, sizeof *group);
+    for (int st = 0; st < s->nstages; st++) {
+        const stage_cost *c = &j->wl.stage[st];
+        stage_s[st] = 0.0;
+        if (!(c->boundary_bytes > 0))
+            continue;
+        int r = s->stage_rank[st];
+        for (int t = 0; t < tp; t++)   /* replica 0's group of the rank */
+            group[t] = par->gpu[(size_t)r * par->dp * tp + t];
+        /* an all-reduce (or reduce-scatter + all-gather: the same bytes)
+         * puts 2(tp-1)/tp of its bytes on every ring edge */
+        int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
+        stage_s[st] = count * 2.0 * (tp - 1) / tp * c->boundary_bytes / ring_min_bw(j, group, tp, nvl_bw, nic_bw);
+        any = 1;
+    }
+    free(group);
+    return any;
+}
+
+double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in, const double *tp_comm_s)
+{
+    const sim_parallel *par = &jp->par;
+    double nvl_bw, nic_bw;
+    if (par->dp < 2 || !(par->grad_bytes_per_param > 0) || !known_rates(j, jp, &nvl_bw, &nic_bw))
         return 0.0;
     const schedule *s = &j->sched;
     int S = s->nstages, dp = par->dp, tp = par->tp;
@@ -145,7 +185,7 @@ double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_
                 spb[r] = x;
         }
     bound_dp_input in_dp = {.overlap = par->overlap, .stage_bytes = stage_bytes, .stage_buckets = buckets,
-                            .rank_s_per_byte = spb};
+                            .rank_s_per_byte = spb, .stage_op_comm_s = tp_comm_s};
     double end_s = bound_dp_allreduce_end(in, &in_dp);
     free(group);
     free(spb);

@@ -101,6 +101,9 @@ typedef struct bound_dp_input {
     const double *stage_bytes;      /* [nstages] gradient bytes one GPU all-reduces for the stage */
     const int *stage_buckets;       /* [nstages] buckets of the stage (>= 1; bound_dp_buckets) */
     const double *rank_s_per_byte;  /* [pp] least seconds per byte of the rank's all-reduce; 0: unknown */
+    const double *stage_op_comm_s;  /* [nstages] or NULL: seconds of the stage's B (BW fused) that in->b
+                                     * counts but that follow its compute (tp collectives), so are no
+                                     * part of the pieces that release buckets */
 } bound_dp_input;
 
 /* Seconds from the first op's start that the last reducer cannot beat; 0

@@ -12,8 +12,9 @@
  *   - with overlap the rank's last op is a weight-gradient op X of some
  *     stage s (every F or B of a rank is followed on the same rank by its
  *     stage's W or BW), so every other op of the rank ends before X starts:
- *     start(X) >= C_r without one weight op of s.  X runs in n_s equal
- *     pieces of at least its relaxed time d_s (w, or b + w fused), bucket j
+ *     start(X) >= C_r without one weight op of s.  X's compute runs in n_s
+ *     equal pieces of at least its relaxed time d_s (w, or b + w fused less
+ *     the collectives that follow the compute), bucket j
  *     is ready after piece j, and the buckets j..n_s-1 still run after it:
  *         end_r >= start(X) + max_j ((j + 1) d_s / n_s + (n_s - j) a_s),
  *     a maximum over j of a linear function, so at j = 0 or j = n_s - 1.
@@ -42,7 +43,7 @@ int bound_dp_buckets(double grad_bytes, double bucket_bytes)
 static double last_op_bound(const bound_input *in, const bound_chain *c, const bound_dp_input *dp, int r, int s)
 {
     double start_s = bound_rank_ops_done(in, c, r, s);
-    double d_s = in->split ? in->w[s] : in->b[s] + in->w[s];
+    double d_s = in->split ? in->w[s] : in->b[s] + in->w[s] - (dp->stage_op_comm_s ? dp->stage_op_comm_s[s] : 0.0);
     int n = dp->stage_buckets[s] >= 1 ? dp->stage_buckets[s] : 1;
     double a_s = dp->stage_bytes[s] > 0 ? dp->stage_bytes[s] / n * dp->rank_s_per_byte[r] : 0.0;
     double first = d_s / n + n * a_s;      /* j = 0: every bucket after the first piece */
