@@ -4,7 +4,8 @@
 # (cli/job_bound.c) is sound and prunes nothing that matters: on generated
 # clusters (2 nodes x 4 GPUs: dp rings over NVLink or across the NICs; 4
 # nodes x 2 GPUs: hierarchical all-reduces; a GPT with 8 layers a stage:
-# 16 tp collectives an op, with and without sequence parallelism), every
+# 16 tp collectives an op, with and without sequence parallelism, and
+# DualPipeV's overlapped pairs), every
 # candidate of a tp x pp x dp x schedule x dp.overlap x bucket (x
 # dp.algorithm, x tp.sequence_parallel) grid is also run on its own, and
 #   - no simulated samples/s exceeds the candidate's bound (bound <= iteration),
@@ -76,7 +77,7 @@ check_layout nodes2x4 UNIFORM dp 2 4 --grid schedule=1f1b,zb-v --grid recompute=
     --grid dp.overlap=true,false --grid dp.bucket_bytes=4MiB,0
 check_layout nodes4x2 UNIFORM dp 4 2 --grid schedule=zb-h1 --grid recompute=none --grid offload=none \
     --grid dp.overlap=true,false --grid dp.algorithm=auto,ring
-check_layout gpt2x4 GPT tp 2 4 --grid schedule=1f1b,zb-h1 --grid recompute=none --grid offload=none \
+check_layout gpt2x4 GPT tp 2 4 --grid schedule=1f1b,zb-h1,dualpipe-v --grid recompute=none --grid offload=none \
     --grid tp.sequence_parallel=true,false --grid dp.overlap=true
 
 test_summary

@@ -141,8 +141,7 @@ typedef struct job_bound {
 } job_bound;
 int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
 /* Communication the pipeline bound leaves out, for optimize's bound, where
- * the rates are known (the generated cluster; not with cp > 1 or DualPipeV's
- * overlapped pairs).  jp is the job's parallelism (job_build_parallel).
+ * the rates are known (the generated cluster; not with cp > 1).  jp is the job's parallelism (job_build_parallel).
  * job_tp_comm_bound: into stage_s[nstages], the least seconds of the
  * tensor-parallel collectives that follow the compute of each F and B (or
  * BW) of a stage (its ring at its links' rates, latencies left out); 0 when

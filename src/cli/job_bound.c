@@ -108,27 +108,19 @@ static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw
     return hier < ring ? hier : ring;
 }
 
-static int has_overlapped_pairs(const schedule *s)
-{
-    for (int r = 0; r < s->pp; r++)
-        for (int i = 0; i < s->nops[r]; i++)
-            if (s->ops[r][i].overlap_next)
-                return 1;
-    return 0;
-}
-
 /* The generated cluster's NVLink and NIC rates, when the communication
  * bounds may use them: rates are known for network=cluster only (a platform
- * file's routes are SimGrid's to resolve); context parallelism and
- * DualPipeV's overlapped pairs (two ops of a rank at once, so op times do
- * not add up) are left to the pipeline bound.  Returns 1 when known. */
+ * file's routes are SimGrid's to resolve); context parallelism is left to
+ * the pipeline bound.  (DualPipeV's overlapped pairs still run each op's
+ * compute and tp collectives one after the other, sim/expert.c: only the
+ * expert all-to-alls, which no bound here counts, overlap.)  Returns 1 when
+ * known. */
 static int known_rates(const job *j, const job_parallel *jp, double *nvl_bw, double *nic_bw)
 {
     const experiment *e = &j->exp;
     const sim_parallel *par = &jp->par;
     return jp->active && e->network == NET_CLUSTER && par->cp <= 1 && j->have_plat &&
-           platform_cluster_gpu_bandwidths(e, nvl_bw, nic_bw) && *nvl_bw > 0 && *nic_bw > 0 &&
-           !(par->overlap_pairs && has_overlapped_pairs(&j->sched));
+           platform_cluster_gpu_bandwidths(e, nvl_bw, nic_bw) && *nvl_bw > 0 && *nic_bw > 0;
 }
 
 int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
