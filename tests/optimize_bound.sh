@@ -5,15 +5,17 @@
 # clusters (2 nodes x 4 GPUs: dp rings over NVLink or across the NICs; 4
 # nodes x 2 GPUs: hierarchical all-reduces; a GPT with 8 layers a stage:
 # 16 tp collectives an op, with and without sequence parallelism, and
-# DualPipeV's overlapped pairs), every
+# DualPipeV's overlapped pairs; the same with full and selective
+# recomputation under selective offload), every
 # candidate of a tp x pp x dp x schedule x dp.overlap x bucket (x
 # dp.algorithm, x tp.sequence_parallel) grid is also run on its own, and
 #   - no simulated samples/s exceeds the candidate's bound (bound <= iteration),
 #   - optimize's best is the best of the exhaustive runs,
 #   - a candidate pruned by the bound is slower than that best,
-#   - the bound carries the communication: where the all-reduce dominates (no
-#     overlap, pp 1, the whole gradient over the NICs), or the tp
-#     collectives (tp 4, dp 1), the bound is within 5 % of the simulation.
+#   - the bound carries the communication and the recomputation: where the
+#     all-reduce dominates (no overlap, pp 1, the whole gradient over the
+#     NICs), the tp collectives (tp 4, dp 1), or full recomputation (tp 4, dp
+#     1), the bound is within 5 % of the simulation.
 #   tests/optimize_bound.sh [BIN]
 . "$(dirname "$0")/lib.sh" optimize_bound
 BIN=${1:-src/pipegrid}
@@ -27,7 +29,7 @@ UNIFORM=(--set workload=uniform --set uniform.f=2ms --set uniform.b=2ms --set un
 GPT=(--set workload=gpt --set gpt.layers=8 --set gpt.hidden=2048 --set gpt.heads=16 --set gpt.seq=1024
    --set network=cluster --set cluster.gpu=a100-80g --set pp=8 --set microbatches=8 --set memory.capacity=80GiB)
 
-check_layout() { # NAME WORKLOAD(UNIFORM|GPT) TIGHT(dp|tp) NODES GPUS_PER_NODE GRID...
+check_layout() { # NAME WORKLOAD(UNIFORM|GPT) TIGHT(dp|tp|full) NODES GPUS_PER_NODE GRID...
     local name=$1 tight=$3 nodes=$4 gpn=$5
     local -n wl=$2
     shift 5
@@ -60,7 +62,7 @@ for r in rows:
     checked += 1
     top = max(top, sim)
     dominated = (r.get("dp.overlap") == "false" and int(r["dp"]) > 1 and int(r["pp"]) == 1 if rule == "dp"
-                 else int(r["tp"]) == 4 and int(r["dp"]) == 1)
+                 else int(r["tp"]) == 4 and int(r["dp"]) == 1 and r["recompute"] == ("full" if rule == "full" else "none"))
     if dominated and bound <= 1.05 * sim:
         tight += 1
 assert checked >= 10, checked
@@ -79,5 +81,7 @@ check_layout nodes4x2 UNIFORM dp 4 2 --grid schedule=zb-h1 --grid recompute=none
     --grid dp.overlap=true,false --grid dp.algorithm=auto,ring
 check_layout gpt2x4 GPT tp 2 4 --grid schedule=1f1b,zb-h1,dualpipe-v --grid recompute=none --grid offload=none \
     --grid tp.sequence_parallel=true,false --grid dp.overlap=true
+check_layout gptremat GPT full 2 4 --grid schedule=1f1b,zb-h1 --grid recompute=none,full,selective \
+    --grid offload=selective --grid dp.overlap=true
 
 test_summary

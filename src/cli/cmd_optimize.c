@@ -403,20 +403,25 @@ static void assess(const cli_options *o, search *s, candidate *c)
                     if (jp.optimizer_s[r] < step_s) step_s = jp.optimizer_s[r];
                 if (!(step_s >= 0.0 && isfinite(step_s))) step_s = 0.0;
             }
-            /* The tp collectives every F and B runs after its compute, at the
-             * least their links allow, on top of the ops' compute. */
+            /* On top of the ops' compute: the tp collectives every F and B
+             * runs after it, at the least their links allow, and the
+             * recomputation every B (BW) runs before it. */
             int S = in.nstages;
-            double *tp_s = pg_xcalloc((size_t)S * 3 + 1, sizeof *tp_s), *f_s = tp_s + S, *b_s = tp_s + 2 * S;
+            double *tp_s = pg_xcalloc((size_t)S * 5 + 1, sizeof *tp_s), *r_s = tp_s + S, *f_s = tp_s + 2 * S,
+                   *b_s = tp_s + 3 * S, *around_b_s = tp_s + 4 * S;
             int with_tp = have_par && job_tp_comm_bound(&j, &jp, tp_s);
-            if (with_tp) {
+            int with_r = job_recompute_bound(&j, r_s);
+            if (with_tp || with_r) {
                 for (int k = 0; k < S; k++) {
                     f_s[k] = in.f[k] + tp_s[k];
-                    b_s[k] = in.b[k] + tp_s[k];
+                    around_b_s[k] = tp_s[k] + r_s[k];
+                    b_s[k] = in.b[k] + around_b_s[k];
                 }
                 in.f = f_s;
                 in.b = b_s;
             }
-            if (have_par) reduce_end_s = job_dp_allreduce_bound(&j, &jp, &in, with_tp ? tp_s : NULL);
+            if (have_par)
+                reduce_end_s = job_dp_allreduce_bound(&j, &jp, &in, with_tp || with_r ? around_b_s : NULL);
             job_parallel_free(&jp);
             pg_status_clear(&bst);
             if (bound_lower(&in, &res, &bst) == 0 && res.lower_bound > 0)

@@ -4,12 +4,24 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/actmem.h"
 
 /* Per-stage times as the simulator runs them: profiled times scaled by the
  * reference speed over the speed of the GPU of the stage's rank (absolute
  * times when the workload has no reference speed, or no platform yet), and
  * by the share of a tp group's work one GPU runs (its tp collectives only
  * add time, so leaving them out keeps the bound valid). */
+double job_stage_time_scale(const job *j, int stage)
+{
+    double scale = experiment_tp_share(&j->exp);
+    if (j->have_plat && j->wl.ref_speed_flops > 0) {
+        double speed = j->plat.gpu[j->rank_gpu[j->sched.stage_rank[stage]]].speed_flops;
+        if (speed > 0)
+            scale *= j->wl.ref_speed_flops / speed;
+    }
+    return scale;
+}
+
 static void stage_times(const job *j, job_bound *jb)
 {
     const schedule *s = &j->sched;
@@ -18,12 +30,7 @@ static void stage_times(const job *j, job_bound *jb)
     double *f = jb->times, *b = f + S, *w = f + 2 * S, *wf = f + 3 * S;
     for (int i = 0; i < S; i++) {
         const stage_cost *c = &j->wl.stage[i];
-        double scale = experiment_tp_share(&j->exp);
-        if (j->have_plat && j->wl.ref_speed_flops > 0) {
-            double speed = j->plat.gpu[j->rank_gpu[s->stage_rank[i]]].speed_flops;
-            if (speed > 0)
-                scale *= j->wl.ref_speed_flops / speed;
-        }
+        double scale = job_stage_time_scale(j, i);
         f[i] = c->f_s * scale;
         b[i] = c->b_s * scale;
         w[i] = c->w_s * scale;
@@ -184,4 +191,33 @@ double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_
     free(buckets);
     free(stage_bytes);
     return end_s;
+}
+
+int job_recompute_bound(job *j, double *stage_s)
+{
+    const experiment *e = &j->exp;
+    /* the planners choose per activation (and take long to ask) */
+    if (e->recompute == RECOMPUTE_NONE || e->recompute == RECOMPUTE_PLAN || e->offload == OFFLOAD_PLAN)
+        return 0;
+    memplan plan;
+    pg_status st;
+    pg_status_clear(&st);
+    if (job_build_plan(j, &plan, &st) != 0)
+        return 0;
+    const schedule *s = &j->sched;
+    int any = 0;
+    for (int stage = 0; stage < s->nstages; stage++) {
+        double least_ref_s = -1.0;
+        for (int mb = 0; mb < s->m; mb++) {
+            act_flow fl;
+            act_flow_of(&j->wl, plan_is_empty(&plan) ? NULL : &plan, stage, mb, &fl);
+            double r_ref_s = fl.has_r ? fl.r_ref_s : 0.0;
+            if (least_ref_s < 0 || r_ref_s < least_ref_s)
+                least_ref_s = r_ref_s;
+        }
+        stage_s[stage] = least_ref_s > 0 ? least_ref_s * job_stage_time_scale(j, stage) : 0.0;
+        any |= stage_s[stage] > 0;
+    }
+    plan_free(&plan);
+    return any;
 }
