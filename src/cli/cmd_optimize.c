@@ -20,8 +20,11 @@
  * one whose static memory (weights, gradients, optimizer state) alone is
  * over a rank's capacity is out of memory whatever its schedule does, and is
  * skipped; the others get the seed-000 lower bound of their pipeline (no
- * memory limit, their schedule's own backward kind) plus their shortest
- * optimizer step (which starts once the pipeline is done), which makes
+ * memory limit, their schedule's own backward kind; on a generated cluster
+ * each F and B also pays at least its tp collectives, and each B its
+ * recomputation), or the data-parallel all-reduce's bound when that is
+ * later (opt/bound_dp.c), plus their shortest optimizer step (which starts
+ * once the pipeline and the all-reduce are done), which makes
  * B / (bound + step) an upper bound on their samples/s.  They are simulated best bound first,
  * in batches (one forked `run --format csv` per candidate, -j at a time,
  * through sweep_run); before each batch a candidate whose upper bound is
