@@ -141,8 +141,8 @@ static double stall_sum(const run_result *r)
 static double op_start(const run_result *r, int rank, int kind, int mb)
 {
     for (size_t i = 0; i < r->tl.nops; i++)
-        if (r->tl.ops[i].rank == rank && r->tl.ops[i].kind == kind && r->tl.ops[i].mb == mb)
-            return r->tl.ops[i].start_s;
+        if (timeline_op(&r->tl, i).rank == rank && timeline_op(&r->tl, i).kind == kind && timeline_op(&r->tl, i).mb == mb)
+            return timeline_op(&r->tl, i).start_s;
     ck_abort_msg("no op kind %d mb %d on rank %d", kind, mb, rank);
     return -1;
 }

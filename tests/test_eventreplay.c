@@ -124,8 +124,10 @@ static void simulate(const char *name, int pp, int m, double f_s, sim_engine eng
     ck_assert(tl.nops <= MAX_RECORDS && tl.nxfers <= MAX_RECORDS);
     res->nops = tl.nops;
     res->nxfers = tl.nxfers;
-    memcpy(res->ops, tl.ops, tl.nops * sizeof *tl.ops);
-    memcpy(res->xfers, tl.xfers, tl.nxfers * sizeof *tl.xfers);
+    for (size_t i = 0; i < tl.nops; i++)
+        res->ops[i] = timeline_op(&tl, i);
+    for (size_t i = 0; i < tl.nxfers; i++)
+        res->xfers[i] = timeline_xfer(&tl, i);
     snprintf(res->blocked, sizeof res->blocked, "%s", res->rc != 0 && res->rc != PG_EXIT_DEADLOCK ? st.msg : out.blocked);
     timeline_free(&tl);
     free(w.stage);

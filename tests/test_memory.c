@@ -334,14 +334,14 @@ START_TEST(test_recompute_backward)
     run_result r;
     run(&c, &r);
     size_t nrw = 0;
-    for (size_t i = 0; i < r.tl.nops; i++) nrw += r.tl.ops[i].kind == TL_OP_RW;
+    for (size_t i = 0; i < r.tl.nops; i++) nrw += timeline_op(&r.tl, i).kind == TL_OP_RW;
     ck_assert_int_eq((int)nrw, 32);
     for (int k = 0; k < 4; k++) {
         ck_assert_exact(r.m.rank[k].recompute_s, 8.0);
         double t = r.m.rank[k].peak_time_s;
         double f_start[8], b_end[8], rw_start[8], w_end[8];
         for (size_t i = 0; i < r.tl.nops; i++) {
-            const tl_op *op = &r.tl.ops[i];
+            const tl_op op_rec = timeline_op(&r.tl, i), *op = &op_rec;
             if (op->rank != k) continue;
             if (op->kind == OP_F) f_start[op->mb] = op->start_s;
             else if (op->kind == OP_B) b_end[op->mb] = op->end_s;

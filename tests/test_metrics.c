@@ -21,16 +21,34 @@ typedef struct fixture {
     pg_gpu gpu[2];
     platform_desc plat;
     int rank_gpu[2];
-    tl_op ops[MAX_OPS];
+    tl_op ops[MAX_OPS];   /* the ops, editable until compute() records them */
+    size_t nops;
     timeline tl;
     metrics_input in;
 } fixture;
 
 static void add_op(fixture *f, int rank, op_kind kind, int stage, int mb, double start, double end)
 {
-    ck_assert_int_lt((int)f->tl.nops, MAX_OPS);
-    f->ops[f->tl.nops++] = (tl_op){ .start_s = start, .end_s = end, .rank = rank, .stage = stage, .mb = mb,
+    ck_assert_int_lt((int)f->nops, MAX_OPS);
+    f->ops[f->nops++] = (tl_op){ .start_s = start, .end_s = end, .rank = rank, .stage = stage, .mb = mb,
                                     .kind = (uint8_t)kind };
+}
+
+/* Records the fixture's ops in its timeline (timeline_add_op, as the
+ * engine does); the caller frees it (timeline_free). */
+static void record(fixture *f)
+{
+    timeline_init(&f->tl);
+    for (size_t i = 0; i < f->nops; i++)
+        timeline_add_op(&f->tl, &f->ops[i]);
+}
+
+/* The metrics of the fixture's ops as recorded now. */
+static void compute(fixture *f, run_metrics *m)
+{
+    record(f);
+    metrics_compute(&f->in, m);
+    timeline_free(&f->tl);
 }
 
 /* pp ranks, v stages per rank placed contiguously (v = 1) or as a V
@@ -61,8 +79,6 @@ static void fixture_init(fixture *f, int pp, int v, int m, stage_cost cost)
     }
     f->plat.ngpus = pp;
     f->plat.gpu = f->gpu;
-    f->tl.ops = f->ops;
-    f->tl.cap_ops = MAX_OPS;
     f->in = (metrics_input){ .sched = &f->sched, .wl = &f->wl, .plat = &f->plat, .rank_gpu = f->rank_gpu,
                              .tl = &f->tl };
 }
@@ -101,7 +117,7 @@ START_TEST(test_1f1b_spans_and_bubble)
     fixture f;
     fixture_1f1b(&f);
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.pp, 2);
     ck_assert_exact(m.makespan_s, 9);
     ck_assert_exact(m.span, 9);
@@ -128,7 +144,7 @@ START_TEST(test_1f1b_peak_activations_release_first)
     fixture f;
     fixture_1f1b(&f);
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.rank[0].peak_activations, 2);
     ck_assert_exact(m.rank[1].peak_activations, 1);
     metrics_free(&m);
@@ -145,7 +161,7 @@ START_TEST(test_1f1b_peak_memory_bytes)
     fixture f;
     fixture_1f1b(&f);
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.rank[0].static_bytes, 2000);
     ck_assert_exact(m.rank[0].peak_memory_bytes, 2210);
     ck_assert_exact(m.rank[0].peak_time_s, 1);
@@ -167,13 +183,13 @@ START_TEST(test_oom_with_capacity_override)
     fixture_1f1b(&f);
     f.gpu[0].memory_bytes = f.gpu[1].memory_bytes = 3000;
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.noom, 0);
     ck_assert_exact(m.rank[1].capacity_bytes, 3000);
     metrics_free(&m);
 
     f.in.capacity_override_bytes = 2150;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.noom, 1);
     ck_assert_int_eq(m.oom[0], 0);
     ck_assert_exact(m.rank[0].capacity_bytes, 2150);
@@ -183,7 +199,7 @@ START_TEST(test_oom_with_capacity_override)
     /* Unknown capacity (0) never counts as out of memory. */
     f.in.capacity_override_bytes = 0;
     f.gpu[0].memory_bytes = f.gpu[1].memory_bytes = 0;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.noom, 0);
     metrics_free(&m);
 }
@@ -199,7 +215,7 @@ START_TEST(test_throughput_and_mfu)
     f.wl.seq_len = 128;
     f.gpu[0].speed_flops = f.gpu[1].speed_flops = 1e12;
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.samples_per_s, 8.0 / 9.0);
     ck_assert_exact(m.tokens_per_s, 8.0 * 128 / 9.0);
     ck_assert_exact(m.mfu, 2.0 / 3.0);
@@ -207,7 +223,7 @@ START_TEST(test_throughput_and_mfu)
 
     /* Unknown GPU speed: MFU is 0, not infinity. */
     f.gpu[1].speed_flops = 0;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.mfu, 0);
     ck_assert_exact(m.samples_per_s, 8.0 / 9.0);
     metrics_free(&m);
@@ -257,7 +273,7 @@ START_TEST(test_mfu_counts_every_gpu)
     f.in.cp = 2;
     f.in.dp = 3;
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     const double job_flops = 2 * 2 * 3 * 1e12 * (2 * 2) * 3, gpus = 2 * 2 * 3 * 2;
     ck_assert_exact(m.mfu, job_flops / (9.0 * gpus * 1e12));
     ck_assert_exact(m.mfu, 2.0 / 3.0);
@@ -287,12 +303,12 @@ START_TEST(test_offload_k)
     f.gpu[0].host_latency_s = 0.25;
     f.in.tp_time_share = 0.5;
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.has_offload_k, 0);   /* no offload policy */
     metrics_free(&m);
 
     f.in.offload = 1;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.has_offload_k, 1);
     ck_assert_exact(m.offload_k, 2 * (0.25 + 100.0 / 50) / ((1 + 2 + 0) * 0.5 * (1e12 / 2e12)));
     ck_assert_exact(m.offload_k, 6.0);
@@ -302,7 +318,7 @@ START_TEST(test_offload_k)
     plan_init(&p, &f.sched);
     plan_set(&p, 0, 0, (plan_choice){ .offload = 0, .fwd = PLAN_FWD_SELECTIVE, .bwd = PLAN_BWD_KEEP });
     f.in.plan = &p;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.has_offload_k, 1);
     ck_assert_exact(m.offload_k, 2 * (0.25 + 60.0 / 50) / 0.75);
     metrics_free(&m);
@@ -310,7 +326,7 @@ START_TEST(test_offload_k)
     plan_free(&p);
 
     f.gpu[0].host_bw = 0;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.has_offload_k, 0);
     metrics_free(&m);
 }
@@ -321,7 +337,7 @@ START_TEST(test_split_backward_memory)
     fixture f;
     fixture_split(&f);
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.makespan_s, 7);
     ck_assert_exact(m.span, 7);
     ck_assert_exact(m.bubble_ratio, 1.0 / 7.0);
@@ -361,7 +377,9 @@ START_TEST(test_memory_walk_matches_accounting)
     fixture f;
     fixture_split(&f);
     walk_log w = { 0 };
+    record(&f);
     metrics_memory_walk(&f.in, log_rank1, &w);
+    timeline_free(&f.tl);
     const double t[] = { 1, 2, 3, 4, 5, 6, 7 };
     const double bytes[] = { 100, 100, 140, 140, 80, 40, 0 };
     const double units[] = { 1, 1, 2, 2, 2, 1, 0 };
@@ -387,7 +405,7 @@ START_TEST(test_chunks_count_one_over_v)
     add_op(&f, 0, OP_BW, 1, 0, 2, 3);
     add_op(&f, 0, OP_BW, 0, 0, 3, 4);
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.rank[0].peak_activations, 1);
     ck_assert_exact(m.rank[0].peak_memory_bytes, 16);
     ck_assert_exact(m.bubble_ratio, 0);
@@ -401,10 +419,10 @@ START_TEST(test_order_independent)
     fixture a, b;
     fixture_split(&a);
     fixture_split(&b);
-    for (size_t i = 0; i < b.tl.nops; i++) b.ops[i] = a.ops[a.tl.nops - 1 - i];
+    for (size_t i = 0; i < b.nops; i++) b.ops[i] = a.ops[a.nops - 1 - i];
     run_metrics ma, mb;
-    metrics_compute(&a.in, &ma);
-    metrics_compute(&b.in, &mb);
+    compute(&a, &ma);
+    compute(&b, &mb);
     ck_assert_exact(mb.makespan_s, ma.makespan_s);
     ck_assert_exact(mb.bubble_ratio, ma.bubble_ratio);
     for (int r = 0; r < 2; r++) {
@@ -423,9 +441,9 @@ START_TEST(test_degenerate_inputs)
 {
     fixture f;
     fixture_1f1b(&f);
-    f.tl.nops = 0;
+    f.nops = 0;
     run_metrics m;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_int_eq(m.pp, 2);
     ck_assert_exact(m.makespan_s, 0);
     ck_assert_exact(m.span, 0);
@@ -437,7 +455,7 @@ START_TEST(test_degenerate_inputs)
     fixture_1f1b(&f);
     f.ops[0].stage = 99;
     f.in.wl = NULL;
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.makespan_s, 9);
     ck_assert_exact(m.rank[0].peak_memory_bytes, 0);
     metrics_free(&m);
@@ -445,7 +463,7 @@ START_TEST(test_degenerate_inputs)
     fixture_1f1b(&f);
     f.ops[0].stage = 99;
     f.ops[1].rank = 7;   /* not a rank of this pipeline: left out of per-rank numbers */
-    metrics_compute(&f.in, &m);
+    compute(&f, &m);
     ck_assert_exact(m.rank[0].busy_s, 5);
     metrics_free(&m);
 }
@@ -464,21 +482,21 @@ START_TEST(test_long_timeline_exact)
     }
     schedule s = { .pp = PP, .v = 1, .nstages = PP, .m = M, .stage_rank = stage_rank };
     workload w = { .nstages = PP, .stage = cost };
-    timeline tl = { 0 };
-    tl.nops = (size_t)PP * M * 2;
-    tl.ops = calloc(tl.nops, sizeof *tl.ops);
+    timeline tl;
+    timeline_init(&tl);
     /* Rank r: warm-up of pp - r forwards, then alternate BW / F, unit times;
      * dependencies are not what matters here, only each rank's own order. */
     size_t k = 0;
     for (int r = 0; r < PP; r++) {
         int warm = PP - r, nf = 0, nb = 0;
         double t = 0;
-        while (nf < warm) tl.ops[k++] = (tl_op){ t, t + 1, r, r, nf++, OP_F }, t += 1;
+        while (nf < warm) timeline_add_op(&tl, &(tl_op){ t, t + 1, r, r, nf++, OP_F }), t += 1, k++;
         while (nb < M) {
-            tl.ops[k++] = (tl_op){ t, t + 1, r, r, nb++, OP_BW }, t += 1;
-            if (nf < M) tl.ops[k++] = (tl_op){ t, t + 1, r, r, nf++, OP_F }, t += 1;
+            timeline_add_op(&tl, &(tl_op){ t, t + 1, r, r, nb++, OP_BW }), t += 1, k++;
+            if (nf < M) timeline_add_op(&tl, &(tl_op){ t, t + 1, r, r, nf++, OP_F }), t += 1, k++;
         }
     }
+    ck_assert_uint_eq(k, (size_t)PP * M * 2);
     ck_assert_uint_eq(k, tl.nops);
     metrics_input in = { .sched = &s, .wl = &w, .tl = &tl };
     run_metrics m;
@@ -489,7 +507,64 @@ START_TEST(test_long_timeline_exact)
         ck_assert_exact(m.rank[r].span, 2.0 * M);
     }
     metrics_free(&m);
-    free(tl.ops);
+    timeline_free(&tl);
+}
+END_TEST
+
+/* The timeline stores ops and transfers packed (timeline.h): every field
+ * comes back exactly as added, whether it fits the packed key (limits of
+ * pglimits.h, -1) or is kept whole on the side (beyond them). */
+START_TEST(test_timeline_packing_exact)
+{
+    const tl_op ops[] = {
+        {1.0 / 3, 2.0 / 3, 0, 0, 0, OP_F},
+        {1e-300, 1e6, -1, -1, -1, TL_OP_RW},
+        {0.5, 0.75, (1 << TL_OP_RANK_BITS) - 2, (1 << TL_OP_STAGE_BITS) - 2, (1 << TL_OP_MB_BITS) - 2,
+         (1 << TL_OP_KIND_BITS) - 2},
+        {0.5, 0.75, (1 << TL_OP_RANK_BITS) - 1, 3, 4, OP_B},   /* rank too large: kept whole */
+        {0.5, 0.75, 5, -2, 4, OP_W},                            /* below -1: kept whole */
+        {2, 3, 4095, 4096 * 64 - 1, 999999, OP_BW},             /* pglimits.h's largest */
+    };
+    const tl_xfer xfers[] = {
+        {1.0 / 7, 9.5, 32 * 1048576.0, 0, 1, 0, 0, XFER_ACTIVATION},
+        {0, 0, 0.5, 4095, 4094, 262143, 1048574, XFER_GRADIENT},
+        {0, 1, 3, 4096, 0, 1, 2, XFER_GRADIENT},                /* rank 4096: kept whole */
+        {0, 1, 3, 1, 0, -1, 2, XFER_GRADIENT},                  /* stage -1: kept whole */
+        {0, 1, 3, 1, 0, 1, 2, 2},                                /* kind beyond one bit: kept whole */
+        {4, 5, 1e15 + 1, 7, 6, 4096 * 64 - 1, 999999, XFER_ACTIVATION},
+    };
+    const size_t nops = sizeof ops / sizeof ops[0], nxfers = sizeof xfers / sizeof xfers[0];
+    timeline tl;
+    timeline_init(&tl);
+    for (size_t i = 0; i < nops; i++)
+        timeline_add_op(&tl, &ops[i]);
+    for (size_t i = 0; i < nxfers; i++)
+        timeline_add_xfer(&tl, &xfers[i]);
+    ck_assert_uint_eq(tl.nops, nops);
+    ck_assert_uint_eq(tl.nxfers, nxfers);
+    ck_assert_uint_eq(tl.nwide_ops, 2);
+    ck_assert_uint_eq(tl.nwide_xfers, 3);
+    for (size_t i = 0; i < nops; i++) {
+        tl_op a = timeline_op(&tl, i);
+        ck_assert(a.start_s == ops[i].start_s && a.end_s == ops[i].end_s);
+        ck_assert_int_eq(a.rank, ops[i].rank);
+        ck_assert_int_eq(a.stage, ops[i].stage);
+        ck_assert_int_eq(a.mb, ops[i].mb);
+        ck_assert_int_eq(a.kind, ops[i].kind);
+    }
+    for (size_t i = 0; i < nxfers; i++) {
+        tl_xfer a = timeline_xfer(&tl, i);
+        ck_assert(a.start_s == xfers[i].start_s && a.end_s == xfers[i].end_s && a.bytes == xfers[i].bytes);
+        ck_assert_int_eq(a.src_rank, xfers[i].src_rank);
+        ck_assert_int_eq(a.dst_rank, xfers[i].dst_rank);
+        ck_assert_int_eq(a.stage, xfers[i].stage);
+        ck_assert_int_eq(a.mb, xfers[i].mb);
+        ck_assert_int_eq(a.kind, xfers[i].kind);
+    }
+    /* the packed records are the smaller ones this is for */
+    ck_assert_uint_eq(sizeof(tl_op_rec), 24);
+    ck_assert_uint_eq(sizeof(tl_xfer_rec), 32);
+    timeline_free(&tl);
 }
 END_TEST
 
@@ -498,6 +573,7 @@ static Suite *metrics_suite(void)
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_1f1b_spans_and_bubble);
+    tcase_add_test(tc, test_timeline_packing_exact);
     tcase_add_test(tc, test_1f1b_peak_activations_release_first);
     tcase_add_test(tc, test_1f1b_peak_memory_bytes);
     tcase_add_test(tc, test_oom_with_capacity_override);

@@ -256,7 +256,7 @@ START_TEST(test_engine_executes_the_slots)
     ck_assert_int_eq(reloads, M);
     double last_end = 0;
     for (size_t i = 0; i < tl.nops; i++) {
-        const tl_op *op = &tl.ops[i];
+        const tl_op op_rec = timeline_op(&tl, i), *op = &op_rec;
         if (op->end_s > last_end) last_end = op->end_s;
         if (op->kind != OP_F) continue;
         if (op->rank == 0 && op->mb == 2) ck_assert_rel(op->start_s, 4, PG_REL_TOL);

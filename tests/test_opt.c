@@ -477,6 +477,58 @@ START_TEST(bad_input)
 }
 END_TEST
 
+START_TEST(dp_allreduce_closed_forms)
+{
+    /* One rank, one stage, m = 4, F = B = W = 1 fused (BW = 2): the rank's
+     * ops end at 4 F + 4 BW = 12 at the earliest. */
+    schedule s;
+    sched_init(&s, "x", 1, 1, 4);
+    sched_place_contiguous(&s);
+    uniform_in u;
+    uniform_make(&u, &s, 1, 1, 1, 0, WF, 0, 0, 0);
+    double bytes[1] = {10}, spb[1] = {0.5};
+    int nb[1] = {1};
+    bound_dp_input dp = {.overlap = 0, .stage_bytes = bytes, .stage_buckets = nb, .rank_s_per_byte = spb};
+    /* no overlap: every bucket after the last op, 10 bytes at 0.5 s/byte */
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp), 12 + 5, PG_REL_TOL);
+    /* overlap, one bucket: ready when the last BW (starting at 10 at the
+     * earliest) ends, then all of it */
+    dp.overlap = 1;
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp), 10 + 2 + 5, PG_REL_TOL);
+    /* five buckets of 1 s: the first is ready after a fifth of the BW, and
+     * the five run back to back */
+    nb[0] = 5;
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp), 10 + 0.4 + 5, PG_REL_TOL);
+    /* buckets faster than the BW's pieces: only the last one is exposed */
+    spb[0] = 0.05;
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp), 10 + 2 + 0.1, PG_REL_TOL);
+    /* no known rate or no gradient: nothing to bound */
+    spb[0] = 0;
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp), 0, PG_REL_TOL);
+    uniform_free(&u);
+    sched_free(&s);
+    ck_assert_int_eq(bound_dp_buckets(10, 0), 1);
+    ck_assert_int_eq(bound_dp_buckets(10, 5), 2);
+    ck_assert_int_eq(bound_dp_buckets(10, 3), 4);
+    ck_assert_int_eq(bound_dp_buckets(0, 3), 1);
+
+    /* Two ranks, split backward, c = 0: rank 0's F (head 0), B (head 3) and
+     * W (head 4) end at 12; rank 1's F (1), B (2), W (3) at 13. */
+    schedule s2;
+    sched_init(&s2, "x", 2, 1, 4);
+    sched_place_contiguous(&s2);
+    uniform_make(&u, &s2, 1, 1, 1, 0, WF, 0, 1, 0);
+    double bytes2[2] = {10, 10}, spb2[2] = {1, 0};
+    int nb2[2] = {1, 1};
+    bound_dp_input dp2 = {.overlap = 0, .stage_bytes = bytes2, .stage_buckets = nb2, .rank_s_per_byte = spb2};
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp2), 12 + 10, PG_REL_TOL);
+    spb2[1] = 1;
+    ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp2), 13 + 10, PG_REL_TOL);
+    uniform_free(&u);
+    sched_free(&s2);
+}
+END_TEST
+
 static Suite *opt_suite(void)
 {
     Suite *s = suite_create("opt");
@@ -485,7 +537,8 @@ static Suite *opt_suite(void)
         const TTest *test;
     } cases[] = {{"k1_exact", k1_exact_closed_form},     {"brute_force", brute_force_tiny},
                  {"generated", never_above_generated},   {"tight", tight_headline_slice},
-                 {"closed_forms", unlimited_closed_forms}, {"bad_input", bad_input}};
+                 {"closed_forms", unlimited_closed_forms}, {"bad_input", bad_input},
+                 {"dp_allreduce", dp_allreduce_closed_forms}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
         tcase_set_timeout(tc, 60);

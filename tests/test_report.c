@@ -71,9 +71,18 @@ static void fixture_init(fixture *f, const char *sched_name)
     };
     memcpy(f->ops, ops, sizeof ops);
     memcpy(f->xfers, xfers, sizeof xfers);
-    f->tl = (timeline){ .ops = f->ops, .nops = NOPS, .cap_ops = NOPS, .xfers = f->xfers, .nxfers = NXFERS,
-                        .cap_xfers = NXFERS };
+    timeline_init(&f->tl);   /* recorded as the engine records (packed): fixture_free frees it */
+    for (int i = 0; i < NOPS; i++)
+        timeline_add_op(&f->tl, &f->ops[i]);
+    for (int i = 0; i < NXFERS; i++)
+        timeline_add_xfer(&f->tl, &f->xfers[i]);
     f->outcome = (sim_outcome){ .completed = 1, .ops_done = NOPS, .ops_total = NOPS, .wall_s = 0.25, .events = 12 };
+}
+
+static void fixture_free(fixture *f)
+{
+    metrics_free(&f->m);
+    timeline_free(&f->tl);
 }
 
 /* Computes the metrics (capacity override 0 = the GPUs' 3000 B). */
@@ -176,7 +185,7 @@ START_TEST(test_json_parses_and_has_fields)
     report_json(&f.in, &sb);
     check_text_with_python("json", json_check, &sb);
     sb_free(&sb);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -243,7 +252,7 @@ START_TEST(test_json_and_text_configuration)
     report_text(&f.in, &sb);
     ck_assert_ptr_null(strstr(sb.data, "offload k"));
     sb_free(&sb);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -268,7 +277,7 @@ START_TEST(test_json_deadlock_and_bound)
     report_json(&f.in, &sb);
     check_text_with_python("json_deadlock", json_deadlock_check, &sb);
     sb_free(&sb);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -308,7 +317,7 @@ START_TEST(test_csv_columns)
     report_csv_row_failed(bad, 2, PG_EXIT_INPUT, &sb);
     check_text_with_python("csv", csv_check, &sb);
     sb_free(&sb);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -341,7 +350,7 @@ START_TEST(test_text_summary)
     ck_assert_uint_eq(strcspn(line, "\n"), width);
     ck_assert_ptr_nonnull(strstr(t, "  OOM\n"));
     sb_free(&sb);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -409,7 +418,7 @@ START_TEST(test_trace_structure)
     pg_status_clear(&st);
     ck_assert_int_eq(report_trace(&f.in, path, &st), 0);
     python_check("trace", trace_check, path);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -424,7 +433,7 @@ START_TEST(test_trace_unwritable_path)
     pg_status_clear(&st);
     ck_assert_int_eq(report_trace(&f.in, path, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, path));
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -504,6 +513,7 @@ START_TEST(test_remat_report)
     ck_assert_ptr_nonnull(strstr(sb.data, "rank 0 stage 0: kk fk\n"));
     sb_free(&sb);
     plan_free(&p);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -559,7 +569,7 @@ START_TEST(test_offload_report)
     ck_assert_ptr_nonnull(strstr(sb.data, "out of memory on 1 rank: nothing the planner may choose fits\n"));
     sb_free(&sb);
     plan_free(&p);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -567,7 +577,7 @@ START_TEST(test_empty_run)
 {
     fixture f;
     fixture_init(&f, "1f1b");
-    f.tl.nops = f.tl.nxfers = 0;
+    timeline_free(&f.tl);   /* nothing recorded */
     f.outcome.completed = 0;
     fixture_run(&f, 0);
     strbuf sb;
@@ -584,7 +594,7 @@ START_TEST(test_empty_run)
     pg_status_clear(&st);
     ck_assert_int_eq(report_trace(&f.in, path, &st), 0);
     python_check("empty_trace", empty_check, path);
-    metrics_free(&f.m);
+    fixture_free(&f);
 }
 END_TEST
 

@@ -128,7 +128,7 @@ START_TEST(test_1f1b_reference_slice)
     /* Every cross-rank dependency became a transfer: (p-1) m each way. */
     ck_assert_int_eq((int)tl.nxfers, 2 * 7 * 32);
     for (size_t i = 0; i < tl.nxfers; i++)
-        ck_assert_exact(tl.xfers[i].end_s - tl.xfers[i].start_s, 0.05);
+        ck_assert_exact(timeline_xfer(&tl, i).end_s - timeline_xfer(&tl, i).start_s, 0.05);
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -264,7 +264,7 @@ START_TEST(test_nvlink_route_time)
     simulate_on_platform("gpipe", 2, 1, gpu_of, GB, 0.01, &m, &tl);
     ck_assert_int_eq((int)tl.nxfers, 2);
     for (size_t i = 0; i < tl.nxfers; i++)
-        ck_assert_exact(tl.xfers[i].end_s - tl.xfers[i].start_s, GB / 450e9 + 1e-6);
+        ck_assert_exact(timeline_xfer(&tl, i).end_s - timeline_xfer(&tl, i).start_s, GB / 450e9 + 1e-6);
     /* F0, hop, F1, BW1, hop, BW0 */
     ck_assert_exact(m.makespan_s, 0.01 + (GB / 450e9 + 1e-6) + 0.01 + 0.02 + (GB / 450e9 + 1e-6) + 0.02);
     metrics_free(&m);
@@ -280,7 +280,7 @@ START_TEST(test_infiniband_route_time)
     timeline tl;
     simulate_on_platform("gpipe", 2, 1, gpu_of, GB, 0.01, &m, &tl);
     for (size_t i = 0; i < tl.nxfers; i++)
-        ck_assert_exact(tl.xfers[i].end_s - tl.xfers[i].start_s, GB / 50e9 + 2.6e-6);
+        ck_assert_exact(timeline_xfer(&tl, i).end_s - timeline_xfer(&tl, i).start_s, GB / 50e9 + 2.6e-6);
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -300,10 +300,10 @@ START_TEST(test_shared_link_halves_bandwidth)
     double solo = GB / 50e9 + 2.6e-6;
     int forward_msgs = 0;
     for (size_t i = 0; i < tl.nxfers; i++) {
-        if (tl.xfers[i].kind != XFER_ACTIVATION)
+        if (timeline_xfer(&tl, i).kind != XFER_ACTIVATION)
             continue;
         forward_msgs++;
-        double t = tl.xfers[i].end_s - tl.xfers[i].start_s;
+        double t = timeline_xfer(&tl, i).end_s - timeline_xfer(&tl, i).start_s;
         ck_assert_msg(t > 1.9 * (solo - 2.6e-6) && t < 2 * solo, "shared transfer took %.9f s (solo %.9f)", t, solo);
     }
     ck_assert_int_eq(forward_msgs, 2);
@@ -364,7 +364,7 @@ START_TEST(test_deterministic)
             simulate_ideal(&c, &m, &tl);
             double sum = 0;
             for (size_t i = 0; i < tl.nops; i++)
-                sum += tl.ops[i].start_s * (double)(i + 1);
+                sum += timeline_op(&tl, i).start_s * (double)(i + 1);
             ssize_t wr = write(fds[1], &sum, sizeof sum);
             _exit(wr == sizeof sum ? 0 : 1);
         }

@@ -238,7 +238,7 @@ static void all_text(xmlNodePtr node, char *buf, size_t len)
 static int count_kind(const timeline *tl, int kind)
 {
     int n = 0;
-    for (size_t i = 0; i < tl->nops; i++) n += tl->ops[i].kind == kind;
+    for (size_t i = 0; i < tl->nops; i++) n += timeline_op(tl, i).kind == kind;
     return n;
 }
 
@@ -258,16 +258,16 @@ static void check_ops(const fixture *f, xmlDocPtr doc)
     }
     found lanes = find(doc, "rect", "idle", NULL);
     ck_assert_int_eq(lanes.n, f->sched.pp);
-    double t0 = f->tl.ops[0].start_s, t1 = f->tl.ops[0].end_s;
+    double t0 = timeline_op(&f->tl, 0).start_s, t1 = timeline_op(&f->tl, 0).end_s;
     for (size_t i = 0; i < f->tl.nops; i++) {
-        if (f->tl.ops[i].start_s < t0) t0 = f->tl.ops[i].start_s;
-        if (f->tl.ops[i].end_s > t1) t1 = f->tl.ops[i].end_s;
+        if (timeline_op(&f->tl, i).start_s < t0) t0 = timeline_op(&f->tl, i).start_s;
+        if (timeline_op(&f->tl, i).end_s > t1) t1 = timeline_op(&f->tl, i).end_s;
     }
     double px_per_s = lanes.e[0].w / (t1 - t0);
     for (int r = 1; r < lanes.n; r++) ck_assert(lanes.e[r].y > lanes.e[r - 1].y);
     /* every op of the timeline has a rect at its place (matched by its tooltip's mb and stage) */
     for (size_t i = 0; i < f->tl.nops; i++) {
-        const tl_op *op = &f->tl.ops[i];
+        const tl_op op_rec = timeline_op(&f->tl, i), *op = &op_rec;
         char want[64];
         snprintf(want, sizeof want, "%s mb %d, stage %d:", op_kind_name((op_kind)op->kind), op->mb, op->stage);
         int hits = 0;
@@ -484,7 +484,7 @@ START_TEST(test_parallel_marks)
     fixture_init(&f, "1f1b", 4, 8);
     double end = 0;
     for (size_t i = 0; i < f.tl.nops; i++)
-        if (f.tl.ops[i].end_s > end) end = f.tl.ops[i].end_s;
+        if (timeline_op(&f.tl, i).end_s > end) end = timeline_op(&f.tl, i).end_s;
     const tl_coll colls[] = {
         { .start_s = 0.8, .end_s = 1.0, .bytes = 64, .rank = 0, .replica = 0, .stage = 0, .mb = 0, .count = 2,
           .kind = TLC_TP_ALLREDUCE, .op_kind = OP_F },

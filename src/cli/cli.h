@@ -140,6 +140,29 @@ typedef struct job_bound {
     double *times;                 /* storage behind in.f/b/w/w_fraction */
 } job_bound;
 int job_compute_bound(const job *j, job_bound *jb, pg_status *st);
+/* Communication the pipeline bound leaves out, for optimize's bound, where
+ * the rates are known (the generated cluster; not with cp > 1).  jp is the job's parallelism (job_build_parallel).
+ * job_tp_comm_bound: into stage_s[nstages], the least seconds of the
+ * tensor-parallel collectives that follow the compute of each F and B (or
+ * BW) of a stage (its ring at its links' rates, latencies left out); 0 when
+ * there are none or the rates are unknown (stage_s then untouched).
+ * job_dp_allreduce_bound: a lower bound on the end of the data-parallel
+ * gradient all-reduce (opt/bound.h bound_dp_allreduce_end) for the
+ * pipeline's bound input in, from the first op's start; tp_comm_s (or
+ * NULL) is what was added to in's B times around their compute (tp
+ * collectives, recomputation); 0 where dp is 1 or no rate is known. */
+int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s);
+/* Into stage_s[nstages]: the least seconds of the forward recomputation the
+ * simulator runs before every B (or BW) of each stage (the R ops of
+ * recompute=full or selective, sim/actmem.h: the stage's compute scale,
+ * job_stage_time_scale); 0 with no recomputation or when a planner decides
+ * it (recompute=plan, offload=plan). */
+int job_recompute_bound(job *j, double *stage_s);
+/* What multiplies a stage's profiled seconds on its rank's GPU: the tp
+ * group's share and the reference speed over the GPU's (the bound's and the
+ * simulator's op times). */
+double job_stage_time_scale(const job *j, int stage);
+double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in, const double *tp_comm_s);
 void job_bound_free(job_bound *jb);
 
 /* The start of every subcommand that reads an experiment: status cleared,

@@ -56,7 +56,7 @@ static int simulated_times(job *j, sched_times *times, pg_status *st)
         }
         double first = 0, last = 0;
         for (size_t i = 0; i < tl.nops; i++) {
-            const tl_op *op = &tl.ops[i];
+            const tl_op op_rec = timeline_op(&tl, i), *op = &op_rec;
             if (op->kind >= OP_KIND_COUNT || op->rank < 0 || op->rank >= s->pp || next[op->rank] >= s->nops[op->rank])
                 continue;
             times->start[op->rank][next[op->rank]] = op->start_s;

@@ -4,12 +4,24 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "sim/actmem.h"
 
 /* Per-stage times as the simulator runs them: profiled times scaled by the
  * reference speed over the speed of the GPU of the stage's rank (absolute
  * times when the workload has no reference speed, or no platform yet), and
  * by the share of a tp group's work one GPU runs (its tp collectives only
  * add time, so leaving them out keeps the bound valid). */
+double job_stage_time_scale(const job *j, int stage)
+{
+    double scale = experiment_tp_share(&j->exp);
+    if (j->have_plat && j->wl.ref_speed_flops > 0) {
+        double speed = j->plat.gpu[j->rank_gpu[j->sched.stage_rank[stage]]].speed_flops;
+        if (speed > 0)
+            scale *= j->wl.ref_speed_flops / speed;
+    }
+    return scale;
+}
+
 static void stage_times(const job *j, job_bound *jb)
 {
     const schedule *s = &j->sched;
@@ -18,12 +30,7 @@ static void stage_times(const job *j, job_bound *jb)
     double *f = jb->times, *b = f + S, *w = f + 2 * S, *wf = f + 3 * S;
     for (int i = 0; i < S; i++) {
         const stage_cost *c = &j->wl.stage[i];
-        double scale = experiment_tp_share(&j->exp);
-        if (j->have_plat && j->wl.ref_speed_flops > 0) {
-            double speed = j->plat.gpu[j->rank_gpu[s->stage_rank[i]]].speed_flops;
-            if (speed > 0)
-                scale *= j->wl.ref_speed_flops / speed;
-        }
+        double scale = job_stage_time_scale(j, i);
         f[i] = c->f_s * scale;
         b[i] = c->b_s * scale;
         w[i] = c->w_s * scale;
@@ -56,4 +63,161 @@ void job_bound_free(job_bound *jb)
 {
     free(jb->times);
     memset(jb, 0, sizeof *jb);
+}
+
+/* The least bandwidth of the edges of a ring over GPUs g[0..n) of a
+ * generated cluster: NVLink within a node, the NICs between nodes. */
+static double ring_min_bw(const job *j, const int *g, int n, double nvl_bw, double nic_bw)
+{
+    const platform_desc *p = &j->plat;
+    double min_bw = 0.0;
+    for (int d = 0; d < n; d++) {
+        double bw = p->gpu[g[d]].node == p->gpu[g[(d + 1) % n]].node ? nvl_bw : nic_bw;
+        if (d == 0 || bw < min_bw)
+            min_bw = bw;
+    }
+    return min_bw;
+}
+
+/* Least seconds per byte of one all-reduce on the dp group of GPUs g[0..dp)
+ * (dp order) of a generated cluster: the ring's (every edge carries 2(n-1)/n
+ * of the bytes, at most at its route's bandwidth), or, unless dp.algorithm
+ * is ring, the hierarchical one's when the group has the same number L > 1
+ * of its GPUs on each of its nn > 1 nodes (collectives.h: a reduce-scatter
+ * and an all-gather over NVLink, (L-1)/L of the bytes each, around an
+ * all-reduce of bytes/L across nodes); whichever is less, so that it holds
+ * whichever the simulation picks.  Latencies are left out. */
+static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw, double nic_bw)
+{
+    const platform_desc *p = &j->plat;
+    double ring = 2.0 * (dp - 1) / dp / ring_min_bw(j, g, dp, nvl_bw, nic_bw);
+    if ((dp_algo)j->exp.dp_algorithm == DP_ALGO_RING)
+        return ring;
+    int nn = 0, local = -1, even = 1;
+    for (int d = 0; d < dp && even; d++) {
+        int first = 1, count = 0;
+        for (int k = 0; k < dp; k++) {
+            if (p->gpu[g[k]].node != p->gpu[g[d]].node)
+                continue;
+            first = first && k >= d;
+            count++;
+        }
+        if (!first)
+            continue;   /* node counted at its first GPU */
+        nn++;
+        if (local < 0)
+            local = count;
+        even = count == local;
+    }
+    if (!even || nn < 2 || local < 2)
+        return ring;
+    double hier = 2.0 * (local - 1) / local / nvl_bw + 2.0 * (nn - 1) / nn / local / nic_bw;
+    return hier < ring ? hier : ring;
+}
+
+/* The generated cluster's NVLink and NIC rates, when the communication
+ * bounds may use them: rates are known for network=cluster only (a platform
+ * file's routes are SimGrid's to resolve); context parallelism is left to
+ * the pipeline bound.  (DualPipeV's overlapped pairs still run each op's
+ * compute and tp collectives one after the other, sim/expert.c: only the
+ * expert all-to-alls, which no bound here counts, overlap.)  Returns 1 when
+ * known. */
+static int known_rates(const job *j, const job_parallel *jp, double *nvl_bw, double *nic_bw)
+{
+    const experiment *e = &j->exp;
+    const sim_parallel *par = &jp->par;
+    return jp->active && e->network == NET_CLUSTER && par->cp <= 1 && j->have_plat &&
+           platform_cluster_gpu_bandwidths(e, nvl_bw, nic_bw) && *nvl_bw > 0 && *nic_bw > 0;
+}
+
+int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
+{
+    const sim_parallel *par = &jp->par;
+    const schedule *s = &j->sched;
+    double nvl_bw, nic_bw;
+    if (par->tp < 2 || !par->tp_comm || !known_rates(j, jp, &nvl_bw, &nic_bw))
+        return 0;
+    int tp = par->tp, any = 0;
+    int *group = pg_xcalloc((size_t)tp, sizeof *group);
+    for (int st = 0; st < s->nstages; st++) {
+        const stage_cost *c = &j->wl.stage[st];
+        stage_s[st] = 0.0;
+        if (!(c->boundary_bytes > 0))
+            continue;
+        int r = s->stage_rank[st];
+        for (int t = 0; t < tp; t++)   /* replica 0's group of the rank */
+            group[t] = par->gpu[(size_t)r * par->dp * tp + t];
+        /* an all-reduce (or reduce-scatter + all-gather: the same bytes)
+         * puts 2(tp-1)/tp of its bytes on every ring edge */
+        int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
+        stage_s[st] = count * 2.0 * (tp - 1) / tp * c->boundary_bytes / ring_min_bw(j, group, tp, nvl_bw, nic_bw);
+        any = 1;
+    }
+    free(group);
+    return any;
+}
+
+double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in, const double *tp_comm_s)
+{
+    const sim_parallel *par = &jp->par;
+    double nvl_bw, nic_bw;
+    if (par->dp < 2 || !(par->grad_bytes_per_param > 0) || !known_rates(j, jp, &nvl_bw, &nic_bw))
+        return 0.0;
+    const schedule *s = &j->sched;
+    int S = s->nstages, dp = par->dp, tp = par->tp;
+    double *stage_bytes = pg_xcalloc((size_t)S + 1, sizeof *stage_bytes);
+    int *buckets = pg_xcalloc((size_t)S + 1, sizeof *buckets);
+    double *spb = pg_xcalloc((size_t)s->pp + 1, sizeof *spb);
+    int *group = pg_xcalloc((size_t)dp, sizeof *group);
+    double share = par->split_compute ? 1.0 / tp : 1.0;   /* gradsync.c: a stage's gradient per GPU */
+    for (int st = 0; st < S; st++) {
+        stage_bytes[st] = j->wl.stage[st].param_count * share * par->grad_bytes_per_param;
+        buckets[st] = bound_dp_buckets(stage_bytes[st], par->bucket_bytes);
+    }
+    /* all tp groups of a rank reduce each bucket at once: the slowest bounds it */
+    for (int r = 0; r < s->pp; r++)
+        for (int t = 0; t < tp; t++) {
+            for (int d = 0; d < dp; d++)
+                group[d] = par->gpu[((size_t)r * dp + d) * tp + t];
+            double x = group_s_per_byte(j, group, dp, nvl_bw, nic_bw);
+            if (x > spb[r])
+                spb[r] = x;
+        }
+    bound_dp_input in_dp = {.overlap = par->overlap, .stage_bytes = stage_bytes, .stage_buckets = buckets,
+                            .rank_s_per_byte = spb, .stage_op_comm_s = tp_comm_s};
+    double end_s = bound_dp_allreduce_end(in, &in_dp);
+    free(group);
+    free(spb);
+    free(buckets);
+    free(stage_bytes);
+    return end_s;
+}
+
+int job_recompute_bound(job *j, double *stage_s)
+{
+    const experiment *e = &j->exp;
+    /* the planners choose per activation (and take long to ask) */
+    if (e->recompute == RECOMPUTE_NONE || e->recompute == RECOMPUTE_PLAN || e->offload == OFFLOAD_PLAN)
+        return 0;
+    memplan plan;
+    pg_status st;
+    pg_status_clear(&st);
+    if (job_build_plan(j, &plan, &st) != 0)
+        return 0;
+    const schedule *s = &j->sched;
+    int any = 0;
+    for (int stage = 0; stage < s->nstages; stage++) {
+        double least_ref_s = -1.0;
+        for (int mb = 0; mb < s->m; mb++) {
+            act_flow fl;
+            act_flow_of(&j->wl, plan_is_empty(&plan) ? NULL : &plan, stage, mb, &fl);
+            double r_ref_s = fl.has_r ? fl.r_ref_s : 0.0;
+            if (least_ref_s < 0 || r_ref_s < least_ref_s)
+                least_ref_s = r_ref_s;
+        }
+        stage_s[stage] = least_ref_s > 0 ? least_ref_s * job_stage_time_scale(j, stage) : 0.0;
+        any |= stage_s[stage] > 0;
+    }
+    plan_free(&plan);
+    return any;
 }

@@ -244,6 +244,18 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                star ? "star layout: crossed twice, via the fabric zone" : "crossed once between two node zones");
 }
 
+int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, double *nic_bw)
+{
+    const gpu_system *gs = gpu_system_find(e->cluster_gpu);
+    if (gs == NULL) {
+        *nvlink_bw = *nic_bw = 0.0;
+        return 0;
+    }
+    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw;
+    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw;
+    return 1;
+}
+
 /* The XML of the first `generated` of e's cluster.nodes nodes (all of them
  * when generated is 0), with mirror routes if mirror (header). */
 static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *out, pg_status *st)
@@ -277,10 +289,9 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         .gw = digits(e->cluster_gpus_per_node - 1),
         .gs = gs,
         .gpus = e->cluster_gpus_per_node,
-        .nvl_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw,
         .pcie_bw = e->cluster_pcie_bw > 0 ? e->cluster_pcie_bw : gs->pcie_bw,
-        .nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw,
     };
+    platform_cluster_gpu_bandwidths(e, &g.nvl_bw, &g.nic_bw);
     g.uplink_bw = g.pcie_bw;
     gpu_params prof;
     if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0) {

@@ -78,6 +78,13 @@ void platform_free(platform_desc *p);
  * the generator in messages ("network=ideal"). */
 int platform_load_text(const char *xml_text, const char *what, platform_desc *p, pg_status *st);
 
+/* network=cluster: the bandwidth of a route between two GPUs of one node
+ * (NVLink: [nvl UP, nvl DOWN]) and between two nodes (the NICs; the FATPIPE
+ * core runs at the NIC rate), per direction, in bytes/s: the cluster.*_bw
+ * keys, else the GPU system's.  Returns 0 (both 0) for an unknown
+ * cluster.gpu, 1 otherwise. */
+int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, double *nic_bw);
+
 /* The XML platform_make_cluster loads, as text (appended to out), so that
  * tools can ship it (platforms/NAME.xml are made this way).  Layout: see
  * cluster.c. */

@@ -27,6 +27,12 @@ void bound_chain_free(bound_chain *c);
  * ops with heads and tails (Jackson's rule), memory ignored. */
 double bound_machine_rank(const bound_input *in, const bound_chain *c, int r);
 
+/* The earliest time rank r can have run all its ops (preemptive, from their
+ * heads: Jackson's rule with no tails), leaving out one weight-gradient op
+ * (W, or BW fused) of stage skip_w_stage (-1: none).  When the left-out op
+ * runs last, this is a lower bound on its start. */
+double bound_rank_ops_done(const bound_input *in, const bound_chain *c, int r, int skip_w_stage);
+
 /* Memory bound of rank r under in->mem_limit (> 0); *remat_ops receives the
  * recomputations the bound assumes (0 without remat). */
 double bound_memory_rank(const bound_input *in, const bound_chain *c, int r, double *remat_ops);

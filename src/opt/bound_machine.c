@@ -76,19 +76,36 @@ static double jackson(mjob *j, int n)
     return best;
 }
 
-double bound_machine_rank(const bound_input *in, const bound_chain *c, int r)
+/* Rank r's merged jobs; with_tails 0 sets every tail to 0 (then Jackson's
+ * rule gives the earliest end of them all); one weight-gradient op of stage
+ * skip_w_stage is left out (-1: none). */
+static double rank_jackson(const bound_input *in, const bound_chain *c, int r, int with_tails, int skip_w_stage)
 {
     mjob *jobs = pg_xcalloc((size_t)in->nstages * 3, sizeof *jobs);
     int n = 0;
     for (int s = 0; s < in->nstages; s++) {
         if (in->stage_rank[s] != r)
             continue;
-        jobs[n++] = (mjob){c->head_f[s], in->m * in->f[s], c->tail_f[s]};
-        jobs[n++] = (mjob){c->head_b[s], in->m * c->bk[s], c->tail_b[s]};
+        /* the fused BW is the weight-gradient op when the backward is fused */
+        int mb = in->m, mw = in->m;
+        if (s == skip_w_stage)
+            *(in->split ? &mw : &mb) -= 1;
+        jobs[n++] = (mjob){c->head_f[s], in->m * in->f[s], with_tails ? c->tail_f[s] : 0.0};
+        jobs[n++] = (mjob){c->head_b[s], mb * c->bk[s], with_tails ? c->tail_b[s] : 0.0};
         if (in->split)
-            jobs[n++] = (mjob){c->head_w[s], in->m * in->w[s], c->tail_w[s]};
+            jobs[n++] = (mjob){c->head_w[s], mw * in->w[s], with_tails ? c->tail_w[s] : 0.0};
     }
     double t = jackson(jobs, n);
     free(jobs);
     return t;
+}
+
+double bound_machine_rank(const bound_input *in, const bound_chain *c, int r)
+{
+    return rank_jackson(in, c, r, 1, -1);
+}
+
+double bound_rank_ops_done(const bound_input *in, const bound_chain *c, int r, int skip_w_stage)
+{
+    return rank_jackson(in, c, r, 0, skip_w_stage);
 }

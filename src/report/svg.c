@@ -385,7 +385,7 @@ static int pipeline_ranks(const report_input *in)
     if (in->m) return in->m->pp;
     int pp = 0;
     for (size_t i = 0; i < in->tl->nops; i++)
-        if (in->tl->ops[i].rank >= pp) pp = in->tl->ops[i].rank + 1;
+        if (timeline_op(in->tl, i).rank >= pp) pp = timeline_op(in->tl, i).rank + 1;
     return pp;
 }
 
@@ -715,7 +715,7 @@ static void mb_font_for_ops(const report_input *in, layout *L, const op_ref *ref
     kind_fit *fit = pg_xmalloc(n * sizeof *fit);
     char mb[16];
     for (size_t i = 0; i < n; i++) {
-        const tl_op *op = &in->tl->ops[refs[i].idx];
+        const tl_op op_rec = timeline_op(in->tl, refs[i].idx), *op = &op_rec;
         snprintf(mb, sizeof mb, "%d", op->mb);
         fit[i] = (kind_fit){ op->kind, (X(L, op->end_s) - X(L, op->start_s) - 2 * TEXT_PAD_PX) / digits_width(mb, 1.0) };
     }
@@ -739,7 +739,7 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     op_ref *refs = pg_xmalloc((tl->nops ? tl->nops : 1) * sizeof *refs);
     double total_w = 0;
     for (size_t i = 0; i < tl->nops; i++) {
-        const tl_op *op = &tl->ops[i];
+        const tl_op op_rec = timeline_op(tl, i), *op = &op_rec;
         if (op->rank < 0 || op->rank >= L->pp) continue;
         refs[n++] = (op_ref){ op->rank, op->start_s, i };
         total_w += X(L, op->end_s) - X(L, op->start_s);
@@ -752,7 +752,7 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     sb_append(sb, ">\n");
     char kbuf[16], tbuf[96], mb[16];
     for (size_t k = 0; k < n; k++) {
-        const tl_op *op = &tl->ops[refs[k].idx];
+        const tl_op op_rec = timeline_op(tl, refs[k].idx), *op = &op_rec;
         const char *kind = rpt_kind_name(op->kind, kbuf, sizeof kbuf);
         double x0 = X(L, op->start_s), x1 = X(L, op->end_s);
         sb = out(w);
@@ -771,7 +771,7 @@ static void ops_section(const report_input *in, layout *L, writer *w)
     if (L->mb_font > 0) {
         sb_appendf(sb, "<g class=\"mb\" font-size=\"%g\" text-anchor=\"middle\">\n", L->mb_font);
         for (size_t k = 0; k < n; k++) {
-            const tl_op *op = &tl->ops[refs[k].idx];
+            const tl_op op_rec = timeline_op(tl, refs[k].idx), *op = &op_rec;
             double x0 = X(L, op->start_s), wd = X(L, op->end_s) - x0;
             snprintf(mb, sizeof mb, "%d", op->mb);
             if (digits_width(mb, L->mb_font) + 2 * TEXT_PAD_PX > wd) continue;
@@ -1045,7 +1045,7 @@ static void compute_layout(const report_input *in, const double *peak, layout *L
     int *per_rank = pg_xcalloc((size_t)L->pp + 1, sizeof *per_rank);
     int any = 0, busiest = 0;
     for (size_t i = 0; i < tl->nops; i++) {
-        const tl_op *op = &tl->ops[i];
+        const tl_op op_rec = timeline_op(tl, i), *op = &op_rec;
         if (op->rank < 0 || op->rank >= L->pp) continue;
         if (!any || op->start_s < L->t0) L->t0 = op->start_s;
         if (!any || op->end_s > L->t1) L->t1 = op->end_s;

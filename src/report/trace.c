@@ -133,7 +133,7 @@ static void op_events(const report_input *in, writer *w)
     int v = rpt_stages_per_rank(in);
     char name[64], kbuf[16];
     for (size_t i = 0; i < in->tl->nops; i++) {
-        const tl_op *op = &in->tl->ops[i];
+        const tl_op op_rec = timeline_op(in->tl, i), *op = &op_rec;
         const char *kind = rpt_kind_name(op->kind, kbuf, sizeof kbuf);
         if (v > 1)
             snprintf(name, sizeof name, "%s%d s%d", kind, op->mb, op->stage);
@@ -173,8 +173,9 @@ static double makespan_of(const report_input *in)
     if (in->m) return in->m->makespan_s;
     double lo = 0, hi = 0;
     for (size_t i = 0; i < in->tl->nops; i++) {
-        if (i == 0 || in->tl->ops[i].start_s < lo) lo = in->tl->ops[i].start_s;
-        if (i == 0 || in->tl->ops[i].end_s > hi) hi = in->tl->ops[i].end_s;
+        tl_op op = timeline_op(in->tl, i);
+        if (i == 0 || op.start_s < lo) lo = op.start_s;
+        if (i == 0 || op.end_s > hi) hi = op.end_s;
     }
     return hi - lo;
 }
@@ -184,8 +185,10 @@ static void bubble_events(const report_input *in, writer *w)
     size_t n = in->tl->nops;
     if (n == 0) return;
     interval *iv = pg_xmalloc(n * sizeof *iv);
-    for (size_t i = 0; i < n; i++)
-        iv[i] = (interval){ in->tl->ops[i].rank, in->tl->ops[i].start_s, in->tl->ops[i].end_s, i };
+    for (size_t i = 0; i < n; i++) {
+        tl_op op = timeline_op(in->tl, i);
+        iv[i] = (interval){ op.rank, op.start_s, op.end_s, i };
+    }
     sort_intervals(iv, n);
     double min_gap = makespan_of(in) * TRACE_MIN_GAP_REL;
     double busy_until = iv[0].end;
@@ -247,13 +250,13 @@ static void xfer_events(const report_input *in, writer *w, int pp)
     interval *iv = pg_xmalloc((n ? n : 1) * sizeof *iv);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const tl_xfer *x = &in->tl->xfers[i];
+        const tl_xfer x_rec = timeline_xfer(in->tl, i), *x = &x_rec;
         if (x->src_rank >= 0 && x->src_rank < pp) iv[k++] = (interval){ x->src_rank, x->start_s, x->end_s, i };
     }
     assign_lanes(iv, k, send_lane, send_lanes);
     k = 0;
     for (size_t i = 0; i < n; i++) {
-        const tl_xfer *x = &in->tl->xfers[i];
+        const tl_xfer x_rec = timeline_xfer(in->tl, i), *x = &x_rec;
         if (x->dst_rank >= 0 && x->dst_rank < pp) iv[k++] = (interval){ x->dst_rank, x->start_s, x->end_s, i };
     }
     assign_lanes(iv, k, recv_lane, recv_lanes);
@@ -275,7 +278,7 @@ static void xfer_events(const report_input *in, writer *w, int pp)
 
     char name[64];
     for (size_t i = 0; i < n; i++) {
-        const tl_xfer *x = &in->tl->xfers[i];
+        const tl_xfer x_rec = timeline_xfer(in->tl, i), *x = &x_rec;
         int src_ok = x->src_rank >= 0 && x->src_rank < pp, dst_ok = x->dst_rank >= 0 && x->dst_rank < pp;
         snprintf(name, sizeof name, "%s s%d mb%d", xfer_name(x), x->stage, x->mb);
         int send_tid = tid_of(STREAM_SEND, send_lane[i]), recv_tid = tid_of(STREAM_RECV, recv_lane[i]);
@@ -392,7 +395,7 @@ static int pipeline_ranks(const report_input *in)
     if (in->m) return in->m->pp;
     int pp = 0;
     for (size_t i = 0; i < in->tl->nops; i++)
-        if (in->tl->ops[i].rank >= pp) pp = in->tl->ops[i].rank + 1;
+        if (timeline_op(in->tl, i).rank >= pp) pp = timeline_op(in->tl, i).rank + 1;
     return pp;
 }
 

@@ -1,16 +1,17 @@
 /* bubbles.c: idle time of each rank split by cause (see bubbles.h). */
 #include "sim/bubbles.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/error.h"
 
-/* Send and arrival of the message carrying a stage's output for one
- * microbatch, indexed by (direction, stage, mb); arrival < 0: none. */
-typedef struct msg_times {
-    double sent_s, arrived_s;
-} msg_times;
+/* The messages carrying a stage's output for one microbatch, indexed by
+ * (direction, stage, mb): the index of its transfer in the timeline (read
+ * there for its send and arrival), NO_XFER for none.  An index, not the
+ * two times, because this array is as long as the run has messages. */
+#define NO_XFER SIZE_MAX
 
 static size_t msg_index(const schedule *s, int kind, int stage, int mb)
 {
@@ -58,16 +59,17 @@ static int is_backward(uint8_t kind)
 }
 
 /* Split one idle gap [from, to) before op (on rank) by cause. */
-static void split_gap(const schedule *s, const msg_times *msgs, const tl_op *op, double from, double to,
-                      double first_backward_s, double last_forward_end_s, bubble_breakdown *b)
+static void split_gap(const schedule *s, const timeline *tl, const size_t *msgs, const tl_op *op, double from,
+                      double to, double first_backward_s, double last_forward_end_s, bubble_breakdown *b)
 {
     double producer_done = from, arrived = from;
     int dir, stage;
     if (input_message(s, op, &dir, &stage) && s->stage_rank[stage] != op->rank) {
-        const msg_times *m = &msgs[msg_index(s, dir, stage, op->mb)];
-        if (m->arrived_s >= 0) {
-            producer_done = m->sent_s;
-            arrived = m->arrived_s;
+        size_t m = msgs[msg_index(s, dir, stage, op->mb)];
+        tl_xfer x = m != NO_XFER ? timeline_xfer(tl, m) : (tl_xfer){.end_s = -1};
+        if (x.end_s >= 0) {
+            producer_done = x.start_s;
+            arrived = x.end_s;
         }
     }
     /* [from, producer_done): another rank was still computing the input;
@@ -92,33 +94,45 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
     if (s->pp <= 0 || s->nstages <= 0 || s->m <= 0 || s->stage_rank == NULL)
         return;
     size_t nmsg = 2 * (size_t)s->nstages * (size_t)s->m;
-    msg_times *msgs = pg_xmalloc(nmsg * sizeof *msgs);
+    size_t *msgs = pg_xmalloc(nmsg * sizeof *msgs);
     for (size_t i = 0; i < nmsg; i++)
-        msgs[i] = (msg_times){.sent_s = -1, .arrived_s = -1};
+        msgs[i] = NO_XFER;
     for (size_t i = 0; i < tl->nxfers; i++) {
-        const tl_xfer *x = &tl->xfers[i];
+        const tl_xfer x_rec = timeline_xfer(tl, i), *x = &x_rec;
         if (x->stage >= 0 && x->stage < s->nstages && x->mb >= 0 && x->mb < s->m && x->kind <= XFER_GRADIENT)
-            msgs[msg_index(s, x->kind, x->stage, x->mb)] = (msg_times){x->start_s, x->end_s};
+            msgs[msg_index(s, x->kind, x->stage, x->mb)] = i;
     }
 
-    /* Group the ops by rank, in time order. */
-    const tl_op **ops = pg_xmalloc((tl->nops ? tl->nops : 1) * sizeof *ops);
+    /* Group the ops by rank (indices, in record order), then each rank's,
+     * unpacked, in time order. */
+    size_t *idx = pg_xmalloc((tl->nops ? tl->nops : 1) * sizeof *idx);
     size_t *count = pg_xcalloc((size_t)s->pp + 1, sizeof *count);
-    for (size_t i = 0; i < tl->nops; i++)
-        if (tl->ops[i].rank >= 0 && tl->ops[i].rank < s->pp)
-            count[tl->ops[i].rank + 1]++;
-    for (int r = 0; r < s->pp; r++)
+    for (size_t i = 0; i < tl->nops; i++) {
+        int r = timeline_op(tl, i).rank;
+        if (r >= 0 && r < s->pp)
+            count[r + 1]++;
+    }
+    size_t most = 0;
+    for (int r = 0; r < s->pp; r++) {
+        if (count[r + 1] > most)
+            most = count[r + 1];
         count[r + 1] += count[r];
+    }
     size_t *fill = pg_xcalloc((size_t)s->pp, sizeof *fill);
     for (size_t i = 0; i < tl->nops; i++) {
-        int r = tl->ops[i].rank;
+        int r = timeline_op(tl, i).rank;
         if (r >= 0 && r < s->pp)
-            ops[count[r] + fill[r]++] = &tl->ops[i];
+            idx[count[r] + fill[r]++] = i;
     }
+    tl_op *vals = pg_xmalloc((most ? most : 1) * sizeof *vals);
+    const tl_op **mine = pg_xmalloc((most ? most : 1) * sizeof *mine);
 
     for (int r = 0; r < s->pp; r++) {
-        const tl_op **mine = ops + count[r];
         size_t n = count[r + 1] - count[r];
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = timeline_op(tl, idx[count[r] + i]);
+            mine[i] = &vals[i];
+        }
         qsort(mine, n, sizeof *mine, by_start);
         double first_backward_s = -1, last_forward_end_s = -1;
         for (size_t i = 0; i < n; i++) {
@@ -129,12 +143,14 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
         }
         for (size_t i = 1; i < n; i++)
             if (mine[i]->start_s > mine[i - 1]->end_s)
-                split_gap(s, msgs, mine[i], mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
+                split_gap(s, tl, msgs, mine[i], mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
                           last_forward_end_s, &out[r]);
     }
+    free(mine);
+    free(vals);
     free(fill);
     free(count);
-    free(ops);
+    free(idx);
     free(msgs);
 }
 

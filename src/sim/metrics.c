@@ -70,7 +70,7 @@ static int rank_count(const metrics_input *in)
     if (in->sched) return in->sched->pp;
     int pp = 0;
     for (size_t i = 0; i < (in->tl ? in->tl->nops : 0); i++)
-        if (in->tl->ops[i].rank >= pp) pp = in->tl->ops[i].rank + 1;
+        if (timeline_op(in->tl, i).rank >= pp) pp = timeline_op(in->tl, i).rank + 1;
     return pp;
 }
 
@@ -121,7 +121,7 @@ typedef struct by_rank {
 
 /* rank_of(tl, i) for i < n: the rank of record i of some timeline array. */
 typedef int (*rank_fn)(const timeline *tl, size_t i);
-static int op_rank(const timeline *tl, size_t i) { return tl->ops[i].rank; }
+static int op_rank(const timeline *tl, size_t i) { return timeline_op(tl, i).rank; }
 static int copy_rank(const timeline *tl, size_t i) { return tl->copies[i].rank; }
 
 static void group_records(const timeline *tl, size_t n, rank_fn rank_of, int pp, by_rank *g)
@@ -164,15 +164,16 @@ typedef struct rank_records {
 static void walk_rank(const metrics_input *in, int rank, const rank_records *rr, int v,
                       ev *starts, ev *ends, metrics_memory_fn fn, void *ctx)
 {
-    const tl_op *ops = in->tl->ops;
+    const timeline *tl = in->tl;
     const tl_copy *copies = in->tl->copies;
     size_t ns = 0, ne = 0;
     int fused = 0;
     for (size_t i = 0; i < rr->n; i++)
-        fused |= ops[rr->idx[i]].kind == OP_BW;
+        fused |= timeline_op(tl, rr->idx[i]).kind == OP_BW;
     for (size_t i = 0; i < rr->n; i++) {
-        starts[ns++] = (ev){ ops[rr->idx[i]].start_s, rr->idx[i] };
-        ends[ne++] = (ev){ ops[rr->idx[i]].end_s, rr->idx[i] };
+        tl_op op = timeline_op(tl, rr->idx[i]);
+        starts[ns++] = (ev){ op.start_s, rr->idx[i] };
+        ends[ne++] = (ev){ op.end_s, rr->idx[i] };
     }
     for (size_t i = 0; i < rr->nc; i++) {
         const tl_copy *cp = &copies[rr->cidx[i]];
@@ -192,7 +193,7 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
                 act_bytes -= copies[ends[k].op & ~COPY_BIT].bytes;
                 continue;
             }
-            const tl_op *op = &ops[ends[k].op];
+            const tl_op op_rec = timeline_op(tl, ends[k].op), *op = &op_rec;
             const stage_cost *c = op_cost(in, op);
             if (op->kind == OP_W || op->kind == OP_BW) act_chunks--;
             if (!c) continue;
@@ -204,7 +205,7 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
                 act_bytes += copies[starts[i].op & ~COPY_BIT].bytes;
                 continue;
             }
-            const tl_op *op = &ops[starts[i].op];
+            const tl_op op_rec = timeline_op(tl, starts[i].op), *op = &op_rec;
             const stage_cost *c = op_cost(in, op);
             if (op->kind == OP_F) act_chunks++;
             if (!c) continue;
@@ -285,7 +286,7 @@ static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics
     size_t n = g->first[r + 1] - g->first[r];
     const size_t *idx = g->idx + g->first[r];
     for (size_t i = 0; i < n; i++) {
-        const tl_op *op = &tl->ops[idx[i]];
+        const tl_op op_rec = timeline_op(tl, idx[i]), *op = &op_rec;
         if (i == 0 || op->start_s < rm->first_start) rm->first_start = op->start_s;
         if (i == 0 || op->end_s > rm->last_end) rm->last_end = op->end_s;
         rm->busy_s += op->end_s - op->start_s;
@@ -537,8 +538,9 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
     const timeline *tl = in->tl;
     double first_start = 0, last_end = 0;
     for (size_t i = 0; i < tl->nops; i++) {
-        if (i == 0 || tl->ops[i].start_s < first_start) first_start = tl->ops[i].start_s;
-        if (i == 0 || tl->ops[i].end_s > last_end) last_end = tl->ops[i].end_s;
+        tl_op op = timeline_op(tl, i);
+        if (i == 0 || op.start_s < first_start) first_start = op.start_s;
+        if (i == 0 || op.end_s > last_end) last_end = op.end_s;
     }
     out->makespan_s = last_end - first_start;
 

@@ -53,6 +53,12 @@
 
 typedef enum { DP_ALGO_AUTO = 0, DP_ALGO_RING, DP_ALGO_HIERARCHICAL } dp_algo;
 
+/* Megatron's tensor-parallel collectives per transformer layer, in F and in
+ * B (the attention and MLP blocks' row-parallel outputs, and their inputs'
+ * gradients), each of the stage's boundary_bytes; W has none (tpgroup.c
+ * runs them, optimize's bound counts them). */
+#define SIM_TP_COLLS_PER_LAYER 2
+
 typedef struct sim_parallel {
     int tp, dp;                  /* degrees (>= 1) */
     const int *gpu;              /* [pp * dp * tp] platform GPU of (rank r, replica d, tp rank t) at

@@ -1,4 +1,5 @@
-/* timeline.c: append-only record of simulated ops, transfers, copies, stalls and collectives. */
+/* timeline.c: append-only record of simulated ops, transfers, copies, stalls
+ * and collectives; ops and transfers packed (timeline.h). */
 #include "sim/timeline.h"
 
 #include <stdlib.h>
@@ -15,6 +16,8 @@ void timeline_free(timeline *t)
 {
     free(t->ops);
     free(t->xfers);
+    free(t->wide_ops);
+    free(t->wide_xfers);
     free(t->copies);
     free(t->stalls);
     free(t->colls);
@@ -33,16 +36,46 @@ void timeline_reserve(timeline *t, size_t nops, size_t nxfers)
     }
 }
 
+/* Put v + offset into the field `bits` wide at *shift of *key (advancing
+ * *shift); 0 when it does not fit. */
+static int put_field(uint64_t *key, int *shift, int bits, int offset, long v)
+{
+    long stored = v + offset;
+    if (stored < 0 || stored >= (1L << bits))
+        return 0;
+    *key |= (uint64_t)stored << *shift;
+    *shift += bits;
+    return 1;
+}
+
 void timeline_add_op(timeline *t, const tl_op *op)
 {
     pg_grow((void **)&t->ops, &t->cap_ops, t->nops + 1, sizeof *t->ops);
-    t->ops[t->nops++] = *op;
+    uint64_t key = 0;
+    int sh = 0;
+    if (!(put_field(&key, &sh, TL_OP_RANK_BITS, 1, op->rank) && put_field(&key, &sh, TL_OP_STAGE_BITS, 1, op->stage) &&
+          put_field(&key, &sh, TL_OP_MB_BITS, 1, op->mb) && put_field(&key, &sh, TL_OP_KIND_BITS, 1, op->kind))) {
+        pg_grow((void **)&t->wide_ops, &t->cap_wide_ops, t->nwide_ops + 1, sizeof *t->wide_ops);
+        key = TL_KEY_WIDE | (uint64_t)t->nwide_ops;
+        t->wide_ops[t->nwide_ops++] = *op;
+    }
+    t->ops[t->nops++] = (tl_op_rec){.start_s = op->start_s, .end_s = op->end_s, .key = key};
 }
 
 void timeline_add_xfer(timeline *t, const tl_xfer *x)
 {
     pg_grow((void **)&t->xfers, &t->cap_xfers, t->nxfers + 1, sizeof *t->xfers);
-    t->xfers[t->nxfers++] = *x;
+    uint64_t key = 0;
+    int sh = 0;
+    if (!(put_field(&key, &sh, TL_XFER_RANK_BITS, 0, x->src_rank) &&
+          put_field(&key, &sh, TL_XFER_RANK_BITS, 0, x->dst_rank) &&
+          put_field(&key, &sh, TL_XFER_STAGE_BITS, 0, x->stage) && put_field(&key, &sh, TL_XFER_MB_BITS, 1, x->mb) &&
+          put_field(&key, &sh, TL_XFER_KIND_BITS, 0, x->kind))) {
+        pg_grow((void **)&t->wide_xfers, &t->cap_wide_xfers, t->nwide_xfers + 1, sizeof *t->wide_xfers);
+        key = TL_KEY_WIDE | (uint64_t)t->nwide_xfers;
+        t->wide_xfers[t->nwide_xfers++] = *x;
+    }
+    t->xfers[t->nxfers++] = (tl_xfer_rec){.start_s = x->start_s, .end_s = x->end_s, .bytes = x->bytes, .key = key};
 }
 
 void timeline_add_copy(timeline *t, const tl_copy *c)

@@ -7,6 +7,16 @@
  * its activation to come back (a stall); with tensor / data parallelism the
  * collectives, optimizer steps and replica spans (tl_coll).  Metrics, reports and traces are
  * all computed from this record, never from SimGrid state.
+ *
+ * Ops and transfers are most of a run's memory (one of each per simulated
+ * event), so they are stored packed: the times (and a transfer's bytes) as
+ * the doubles they are, the small integers (rank, stage, microbatch, kind)
+ * in one 64-bit key, 24 bytes an op and 32 a transfer instead of 32 and 48.
+ * Nothing is rounded: a record whose integers do not fit the key's fields
+ * (beyond pglimits.h's limits, or negative) is kept whole on the side and
+ * the key points at it.  Producers pass tl_op / tl_xfer to timeline_add_*,
+ * readers get them back, equal field for field, from timeline_op /
+ * timeline_xfer; nothing else sees the packed form.
  */
 #ifndef PG_SIM_TIMELINE_H
 #define PG_SIM_TIMELINE_H
@@ -87,9 +97,39 @@ typedef struct tl_coll {
     uint8_t op_kind;         /* tp collectives: the op's op_kind */
 } tl_coll;
 
+/* Packed records (see the header); only timeline.c and the readers below
+ * look inside. */
+typedef struct tl_op_rec {
+    double start_s, end_s;
+    uint64_t key;            /* TL_KEY_WIDE | index into wide_ops, or the packed fields */
+} tl_op_rec;
+
+typedef struct tl_xfer_rec {
+    double start_s, end_s, bytes;
+    uint64_t key;            /* TL_KEY_WIDE | index into wide_xfers, or the packed fields */
+} tl_xfer_rec;
+
+#define TL_KEY_WIDE (UINT64_C(1) << 63)
+/* Field widths of the packed keys, low bits first, 63 bits in all, wide
+ * enough for pglimits.h's limits (pp <= 4096, stages <= 4096 x 64,
+ * microbatches <= 10^6).  Ops: rank 16 bits, stage 20, microbatch 21, kind
+ * 6, each holding value + 1 so that -1 fits.  Transfers: source and
+ * destination rank 12 bits each, stage 18 (as they are: a transfer's are
+ * never negative), microbatch 20 (+ 1), kind 1. */
+#define TL_OP_RANK_BITS 16
+#define TL_OP_STAGE_BITS 20
+#define TL_OP_MB_BITS 21
+#define TL_OP_KIND_BITS 6
+#define TL_XFER_RANK_BITS 12
+#define TL_XFER_STAGE_BITS 18
+#define TL_XFER_MB_BITS 20
+#define TL_XFER_KIND_BITS 1
+
 typedef struct timeline {
-    tl_op *ops;     size_t nops, cap_ops;
-    tl_xfer *xfers; size_t nxfers, cap_xfers;
+    tl_op_rec *ops;     size_t nops, cap_ops;
+    tl_xfer_rec *xfers; size_t nxfers, cap_xfers;
+    tl_op *wide_ops;    size_t nwide_ops, cap_wide_ops;       /* records whose fields do not fit a key */
+    tl_xfer *wide_xfers; size_t nwide_xfers, cap_wide_xfers;
     tl_copy *copies; size_t ncopies, cap_copies;
     tl_stall *stalls; size_t nstalls, cap_stalls;
     tl_coll *colls; size_t ncolls, cap_colls;
@@ -105,5 +145,42 @@ void timeline_add_coll(timeline *t, const tl_coll *c);
 /* Room for nops ops and nxfers transfers in all, when they are known before
  * the run (the engine: exactly, so no growth leaves slack). */
 void timeline_reserve(timeline *t, size_t nops, size_t nxfers);
+
+/* Field `bits` wide at `shift` of a packed key, less the stored offset. */
+static inline int32_t tl_key_field(uint64_t key, int shift, int bits, int offset)
+{
+    return (int32_t)((key >> shift) & ((UINT64_C(1) << bits) - 1)) - offset;
+}
+
+/* Op i (< t->nops), as it was added. */
+static inline tl_op timeline_op(const timeline *t, size_t i)
+{
+    const tl_op_rec *r = &t->ops[i];
+    if (r->key & TL_KEY_WIDE)
+        return t->wide_ops[r->key & ~TL_KEY_WIDE];
+    int sh = 0;
+    tl_op op = {.start_s = r->start_s, .end_s = r->end_s};
+    op.rank = tl_key_field(r->key, sh, TL_OP_RANK_BITS, 1), sh += TL_OP_RANK_BITS;
+    op.stage = tl_key_field(r->key, sh, TL_OP_STAGE_BITS, 1), sh += TL_OP_STAGE_BITS;
+    op.mb = tl_key_field(r->key, sh, TL_OP_MB_BITS, 1), sh += TL_OP_MB_BITS;
+    op.kind = (uint8_t)tl_key_field(r->key, sh, TL_OP_KIND_BITS, 1);
+    return op;
+}
+
+/* Transfer i (< t->nxfers), as it was added. */
+static inline tl_xfer timeline_xfer(const timeline *t, size_t i)
+{
+    const tl_xfer_rec *r = &t->xfers[i];
+    if (r->key & TL_KEY_WIDE)
+        return t->wide_xfers[r->key & ~TL_KEY_WIDE];
+    int sh = 0;
+    tl_xfer x = {.start_s = r->start_s, .end_s = r->end_s, .bytes = r->bytes};
+    x.src_rank = tl_key_field(r->key, sh, TL_XFER_RANK_BITS, 0), sh += TL_XFER_RANK_BITS;
+    x.dst_rank = tl_key_field(r->key, sh, TL_XFER_RANK_BITS, 0), sh += TL_XFER_RANK_BITS;
+    x.stage = tl_key_field(r->key, sh, TL_XFER_STAGE_BITS, 0), sh += TL_XFER_STAGE_BITS;
+    x.mb = tl_key_field(r->key, sh, TL_XFER_MB_BITS, 1), sh += TL_XFER_MB_BITS;
+    x.kind = (uint8_t)tl_key_field(r->key, sh, TL_XFER_KIND_BITS, 0);
+    return x;
+}
 
 #endif

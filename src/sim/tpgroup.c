@@ -35,10 +35,6 @@
  */
 #include "sim/engine_internal.h"
 
-/* Megatron's tensor-parallel collectives per transformer layer, in F and in
- * B (the attention and MLP blocks' row-parallel outputs, and their inputs'
- * gradients); W has none. */
-#define TP_COLLS_PER_LAYER 2
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_tp, pg_engine, "group compute, tp collectives, cp rings");
 
@@ -79,7 +75,7 @@ static void tp_collectives(rank_state *rs, sched_op op)
     if (op.kind != OP_F && op.kind != OP_B && op.kind != OP_BW)
         return;
     const stage_cost *c = &eng.in->wl->stage[op.stage];
-    int count = TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
+    int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
     double bytes = c->boundary_bytes;
     if (bytes <= 0)
         return;
