@@ -11,8 +11,8 @@
 
 void report_optimize_text(const report_optimize_input *o, strbuf *sb)
 {
-    sb_appendf(sb, "Pareto front (simulated; throughput against peak memory, %d points; global batch %ld "
-               "samples on %d GPUs%s)\n", o->nfront, o->global_batch, o->gpus,
+    sb_appendf(sb, "Pareto front (simulated; throughput against peak memory, %d point%s; global batch %ld "
+               "samples on %d GPUs%s)\n", o->nfront, o->nfront == 1 ? "" : "s", o->global_batch, o->gpus,
                o->full_front ? "" : "; of the candidates whose bound reaches the best: --full-front for all");
     sb_appendf(sb, "%14s %12s %12s %10s  %s\n", "samples/s", "iteration", "makespan", "peak GiB", "settings");
     for (int i = 0; i < o->nfront; i++) {

@@ -21,6 +21,7 @@
  */
 #include "sim/metrics.h"
 
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,8 +295,10 @@ static void rank_times(const timeline *tl, const by_rank *g, int r, rank_metrics
     }
     rm->span = n ? rm->last_end - rm->first_start : 0.0;
     /* A rank that never waits has busy == span up to the rounding of summing
-     * its ops: report that as no idle time, not as -0.000 ns. */
-    rm->idle_s = rm->span - rm->busy_s > 0 ? rm->span - rm->busy_s : 0.0;
+     * its n ops (at most n ulps of the span): report that as no idle time, not
+     * as -0.000 ns or 0.000 ns. */
+    double rounding_s = (double)n * DBL_EPSILON * rm->span;
+    rm->idle_s = rm->span - rm->busy_s > rounding_s ? rm->span - rm->busy_s : 0.0;
 }
 
 /* Samples, tokens and MFU over the pipeline's makespan. */
