@@ -5,12 +5,14 @@
  * schedule that respects the limit, must equal seed 000's closed form and
  * the optimum at K = 1, and must be close to the best shipped schedule. */
 #include <check.h>
+#include <glpk.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opt/bound.h"
+#include "opt/glpk_guard.h"
 #include "schedule/schedule.h"
 #include "testutil.h"
 
@@ -529,6 +531,44 @@ START_TEST(dp_allreduce_closed_forms)
 }
 END_TEST
 
+/* glpk_guard: a failure inside GLPK (here its error on an invalid argument,
+ * the same path as an internal check failing in the simplex) comes back as
+ * -1 instead of ending the process, and GLPK works again afterwards. */
+typedef struct guard_lp {
+    glp_prob *lp;
+    int bad_call;
+    double objective;
+} guard_lp;
+
+static void guard_solve(void *arg)
+{
+    guard_lp *g = arg;
+    g->lp = glp_create_prob();
+    /* max x, 0 <= x <= 2: objective 2 */
+    glp_set_obj_dir(g->lp, g->bad_call ? 12345 : GLP_MAX);
+    glp_add_cols(g->lp, 1);
+    glp_set_col_bnds(g->lp, 1, GLP_DB, 0.0, 2.0);
+    glp_set_obj_coef(g->lp, 1, 1.0);
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    if (glp_simplex(g->lp, &sm) == 0) g->objective = glp_get_obj_val(g->lp);
+}
+
+START_TEST(glpk_guard_returns)
+{
+    guard_lp bad = {NULL, 1, -1.0};
+    ck_assert_int_eq(glpk_guarded(guard_solve, &bad), -1);
+    ck_assert_double_eq(bad.objective, -1.0);   /* it never reached the solve */
+    for (int round = 0; round < 2; round++) {   /* GLPK usable again, twice */
+        guard_lp good = {NULL, 0, -1.0};
+        ck_assert_int_eq(glpk_guarded(guard_solve, &good), 0);
+        ck_assert_double_eq_tol(good.objective, 2.0, 1e-12);
+        glp_delete_prob(good.lp);
+    }
+}
+END_TEST
+
 static Suite *opt_suite(void)
 {
     Suite *s = suite_create("opt");
@@ -538,7 +578,7 @@ static Suite *opt_suite(void)
     } cases[] = {{"k1_exact", k1_exact_closed_form},     {"brute_force", brute_force_tiny},
                  {"generated", never_above_generated},   {"tight", tight_headline_slice},
                  {"closed_forms", unlimited_closed_forms}, {"bad_input", bad_input},
-                 {"dp_allreduce", dp_allreduce_closed_forms}};
+                 {"dp_allreduce", dp_allreduce_closed_forms}, {"glpk_guard", glpk_guard_returns}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
         tcase_set_timeout(tc, 60);

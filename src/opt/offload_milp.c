@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt/glpk_guard.h"
 #include "opt/glpk_start.h"
 #include "opt/workclock.h"
 #include "opt/offload_internal.h"
@@ -349,61 +350,94 @@ static double *warm_start(milp *z, const int *choice)
     return x0;
 }
 
-/* Solve; on success choice holds the MILP's plan and 1 is returned. */
-static int solve(const off_model *md, const int *greedy, int greedy_fits, int *choice, offload_plan_result *res)
-{
+/* One solve's state, kept behind a pointer so that a GLPK failure in the
+ * middle (glpk_guard.h) leaves it readable: what to free, and no glp_prob. */
+typedef struct solve_ctx {
     milp z;
-    memset(&z, 0, sizeof z);
-    z.md = md;
-    z.lp = glp_create_prob();
-    glp_set_obj_dir(z.lp, GLP_MIN);
-    build(&z);
-    res->nbinaries = glp_get_num_int(z.lp);
-    res->nrows = glp_get_num_rows(z.lp);
-    int ok = 0;
+    const int *greedy;
+    int greedy_fits;
+    int *choice;
+    offload_plan_result *res;
+    double *x0;
+    cb_info cb;
+    int ok;
+} solve_ctx;
+
+/* The GLPK part of solve (run guarded): on success sets ok and choice. */
+static void solve_glpk(void *arg)
+{
+    solve_ctx *c = arg;
+    milp *z = &c->z;
+    const off_model *md = z->md;
+    z->lp = glp_create_prob();
+    glp_set_obj_dir(z->lp, GLP_MIN);
+    build(z);
+    c->res->nbinaries = glp_get_num_int(z->lp);
+    c->res->nrows = glp_get_num_rows(z->lp);
     /* GLPK reports scaling and basis construction on stdout whatever msg_lev
      * says (the warm start's simplex builds a basis when it has none): off for
      * the whole solve, so that --format json stays JSON */
     int term = glp_term_out(GLP_OFF);
-    double *x0 = greedy_fits ? warm_start(&z, greedy) : NULL;
-    cb_info cb = {{x0, 0, workclock_s() + MILP_TIME_LIMIT_S}, OFFLOAD_MILP_MAX_NODES, 0};
+    c->x0 = c->greedy_fits ? warm_start(z, c->greedy) : NULL;
+    c->cb = (cb_info){{c->x0, 0, workclock_s() + MILP_TIME_LIMIT_S}, OFFLOAD_MILP_MAX_NODES, 0};
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
-    glp_scale_prob(z.lp, GLP_SF_AUTO);
-    glp_std_basis(z.lp);
-    int lprc = glp_simplex(z.lp, &sm);
-    if (lprc == 0 && glp_get_status(z.lp) == GLP_OPT) {
+    glp_scale_prob(z->lp, GLP_SF_AUTO);
+    glp_std_basis(z->lp);
+    int lprc = glp_simplex(z->lp, &sm);
+    if (lprc == 0 && glp_get_status(z->lp) == GLP_OPT) {
         glp_iocp io;
         glp_init_iocp(&io);
         io.msg_lev = GLP_MSG_OFF;
         io.presolve = GLP_OFF;   /* the warm start is in the original columns */
         io.cb_func = callback;
-        io.cb_info = &cb;
+        io.cb_info = &c->cb;
         io.tm_lim = workclock_tm_lim_ms(MILP_TIME_LIMIT_S);
         io.mip_gap = 1e-4;
-        int rc = glp_intopt(z.lp, &io);
-        int ms = glp_mip_status(z.lp);
+        int rc = glp_intopt(z->lp, &io);
+        int ms = glp_mip_status(z->lp);
         if (ms == GLP_OPT || ms == GLP_FEAS) {
-            ok = 1;
-            res->status = (rc == 0 && ms == GLP_OPT) ? OFFLOAD_SOLVED_OPTIMAL : OFFLOAD_SOLVED_NODE_LIMIT;
+            c->ok = 1;
+            c->res->status = (rc == 0 && ms == GLP_OPT) ? OFFLOAD_SOLVED_OPTIMAL : OFFLOAD_SOLVED_NODE_LIMIT;
             for (int k = 0; k < md->nitems; k++) {
-                choice[k] = OPT_KEEP;
+                c->choice[k] = OPT_KEEP;
                 for (int o = 1; o < OPT_COUNT; o++)
-                    if (md->items[k].col[o] && glp_mip_col_val(z.lp, md->items[k].col[o]) > 0.5) choice[k] = o;
+                    if (md->items[k].col[o] && glp_mip_col_val(z->lp, md->items[k].col[o]) > 0.5)
+                        c->choice[k] = o;
             }
         }
     }
     glp_term_out(term);
-    res->nodes = cb.nodes;
-    free(x0);
-    for (int r = 0; r < md->pp && z.ecol; r++)
-        free(z.ecol[r]);
-    free(z.ecol);
-    free(z.ind);
-    free(z.val);
-    glp_delete_prob(z.lp);
-    return ok;
+}
+
+/* Solve; on success choice holds the MILP's plan and 1 is returned.  If GLPK
+ * fails inside (it aborts on some numerically hard instances), 0: the
+ * caller's greedy plan stands, as when the MILP finds nothing. */
+static int solve(const off_model *md, const int *greedy, int greedy_fits, int *choice, offload_plan_result *res)
+{
+    solve_ctx c;
+    memset(&c, 0, sizeof c);
+    c.z.md = md;
+    c.greedy = greedy;
+    c.greedy_fits = greedy_fits;
+    c.choice = choice;
+    c.res = res;
+    if (glpk_guarded(solve_glpk, &c) != 0) {
+        c.z.lp = NULL;   /* freed with GLPK's environment */
+        c.ok = 0;
+        res->status = OFFLOAD_SOLVED_HEURISTIC;
+        memcpy(choice, greedy, (size_t)md->nitems * sizeof *choice);
+    }
+    res->nodes = c.cb.nodes;
+    free(c.x0);
+    for (int r = 0; r < md->pp && c.z.ecol; r++)
+        free(c.z.ecol[r]);
+    free(c.z.ecol);
+    free(c.z.ind);
+    free(c.z.val);
+    if (c.z.lp) glp_delete_prob(c.z.lp);
+    return c.ok;
 }
 
 const char *offload_solve_status_name(offload_solve_status s)
