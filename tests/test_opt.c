@@ -15,6 +15,7 @@
 #include "opt/glpk_guard.h"
 #include "schedule/schedule.h"
 #include "testutil.h"
+#include "util/units.h"
 
 /* The zero-bubble paper's M_W / M_B (the contract's default w_fraction). */
 #define WF 0.4324
@@ -509,10 +510,10 @@ START_TEST(dp_allreduce_closed_forms)
     ck_assert_rel(bound_dp_allreduce_end(&u.in, &dp), 0, PG_REL_TOL);
     uniform_free(&u);
     sched_free(&s);
-    ck_assert_int_eq(bound_dp_buckets(10, 0), 1);
-    ck_assert_int_eq(bound_dp_buckets(10, 5), 2);
-    ck_assert_int_eq(bound_dp_buckets(10, 3), 4);
-    ck_assert_int_eq(bound_dp_buckets(0, 3), 1);
+    ck_assert_int_eq(units_pieces(10, 0), 1);
+    ck_assert_int_eq(units_pieces(10, 5), 2);
+    ck_assert_int_eq(units_pieces(10, 3), 4);
+    ck_assert_int_eq(units_pieces(0, 3), 1);
 
     /* Two ranks, split backward, c = 0: rank 0's F (head 0), B (head 3) and
      * W (head 4) end at 12; rank 1's F (1), B (2), W (3) at 13. */

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "sim/actmem.h"
+#include "util/units.h"
 
 /* Per-stage times as the simulator runs them: profiled times scaled by the
  * reference speed over the speed of the GPU of the stage's rank (absolute
@@ -172,7 +173,7 @@ double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_
     double share = par->split_compute ? 1.0 / tp : 1.0;   /* gradsync.c: a stage's gradient per GPU */
     for (int st = 0; st < S; st++) {
         stage_bytes[st] = j->wl.stage[st].param_count * share * par->grad_bytes_per_param;
-        buckets[st] = bound_dp_buckets(stage_bytes[st], par->bucket_bytes);
+        buckets[st] = units_pieces(stage_bytes[st], par->bucket_bytes);
     }
     /* all tp groups of a rank reduce each bucket at once: the slowest bounds it */
     for (int r = 0; r < s->pp; r++)

@@ -99,7 +99,7 @@ int bound_lower(const bound_input *in, bound_result *out, pg_status *st);
 typedef struct bound_dp_input {
     int overlap;                    /* 1: buckets ready during the last weight-gradient op */
     const double *stage_bytes;      /* [nstages] gradient bytes one GPU all-reduces for the stage */
-    const int *stage_buckets;       /* [nstages] buckets of the stage (>= 1; bound_dp_buckets) */
+    const int *stage_buckets;       /* [nstages] buckets of the stage (>= 1; units_pieces) */
     const double *rank_s_per_byte;  /* [pp] least seconds per byte of the rank's all-reduce; 0: unknown */
     const double *stage_op_comm_s;  /* [nstages] or NULL: seconds of the stage's B (BW fused) that in->b
                                      * counts but that follow its compute (tp collectives), so are no
@@ -109,10 +109,6 @@ typedef struct bound_dp_input {
 /* Seconds from the first op's start that the last reducer cannot beat; 0
  * when no rank has a known rate or any gradient. */
 double bound_dp_allreduce_end(const bound_input *in, const bound_dp_input *dp);
-
-/* Buckets of a stage's gradient of grad_bytes cut into buckets of at most
- * bucket_bytes (0: one bucket): sim/gradsync.c's rule (ceil, at least 1). */
-int bound_dp_buckets(double grad_bytes, double bucket_bytes);
 
 const char *bound_kind_name(bound_kind k);   /* "critical_path", "machine", "memory" */
 

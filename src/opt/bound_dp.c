@@ -30,15 +30,6 @@
 
 #include "opt/bound_internal.h"
 
-int bound_dp_buckets(double grad_bytes, double bucket_bytes)
-{
-    if (!(bucket_bytes > 0) || !(grad_bytes > 0))
-        return 1;
-    double q = grad_bytes / bucket_bytes;
-    int n = (int)q < q ? (int)q + 1 : (int)q;
-    return n < 1 ? 1 : n;
-}
-
 /* The bound of rank r given that its last op is stage s's weight op. */
 static double last_op_bound(const bound_input *in, const bound_chain *c, const bound_dp_input *dp, int r, int s)
 {

@@ -22,6 +22,7 @@
  *     global gradient norm), each rank spends its optimizer_s.
  */
 #include "sim/engine_internal.h"
+#include "util/units.h"
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_dp, pg_engine, "gradient buckets, all-reduces, optimizer");
 
@@ -147,13 +148,7 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
         double bytes = in->wl->stage[st].param_count * share * par->grad_bytes_per_param;
         if (bytes <= 0)
             continue;
-        int nb = 1;
-        if (par->bucket_bytes > 0) {
-            double q = bytes / par->bucket_bytes;   /* buckets of at most bucket_bytes */
-            nb = (int)q < q ? (int)q + 1 : (int)q;
-            if (nb < 1)
-                nb = 1;
-        }
+        int nb = units_pieces(bytes, par->bucket_bytes);   /* buckets of at most bucket_bytes */
         dr->bucket_bytes = pg_xrealloc(dr->bucket_bytes, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_bytes);
         dr->bucket_stage = pg_xrealloc(dr->bucket_stage, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_stage);
         dr->op_first_bucket[i] = dr->nbuckets;

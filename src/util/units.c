@@ -326,6 +326,15 @@ char *units_format_bytes(double bytes, char *buf, int len)
     return format_scaled(bytes, units, sizeof units / sizeof units[0], 2, buf, len);
 }
 
+int units_pieces(double total_bytes, double piece_bytes)
+{
+    if (!(piece_bytes > 0) || !(total_bytes > 0))
+        return 1;
+    double q = total_bytes / piece_bytes;
+    int n = (int)q < q ? (int)q + 1 : (int)q;
+    return n < 1 ? 1 : n;
+}
+
 char *units_format_duration(double seconds, char *buf, int len)
 {
     static const unit_prefix units[] = {

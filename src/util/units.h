@@ -28,6 +28,12 @@ int units_parse_long(const char *text, long *value, const char **why);
 /* true/false yes/no on/off 1/0 */
 int units_parse_bool(const char *text, int *value, const char **why);
 
+/* Pieces of at most piece_bytes that hold total_bytes: ceil(total / piece),
+ * at least 1; 1 when piece_bytes is not positive (no splitting) or there is
+ * nothing to split.  The gradient buckets of a stage: the simulator
+ * (sim/gradsync.c) and optimize's bound (opt/bound_dp.c) count them with it. */
+int units_pieces(double total_bytes, double piece_bytes);
+
 /* Human formatting into buf (returns buf): "79.50 GiB", "1.250 ms", "150.0 GB/s". */
 char *units_format_bytes(double bytes, char *buf, int len);
 char *units_format_duration(double seconds, char *buf, int len);
