@@ -37,7 +37,9 @@
 #define GPUS_PER_NODE 8
 #define BYTES 8e8             /* divisible by every ring size used: exact chunks */
 
-static void cluster(int nodes, platform_desc *p)
+/* A generated cluster of `nodes` nodes; gpus_used > 0: generated for a job
+ * of that many GPUs (platform_make_cluster_for: with mirror routes). */
+static void cluster_for(int nodes, int gpus_used, platform_desc *p)
 {
     experiment e;
     experiment_defaults(&e);
@@ -46,7 +48,13 @@ static void cluster(int nodes, platform_desc *p)
     e.cluster_gpus_per_node = GPUS_PER_NODE;
     pg_status st;
     pg_status_clear(&st);
-    ck_assert_msg(platform_make_cluster(&e, p, &st) == 0, "%s", st.msg);
+    int rc = gpus_used > 0 ? platform_make_cluster_for(&e, gpus_used, p, &st) : platform_make_cluster(&e, p, &st);
+    ck_assert_msg(rc == 0, "%s", st.msg);
+}
+
+static void cluster(int nodes, platform_desc *p)
+{
+    cluster_for(nodes, 0, p);
 }
 
 /* SimGrid with engine.c's exact model on p. */
@@ -154,15 +162,8 @@ static void ring_case(coll_kind kind, coll_mode mode, int k, int across_nodes, i
 static void mirror_case(int nodes, int k, coll_mode mode)
 {
     enum { NIC = 3 };
-    experiment e;
-    experiment_defaults(&e);
-    e.network = NET_CLUSTER;
-    e.cluster_nodes = nodes;
-    e.cluster_gpus_per_node = GPUS_PER_NODE;
-    pg_status st;
-    pg_status_clear(&st);
     platform_desc p;
-    ck_assert_msg(platform_make_cluster_for(&e, nodes * GPUS_PER_NODE, &p, &st) == 0, "%s", st.msg);
+    cluster_for(nodes, nodes * GPUS_PER_NODE, &p);
     ck_assert_int_eq(p.mirror_routes, 1);
     simgrid_start(&p);
     sg_host_t hosts[GPUS_PER_NODE];
