@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "opt/glpk_guard.h"
 #include "opt/glpk_start.h"
 #include "opt/workclock.h"
 
@@ -210,6 +211,61 @@ static double order_peak(const schedule *s, const double dmem[K_N])
     return peak;
 }
 
+/* One refinement's solve, run guarded (glpk_guard.h): GLPK's LP and branch
+ * and bound, and the order it finds replacing *inout if it is better. */
+typedef struct zb_solve_ctx {
+    zb_model *z;
+    const sched_params *p;
+    schedule *inout;
+    const int *pos;
+    double span0;
+    double time_limit_s;
+    int improved;
+} zb_solve_ctx;
+
+static void zb_solve(void *arg)
+{
+    zb_solve_ctx *c = arg;
+    zb_model *z = c->z;
+    const sched_params *p = c->p;
+    schedule *inout = c->inout;
+    const int *pos = c->pos;
+    double span0 = c->span0, time_limit_s = c->time_limit_s;
+    glp_smcp sm;
+    glp_init_smcp(&sm);
+    sm.msg_lev = GLP_MSG_OFF;
+    int lp_rc = glp_simplex(z->lp, &sm);
+    if (lp_rc == 0 && glp_get_status(z->lp) == GLP_OPT) {
+        glpk_start cb = {z->x0, 0, workclock_s() + time_limit_s};
+        glp_iocp io;
+        glp_init_iocp(&io);
+        io.msg_lev = GLP_MSG_OFF;
+        io.presolve = GLP_OFF;   /* the warm start is given in the original columns */
+        io.cb_func = glpk_start_callback;
+        io.cb_info = &cb;
+        io.tm_lim = workclock_tm_lim_ms(time_limit_s);
+        glp_intopt(z->lp, &io);
+        int ms = glp_mip_status(z->lp);
+        if ((ms == GLP_OPT || ms == GLP_FEAS) && glp_mip_obj_val(z->lp) < span0 * (1.0 - ZB_MIN_GAIN)) {
+            schedule cand;
+            order_from(z, inout, pos, &cand);
+            pg_status inner;
+            sched_times t2;
+            if (sched_validate(&cand, &inner) == 0 && order_peak(&cand, z->dmem) <= z->limit + ZB_EPS &&
+                sched_eval_ideal(&cand, p->t_f, p->t_b, p->t_w, p->t_comm, &t2, &inner) == 0) {
+                if (t2.span < span0 * (1.0 - ZB_MIN_GAIN)) c->improved = 1;
+                sched_times_free(&cand, &t2);
+            }
+            if (c->improved) {
+                sched_free(inout);
+                *inout = cand;
+            } else {
+                sched_free(&cand);
+            }
+        }
+    }
+}
+
 int zb_ilp_refine(const sched_params *p, schedule *inout, double time_limit_s, pg_status *st)
 {
     if (inout->v != 1 || inout->pp != p->pp || inout->m != p->m || !sched_is_split(inout))
@@ -253,41 +309,10 @@ int zb_ilp_refine(const sched_params *p, schedule *inout, double time_limit_s, p
     build(&z, inout, &t, pos);
     sched_times_free(inout, &t);
 
-    glp_smcp sm;
-    glp_init_smcp(&sm);
-    sm.msg_lev = GLP_MSG_OFF;
-    int lp_rc = glp_simplex(z.lp, &sm);
-    int improved = 0;
-    if (lp_rc == 0 && glp_get_status(z.lp) == GLP_OPT) {
-        glpk_start cb = {z.x0, 0, workclock_s() + time_limit_s};
-        glp_iocp io;
-        glp_init_iocp(&io);
-        io.msg_lev = GLP_MSG_OFF;
-        io.presolve = GLP_OFF;   /* the warm start is given in the original columns */
-        io.cb_func = glpk_start_callback;
-        io.cb_info = &cb;
-        io.tm_lim = workclock_tm_lim_ms(time_limit_s);
-        glp_intopt(z.lp, &io);
-        int ms = glp_mip_status(z.lp);
-        if ((ms == GLP_OPT || ms == GLP_FEAS) && glp_mip_obj_val(z.lp) < span0 * (1.0 - ZB_MIN_GAIN)) {
-            schedule cand;
-            order_from(&z, inout, pos, &cand);
-            pg_status inner;
-            sched_times t2;
-            if (sched_validate(&cand, &inner) == 0 && order_peak(&cand, z.dmem) <= z.limit + ZB_EPS &&
-                sched_eval_ideal(&cand, p->t_f, p->t_b, p->t_w, p->t_comm, &t2, &inner) == 0) {
-                if (t2.span < span0 * (1.0 - ZB_MIN_GAIN)) improved = 1;
-                sched_times_free(&cand, &t2);
-            }
-            if (improved) {
-                sched_free(inout);
-                *inout = cand;
-            } else {
-                sched_free(&cand);
-            }
-        }
-    }
-    glp_delete_prob(z.lp);
+    zb_solve_ctx c = {&z, p, inout, pos, span0, time_limit_s, 0};
+    if (glpk_guarded(zb_solve, &c) != 0)
+        z.lp = NULL;   /* GLPK failed inside: its environment, z.lp with it, is gone; the order stands */
+    if (z.lp) glp_delete_prob(z.lp);
     free(z.x0);
     free(pos);
     return 0;
