@@ -8,9 +8,11 @@
  * GLPK's whole environment (glp_free_env, as GLPK's manual prescribes after
  * an error: every glp_prob of the process is gone) and returns -1.
  *
- * Contract for fn: it keeps what it allocates itself (and the glp_prob it
- * creates) in the struct behind arg, so that the caller can release its own
- * memory after a failure and knows not to touch any glp_prob again.  While fn
+ * Contract for fn: it never lets a glp_prob outlive the call unless the
+ * caller can forget it on failure (every glp_prob is gone then), and it keeps
+ * what it allocates itself in the struct behind arg so that the caller can
+ * release it, or says in a comment that it gives that memory up on this path
+ * (the remat ILP, whose covers and local search allocate as they go).  While fn
  * runs, GLPK's terminal output is swallowed (it would land on stdout, in the
  * middle of --format json).  Not reentrant: one guarded call at a time per
  * process (pipegrid runs its planners in one thread; sweeps fork).

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "opt/glpk_guard.h"
 #include "opt/glpk_start.h"
 #include "opt/remat_internal.h"
 #include "opt/workclock.h"
@@ -603,6 +604,25 @@ static int fits(const rm_model *md, const plan_choice *c)
     return ok;
 }
 
+/* solve() run guarded (glpk_guard.h).  If GLPK fails inside, the greedy plan
+ * stands (ci is the caller's copy) and the scratch solve() allocated is not
+ * freed: its GLPK problems are gone with GLPK's environment, and the rest is
+ * a one-off loss on a path GLPK's own checks take, never on a normal run. */
+typedef struct remat_solve_ctx {
+    const rm_model *md;
+    const remat_input *in;
+    const double *keep_mem;
+    plan_choice *c;
+    remat_result *res;
+    int found;
+} remat_solve_ctx;
+
+static void remat_solve(void *arg)
+{
+    remat_solve_ctx *sc = arg;
+    sc->found = solve(sc->md, sc->in, sc->keep_mem, sc->c, sc->res);
+}
+
 int remat_plan(const remat_input *in, memplan *out, remat_result *res, pg_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -645,7 +665,8 @@ int remat_plan(const remat_input *in, memplan *out, remat_result *res, pg_status
             if (in->time_limit_s > 0 && md.total <= REMAT_ILP_MAX_OPS) {
                 plan_choice *ci = pg_xmalloc(((size_t)md.npairs + 1) * sizeof *ci);
                 memcpy(ci, c, (size_t)md.npairs * sizeof *ci);
-                int found = solve(&md, in, mem, ci, res);
+                remat_solve_ctx sc = {&md, in, mem, ci, res, 0};
+                int found = glpk_guarded(remat_solve, &sc) == 0 ? sc.found : 0;
                 if (found && fits(&md, ci)) {
                     double mk = rm_times(&md, ci, NULL, end, NULL);
                     if (mk <= res->greedy_makespan_s * (1.0 + REMAT_MIN_GAIN_REL)) {
