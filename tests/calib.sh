@@ -68,6 +68,14 @@ if [ "$(values "$TMP/fit1.yaml")" = "$(values "$TMP/fit2.yaml")" ] && [ "$(value
     ok "held-out measurements do not change the fitted parameters"
 else not_ok "held-out measurements do not change the fitted parameters" "$(diff "$TMP/fit1.yaml" "$TMP/fit2.yaml" | head -6)"; fi
 
+# a parameter said to be calibrate's fixed starting value is that value in every fit
+# (one the fit drove to about 0 moves no prediction afterwards, yet it was fitted)
+unfitted() { grep "fixed starting value" "$1" | grep -o "^ *[a-z0-9_]*: {value: [^,]*" | sort; }
+if [ -n "$(unfitted "$TMP/fit1.yaml")" ] && [ "$(unfitted "$TMP/fit.yaml")" = "$(unfitted "$TMP/fit1.yaml")" ]; then
+    ok "parameters said unfitted keep one value in two different fits"
+else not_ok "parameters said unfitted keep one value in two different fits" \
+    "$(diff <(unfitted "$TMP/fit.yaml") <(unfitted "$TMP/fit1.yaml") | head -6)"; fi
+
 # ---- bad input: a clear message and exit 2 ----
 expect_rc "calibrate of a missing file exits 2" 2 "$BIN" calibrate "$TMP/none.csv"
 expect_err "calibrate names the missing file" "none.csv: cannot open"

@@ -33,8 +33,19 @@
 
 #define PCT 100.0
 
+/* Which fitted parameters some fit row depends on, judged as the fit judges
+ * it: at calibrate's fixed starting values (a parameter the fit drove to
+ * about 0 may no longer move any prediction, yet it was fitted). */
+static void exercised_at_start(const gpu_params *g, const iter_set *set, const int *fit, int exercised[GP_COUNT])
+{
+    gpu_params start = *g;
+    iter_fit_initial(&start);
+    for (int k = 0; k < GP_COUNT; k++)
+        exercised[k] = iter_param_exercised(&start, set, fit, (gpu_param_id)k);
+}
+
 static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h, const char *why, int nfit,
-                       int n, const char *date, const iter_set *set, const int *fit)
+                       int n, const char *date, const int exercised[GP_COUNT])
 {
     char base[128] = "";
     for (int k = 0; k < a->nfiles; k++) {
@@ -55,7 +66,7 @@ static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h
     for (int k = 0; k < GP_COUNT; k++) {
         if (gpu_param_basis_of(g, (gpu_param_id)k) == GPB_DATASHEET)
             continue;
-        if (!iter_param_exercised(g, set, fit, (gpu_param_id)k)) {
+        if (!exercised[k]) {
             /* no fit row depends on it: the fixed starting value, said so */
             char gpu_name[sizeof g->name];   /* a copy: g->name and g->source are parts of one object */
             memcpy(gpu_name, g->name, sizeof gpu_name);
@@ -130,6 +141,8 @@ int cmd_calibrate(int argc, char **argv)
         fit[i] = iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
         nfit += fit[i];
     }
+    int exercised[GP_COUNT];
+    exercised_at_start(&g, &set, fit, exercised);
     calib_result *cr = pg_xcalloc(1, sizeof *cr);
     int rc = calib_fit_procedure(&g, &set, fit, a.max_weight, a.folds, a.max_mape, a.max_error, cr, &st);
     if (rc == 0) {
@@ -150,7 +163,7 @@ int cmd_calibrate(int argc, char **argv)
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        provenance(&g, &a, &cr->h, why, nfit, n, date, &set, fit);
+        provenance(&g, &a, &cr->h, why, nfit, n, date, exercised);
         strbuf hdr;
         sb_init(&hdr);
         header_text(&hdr, &g, &a, cr->res, cr->nres, cr->best, fe);

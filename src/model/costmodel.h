@@ -92,7 +92,7 @@ typedef struct gpu_params {
     char name[64];
     char path[4096];                 /* file read ("" when built in memory) */
     double v[GP_COUNT];
-    char source[GP_COUNT][256];      /* where each number comes from */
+    char source[GP_COUNT][512];      /* where each number comes from (a calibrate sentence is ~300 chars) */
     /* The measured effective host link (the file's host_link block; not a
      * cost-model parameter): bytes/s per GPU and direction while both GPUs
      * behind one PCIe switch copy at once (PipeOffload's B_o); a GPU copying
