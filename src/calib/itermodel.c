@@ -228,11 +228,28 @@ static double group_bw(const gpu_params *g, const train_row *r, int n, long stri
 }
 
 /* Ring all-reduce of bytes over n ranks `stride` apart. */
-static double ring_allreduce_s(const gpu_params *g, const train_row *r, double bytes, int n, long stride)
+#define PARAM_GATHER_BYTES 2.0   /* the distributed optimizer gathers bf16 parameters */
+
+/* One pass of a ring over n ranks (a reduce-scatter or an all-gather of
+ * bytes): n - 1 steps of bytes / n each. */
+static double ring_pass_s(const gpu_params *g, const train_row *r, double bytes, int n, long stride)
 {
     if (n <= 1)
         return 0.0;
-    return 2.0 * (n - 1) * g->v[GP_COLL_LATENCY_S] + 2.0 * (n - 1) / n * bytes / group_bw(g, r, n, stride);
+    return (n - 1) * g->v[GP_COLL_LATENCY_S] + (double)(n - 1) / n * bytes / group_bw(g, r, n, stride);
+}
+
+/* A ring all-reduce: a reduce-scatter, then an all-gather. */
+static double ring_allreduce_s(const gpu_params *g, const train_row *r, double bytes, int n, long stride)
+{
+    return 2.0 * ring_pass_s(g, r, bytes, n, stride);
+}
+
+/* What time exceeding `hidden_s` a collective of `coll_s` adds when it runs
+ * beside compute that lasts hidden_s. */
+static double exposed_s(double coll_s, double hidden_s)
+{
+    return coll_s > hidden_s ? coll_s - hidden_s : 0.0;
 }
 
 static gpt_shape row_shape(const train_row *r, int layers)
@@ -347,8 +364,11 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     /* pipeline neighbours: a pair dp_span ranks apart */
     double t_comm = r->pp > 1 ? lat + w.stage[0].boundary_bytes / group_bw(g, r, 2, dp_span) : 0.0;
     double last_bwd_s = 0.0;   /* rank 0's last microbatch's backward: what an overlapped reduction hides under */
-    for (int c = 0; c < w.nstages; c += r->pp)
+    double first_fwd_s = 0.0;  /* its first microbatch's forward: what an overlapped parameter gather hides under */
+    for (int c = 0; c < w.nstages; c += r->pp) {
         last_bwd_s += dur[c][OP_B] + dur[c][OP_W];
+        first_fwd_s += dur[c][OP_F];
+    }
     sched_times t;
     rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(dur);
@@ -363,8 +383,19 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     sched_times_free(s, &t);
     if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
         out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
-    double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
-    out->dp_allreduce_s = r->dp_overlap ? (t_dp > last_bwd_s ? t_dp - last_bwd_s : 0.0) : t_dp;
+    if (r->zero1) {
+        /* Megatron's distributed optimizer: the gradients are reduce-
+         * scattered (in their reduction precision), each rank updates its
+         * shard, and the bf16 parameters are all-gathered; with overlap the
+         * reduce-scatter runs under the last backward and the gather under
+         * the next iteration's first forward (overlap_param_gather). */
+        double t_rs = ring_pass_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
+        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->dp, tp_cp);
+        out->dp_allreduce_s = r->dp_overlap ? exposed_s(t_rs, last_bwd_s) + exposed_s(t_ag, first_fwd_s) : t_rs + t_ag;
+    } else {
+        double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
+        out->dp_allreduce_s = r->dp_overlap ? exposed_s(t_dp, last_bwd_s) : t_dp;
+    }
     out->optimizer_s = costmodel_optimizer_s(g, r->zero1 ? max_params / r->dp : max_params);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];
     out->total_s = out->pipeline_s + out->embed_sync_s + out->dp_allreduce_s + out->optimizer_s + out->overhead_s;
@@ -468,12 +499,22 @@ static double fit_floor(gpu_param_id id)
     return id == GP_MEM_EFF ? FIT_MEM_EFF_FLOOR : id == GP_COLL_BW_EFF ? FIT_COLL_BW_EFF_FLOOR : 0.0;
 }
 
+/* The upper bound of a fitted parameter: an efficiency's (the hyper-
+ * parameter, achieved <= peak), tighter for the GEMMs (itermodel.h). */
+static double fit_ceiling(const fit_ctx *c, gpu_param_id id)
+{
+    if (id == GP_GEMM_EFF)
+        return c->h.ratio_cap < FIT_GEMM_EFF_CAP ? c->h.ratio_cap : FIT_GEMM_EFF_CAP;
+    return is_ratio(id) ? c->h.ratio_cap : HUGE_VAL;
+}
+
 static void apply(fit_ctx *c, const double *x)
 {
     for (int k = 0; k < c->nvar; k++) {
         double v = exp(x[k]);
-        if (is_ratio((gpu_param_id)c->ids[k]) && v > c->h.ratio_cap)
-            v = c->h.ratio_cap;
+        double ceiling_v = fit_ceiling(c, (gpu_param_id)c->ids[k]);
+        if (v > ceiling_v)
+            v = ceiling_v;
         double floor_v = fit_floor((gpu_param_id)c->ids[k]);
         if (v < floor_v)
             v = floor_v;

@@ -25,6 +25,11 @@
 #define DGX_B200_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
 /* DGX A100 (Selene) datasheet: eight ConnectX-6 200 Gb/s HDR ports. */
 #define DGX_A100_NIC_BW (200.0 * GBIT / BITS_PER_BYTE)
+/* The summaries' gradient reduction precision, not stated: bf16, as NVIDIA's
+ * recipes of these runs set it (NeMo-Framework-Launcher's H100 FP8 examples
+ * pass optim.grad_sync_dtype=bf16; Megatron-Core's DistributedDataParallelConfig
+ * defaults grad_reduce_in_fp32 to false). */
+#define SUMMARY_GRAD_BYTES 2.0
 /* vTrain's multi-node cluster (its README / ../shared/validation README):
  * 8x 100 Gb/s NICs per node. */
 #define VTRAIN_NIC_BW (100.0 * GBIT / BITS_PER_BYTE)
@@ -537,6 +542,7 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
         r->expert_tp1 = 1;
         r->dp_overlap = 1;
         r->zero1 = 1;
+        r->grad_bytes = SUMMARY_GRAD_BYTES;
         r->recompute = ROW_RECOMPUTE_NONE;
         long model_par = (long)r->tp * r->pp * r->cp;
         if (model_par < 1 || r->gpus % model_par != 0)
