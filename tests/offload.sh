@@ -114,6 +114,16 @@ expect_rc "po-h on gis-h runs" 0 "$BIN" run "${GIS[@]}" --set schedule=gis-h --s
 if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["offload"]=="selective", j["offload"]' "$TMP/out" 2>"$TMP/pyerr"
 then ok "po-h is offload=selective"; else not_ok "po-h is offload=selective" "$(tail -1 "$TMP/pyerr")"; fi
 expect_rc "po-f on gis runs" 0 "$BIN" run "${GIS[@]}" --set schedule=gis --set offload.preset=po-f
+cp "$TMP/out" "$TMP/pof.json"
+expect_rc "po-f with offload.copy_slots=1 runs" 0 "$BIN" run "${GIS[@]}" --set schedule=gis --set offload.preset=po-f \
+    --set offload.copy_slots=1
+if python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+for j in (a, b):
+    del j["simulator"]["wall_seconds"]   # host time, the only field that may differ
+assert a == b' "$TMP/out" "$TMP/pof.json" 2>"$TMP/pyerr"; then ok "a preset sets PipeOffload's admission (offload.copy_slots=1)"
+else not_ok "a preset sets PipeOffload's admission (offload.copy_slots=1)" "$(tail -2 "$TMP/pyerr")"; fi
 expect_rc "a preset contradicting offload fails" 2 "$BIN" run "${GIS[@]}" --set schedule=gis --set offload.preset=po-f \
     --set offload=full
 expect_err "... naming the key" "key 'offload': contradicts offload.preset"

@@ -17,8 +17,13 @@
 #     throughput": under a quarter with either copy model; similar throughput
 #     (within 5 MFU points) with the default copy model (duplex);
 #   - PO-F below PO-H below GIS-H (offloading more chunks frees more);
-#   - PO-F's per-device activation memory about constant as the model and
-#     the pipeline grow (10.5B on 8 GPUs against 18.1B on 16, within 25 %).
+#   - PO-F's per-device activations "about 4 transformer layers regardless
+#     of depth": 10.5B on 8 GPUs and 18.1B on 16, each in layers of its own
+#     model (one layer's activation under recompute=lgd, measured as rank 0's
+#     with and without one layer on a 2-stage pipeline), within 25 % of 4.
+#     The presets' admission (offload.copy_slots=1, PipeOffload's
+#     offload_release) is what holds it there; without it (printed, not
+#     asserted) the deeper pipeline's warm-up piles up copies.
 set -u
 BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
@@ -42,7 +47,18 @@ runs=(
     "po-f ${M105[*]} ${PO[*]} --set chunks=5 --set offload.preset=po-f"
     "po-h-single ${M105[*]} ${PO[*]} --set chunks=5 --set offload.preset=po-h ${SINGLE[*]}"
     "po-f-18.1b ${M181[*]} ${PO[*]} --set chunks=3 --set offload.preset=po-f"
+    "po-f-18.1b-unadmitted ${M181[*]} ${PO[*]} --set chunks=3 --set offload.preset=po-f --set offload.copy_slots=0"
+    "po-f-10.5b-unadmitted ${M105[*]} ${PO[*]} --set chunks=5 --set offload.preset=po-f --set offload.copy_slots=0"
 )
+# one transformer layer's activation of each model under PO's recompute: rank 0
+# of a 2-stage pipeline with the embedding alone, then with one layer more
+LAYER=(--set gpt.seq=4096 --set pp=2 --set microbatches=1 --set schedule=1f1b --set recompute=lgd
+       --set memory.capacity=1TiB --format json)
+for m in 10.5b 18.1b; do
+    for first in 0 1; do
+        runs+=("layer-$m-$first --set workload=hf:$MODELS/pipeoffload-$m.json ${LAYER[*]} --set stage.first_layers=$first")
+    done
+done
 for r in "${runs[@]}"; do
     set -- $r
     name=$1
@@ -54,8 +70,11 @@ python3 - "$TMP" >"$TMP/verdicts" 2>&1 <<'PY'
 import json, sys
 d = sys.argv[1]
 j = {n: json.load(open("%s/%s.json" % (d, n))) for n in
-     ["1f1b", "1f1b-i", "gis", "gis-h", "po-h", "po-f", "po-h-single", "po-f-18.1b"]}
+     ["1f1b", "1f1b-i", "gis", "gis-h", "po-h", "po-f", "po-h-single", "po-f-18.1b", "po-f-18.1b-unadmitted",
+      "po-f-10.5b-unadmitted", "layer-10.5b-0", "layer-10.5b-1", "layer-18.1b-0", "layer-18.1b-1"]}
 act = {n: max(r["peak_breakdown"]["activation_bytes"] for r in v["ranks"]) / 2**30 for n, v in j.items()}
+rank0 = lambda n: j.pop(n)["ranks"][0]["peak_breakdown"]["activation_bytes"] / 2**30
+layer = {m: rank0("layer-%s-1" % m) - rank0("layer-%s-0" % m) for m in ["10.5b", "18.1b"]}
 mfu = {n: 100 * v["mfu"] for n, v in j.items()}
 v, MEM_TOL, MFU_POINTS = 5, 0.25, 5
 def check(name, cond, detail):
@@ -76,9 +95,15 @@ check("text: PO-H's throughput similar to 1F1B-I's (duplex copies)", abs(gap) <=
       "MFU %.1f against %.1f" % (mfu["po-h"], mfu["1f1b-i"]))
 check("PO-F below PO-H below GIS-H", act["po-f"] <= act["po-h"] < act["gis-h"],
       "%.2f, %.2f, %.2f GiB" % (act["po-f"], act["po-h"], act["gis-h"]))
-r = act["po-f-18.1b"] / act["po-f"]
-check("text: PO-F's activations about constant, 10.5B on 8 GPUs to 18.1B on 16", near(r, 1), "%.3f" % r)
-print("say PO-H with the single copy stream: MFU %.1f (1F1B-I %.1f): k = %.3f > 1 with one layer a stage" %
+LAYERS = 4
+for n, m in [("po-f", "10.5b"), ("po-f-18.1b", "18.1b")]:
+    r = act[n] / layer[m]
+    check("text: PO-F holds about %d transformer layers (%s)" % (LAYERS, m), near(r, LAYERS),
+          "%.2f layers of %.3f GiB" % (r, layer[m]))
+for n, m in [("po-f-10.5b-unadmitted", "10.5b"), ("po-f-18.1b-unadmitted", "18.1b")]:
+    print("say PO-F %s without admission (offload.copy_slots=0): %.2f layers, MFU %.1f" %
+          (m, act[n] / layer[m], mfu[n]))
+print("say PO-H with the single copy stream: MFU %.1f (1F1B-I %.1f), k = %.3f with one layer a stage" %
       (mfu["po-h-single"], mfu["1f1b-i"], j["po-h-single"]["offload_k"]))
 for n in j:
     print("say %-12s MFU %5.1f %%  activations %6.2f GiB  peak %6.2f GiB" %

@@ -251,8 +251,8 @@ static const key_spec SCHEMA[] = {
                "postpone_forward_in_warmup), so copies can free memory before the warm-up peak"),
     CHOICE_KEY("offload.preset", "none|po-h|po-f", offload_preset, "none", OFFLOAD_PRESETS, NO_PATH, 0,
                "PipeOffload's PO-H (offload the first ceil(v/2) chunks of each rank) or PO-F (all chunks), with "
-               "offload.rules=pipeoffload: sets offload=selective and offload.chunks; run both with schedule=gis-h "
-               "(docs/offload.md)"),
+               "offload.rules=pipeoffload and its admission (offload.copy_slots=1 unless given): sets offload=selective "
+               "and offload.chunks; run both with schedule=gis-h (docs/offload.md)"),
     INT_KEY("offload.capacities", offload_capacities, "2", 0, 12,
             "offload=plan: also plan for this many capacities of a fixed grid (4 per doubling, from 1 GiB) below "
             "memory.capacity and run the fastest plan that fits: more memory never runs slower than the plans "
@@ -633,6 +633,11 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
                               "contradicts offload.preset (the preset sets the chunks)");
         e->offload = OFFLOAD_SELECTIVE;
         e->offload_rules = 1;
+        /* PipeOffload's offload_release: a forward waits for the copy of
+         * the one before to end, so a deep warm-up cannot pile up copies
+         * (what keeps PO-F's activations at about 4 layers at any depth) */
+        if (!config_find(c, "offload.copy_slots"))
+            e->offload_copy_slots = PIPEOFFLOAD_COPY_SLOTS;
     }
     if (e->dp % e->ep != 0)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",

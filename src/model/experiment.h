@@ -102,6 +102,7 @@ typedef struct experiment {
     int offload_postpone;           /* offload.rules=pipeoffload: postpone warm-up forwards (schedule/plan.h) */
     copy_model_kind offload_copy_model; /* offload.copy_model */
     int offload_copy_slots;         /* offload.copy_slots: unfinished D2H copies a rank may have; 0 = any */
+#define PIPEOFFLOAD_COPY_SLOTS 1    /* offload.preset's: PipeOffload's offload_release waits for the last copy */
     recompute_policy recompute;
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */
