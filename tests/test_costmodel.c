@@ -385,6 +385,19 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
     /* PipeOffload's measured constants (its paper: B_o = 15 GB/s on A100, 21 GB/s on H100) */
     ck_assert_exact(load("a100-80g").host_link_bw, 15e9);
     ck_assert_exact(load("h100-sxm").host_link_bw, 21e9);
+    /* H200 and B200 have no fit of their own: every parameter that is not a datasheet number is the H100
+     * fit's, said to be borrowed (tools/borrow_fit.py writes them; a refit of the H100 must be copied) */
+    gpu_params h100 = load("h100-sxm");
+    for (int t = 0; t < 2; t++) {
+        gpu_params g = load(t == 0 ? "h200" : "b200");
+        for (int p = 0; p < GP_COUNT; p++) {
+            if (gpu_param_basis_of(&g, (gpu_param_id)p) == GPB_DATASHEET)
+                continue;
+            ck_assert_msg(g.v[p] == h100.v[p], "%s: %s %g is not the h100-sxm fit's %g", g.name,
+                          gpu_param_name((gpu_param_id)p), g.v[p], h100.v[p]);
+            ck_assert_ptr_nonnull(strstr(g.source[p], "assumed equal to the h100-sxm fit"));
+        }
+    }
 }
 END_TEST
 
