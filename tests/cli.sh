@@ -108,4 +108,27 @@ printf 'workload: gpt\nnetwork: cluster\ngpt:\n  hidden: 1024\n  heads: 16\n  se
 expect_rc "cost model: fp8 on an A100, exit 2" 2 "$BIN" run loc5.yaml
 expect_err "cost model: at precision's line" "loc5.yaml:8: key 'precision': fp8 needs a GPU with FP8 tensor cores"
 
+# ---- cluster.links: NVLink and NIC at NCCL's fitted rates (the default) or the datasheet's ----
+# Two replicas on two nodes, one GPU each: the gradient all-reduce crosses the NICs.
+LINKS=(--set workload=gpt --set gpt.layers=4 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=1024 --set dp=2 --set pp=1
+       --set network=cluster --set cluster.gpu=a100-80g --set cluster.nodes=2 --set cluster.gpus_per_node=1
+       --set dp.bucket_bytes=0)
+expect_rc "cluster.links=fitted runs" 0 "$BIN" run "${LINKS[@]}"
+if grep -Eq "^platform   cluster \(2 GPUs\), NVLink [0-9.]+ GB/s and NIC [0-9.]+ GB/s per GPU \(cluster.links=fitted" "$TMP/out"
+then ok "the report says the links' rates and that they are fitted"
+else not_ok "the report says the links' rates and that they are fitted" "$(grep platform "$TMP/out")"; fi
+expect_rc "cluster.links=fitted, json" 0 "$BIN" run "${LINKS[@]}" --format json
+cp "$TMP/out" fitted.json
+expect_rc "cluster.links=datasheet, json" 0 "$BIN" run "${LINKS[@]}" --format json --set cluster.links=datasheet
+# all-reduce fitted / datasheet = datasheet NIC / fitted NIC = 1 / net_bw_eff, up to the latencies (microseconds)
+if python3 -c '
+import json, re, sys
+f, d = (json.load(open(p))["iteration"]["dp_allreduce_busy_seconds"] for p in sys.argv[1:3])
+eff = float(re.search(r"net_bw_eff: \{value: ([0-9.e+-]+)", open(sys.argv[3]).read()).group(1))
+assert d > 0 and abs(f / d * eff - 1) < 1e-3, (f, d, eff)' fitted.json "$TMP/out" "$TEST_HERE/../profiles/gpus/a100-80g.yaml" \
+    2>"$TMP/pyerr"; then ok "the all-reduce across nodes takes 1 / net_bw_eff as long with fitted links"
+else not_ok "the all-reduce across nodes takes 1 / net_bw_eff as long with fitted links" "$(tail -1 "$TMP/pyerr")"; fi
+expect_rc "cluster.links: a bad value exits 2" 2 "$BIN" run "${LINKS[@]}" --set cluster.links=fast
+expect_err "cluster.links: named" "key 'cluster.links'"
+
 test_summary

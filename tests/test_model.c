@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/costmodel.h"
 #include "model/memory.h"
 #include "model/platform.h"
 #include "model/workload.h"
@@ -766,6 +767,27 @@ START_TEST(cluster_xml_content)
     ck_assert_ptr_null(strstr(sb.data, "n1-sw2-up"));
     ck_assert_ptr_null(strstr(sb.data + strlen("<!--"), "--\n")); /* no "--" inside the comment */
     sb_free(&sb);
+
+    /* cluster.links=fitted (the default of a parsed experiment): NVLink and NIC at the datasheet rate times the
+     * profile's fitted coll_bw_eff / net_bw_eff, said in the header; a key given is used as it is */
+    gpu_params prof;
+    ck_assert_int_eq(gpu_params_load("a100-80g", &prof, &st), 0);
+    ck_assert(prof.v[GP_COLL_BW_EFF] < 1 && prof.v[GP_NET_BW_EFF] < 1);
+    e = cluster_experiment(2, 4, "a100-80g");
+    e.cluster_links_fitted = 1;
+    double nvl, nic;
+    ck_assert_int_eq(platform_cluster_gpu_bandwidths(&e, &nvl, &nic), 1);
+    ck_assert_exact(nvl, 3e11 * prof.v[GP_COLL_BW_EFF]);
+    ck_assert_exact(nic, 2.5e10 * prof.v[GP_NET_BW_EFF]);
+    sb_init(&sb);
+    ck_assert_int_eq(platform_cluster_xml(&e, &sb, &st), 0);
+    ck_assert_ptr_nonnull(strstr(sb.data, "x fitted coll_bw_eff"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "x fitted net_bw_eff"));
+    ck_assert_ptr_null(strstr(sb.data, "bandwidth=\"2.5e+10Bps\""));   /* no NIC at the datasheet rate */
+    sb_free(&sb);
+    e.cluster_ib_bw = 2.5e10;
+    ck_assert_int_eq(platform_cluster_gpu_bandwidths(&e, &nvl, &nic), 1);
+    ck_assert_exact(nic, 2.5e10);
 
     /* many nodes: the star layout, linear in the node count */
     e = cluster_experiment(65, 1, "b200");

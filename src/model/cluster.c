@@ -206,6 +206,40 @@ static void node_zone(gen *g, int n)
     sb_append(g->sb, "</route>\n    </zone>\n");
 }
 
+/* The efficiencies cluster.links=fitted applies to the datasheet NVLink and
+ * NIC rates: the GPU type profile's coll_bw_eff and net_bw_eff, the share
+ * of the link rate NCCL reached in the calibration; 1 and 1 when the
+ * datasheet rates are asked for or the profile cannot be read (the header
+ * says which). */
+static void link_efficiencies(const experiment *e, const gpu_system *gs, double *nvlink_eff, double *nic_eff)
+{
+    *nvlink_eff = *nic_eff = 1.0;
+    if (!e->cluster_links_fitted)
+        return;
+    gpu_params prof;
+    pg_status st;
+    pg_status_clear(&st);
+    if (gpu_params_load(gs->name, &prof, &st) != 0)
+        return;
+    if (prof.v[GP_COLL_BW_EFF] > 0 && prof.v[GP_COLL_BW_EFF] <= 1)
+        *nvlink_eff = prof.v[GP_COLL_BW_EFF];
+    if (prof.v[GP_NET_BW_EFF] > 0 && prof.v[GP_NET_BW_EFF] <= 1)
+        *nic_eff = prof.v[GP_NET_BW_EFF];
+}
+
+/* Where a link rate of the header comes from: a key, or the datasheet rate
+ * times the fitted efficiency (cluster.links=fitted), or the datasheet. */
+static void link_rate_origin(int set_by_key, const char *key, double datasheet_bw, double eff, const char *eff_name,
+                             char *out, size_t len)
+{
+    if (set_by_key)
+        snprintf(out, len, " (set by %s)", key);
+    else if (eff < 1.0)
+        snprintf(out, len, " (datasheet %s x fitted %s %.4g)", NUM(datasheet_bw), eff_name, eff);
+    else
+        out[0] = '\0';
+}
+
 static void header(gen *g, const experiment *e, int nodes, int star)
 {
     const gpu_system *gs = g->gs;
@@ -217,8 +251,14 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                    e->cluster_nodes);
     sb_appendf(sb, "     GPU speed %s flop/s (dense BF16 peak), memory %s B, host memory per node %s B,\n",
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
-    sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw),
-               e->cluster_nvlink_bw > 0 ? " (set by cluster.nvlink_bw)" : "");
+    double nvlink_eff, nic_eff;
+    link_efficiencies(e, gs, &nvlink_eff, &nic_eff);
+    char why_nvl[96], why_nic[96];
+    link_rate_origin(e->cluster_nvlink_bw > 0, "cluster.nvlink_bw", gs->nvlink_bw, nvlink_eff, "coll_bw_eff", why_nvl,
+                     sizeof why_nvl);
+    link_rate_origin(e->cluster_ib_bw > 0, "cluster.ib_bw", gs->nic_bw, nic_eff, "net_bw_eff", why_nic,
+                     sizeof why_nic);
+    sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw), why_nvl);
     if (g->host_link)
         sb_appendf(sb,
                    "     PCIe %s B/s per GPU per direction, uplink %s B/s shared by %d GPUs (cluster.host_link=\n"
@@ -228,8 +268,7 @@ static void header(gen *g, const experiment *e, int nodes, int star)
     else
         sb_appendf(sb, "     PCIe %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
                    NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
-    sb_appendf(sb, "     InfiniBand NIC %s B/s per GPU per direction%s.\n", NUM(g->nic_bw),
-               e->cluster_ib_bw > 0 ? " (set by cluster.ib_bw)" : "");
+    sb_appendf(sb, "     InfiniBand NIC %s B/s per GPU per direction%s.\n", NUM(g->nic_bw), why_nic);
     sb_appendf(sb, "     Source of the %s figures: %s.\n", gs->name, gs->source);
     sb_appendf(sb,
                "     Latencies (modelling choices of notes/simgrid.md section 4, not vendor figures): NVLink port\n"
@@ -251,8 +290,10 @@ int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, doub
         *nvlink_bw = *nic_bw = 0.0;
         return 0;
     }
-    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw;
-    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw;
+    double nvlink_eff, nic_eff;
+    link_efficiencies(e, gs, &nvlink_eff, &nic_eff);
+    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw * nvlink_eff;
+    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw * nic_eff;
     return 1;
 }
 

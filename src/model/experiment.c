@@ -85,6 +85,7 @@ static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice DP_REPLICAS[] = {{"auto", 0}, {"all", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
+static const choice LINK_RATES[] = {{"datasheet", 0}, {"fitted", 1}, {NULL, 0}};
 static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
 static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h", OFFLOAD_PRESET_PO_H},
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
@@ -217,6 +218,11 @@ static const key_spec SCHEMA[] = {
             "network=cluster: NIC bandwidth per GPU; 0 = the GPU system's"),
     NUM_KEY("cluster.pcie_bw", cluster_pcie_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
             "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
+    CHOICE_KEY("cluster.links", "fitted|datasheet", cluster_links_fitted, "fitted", LINK_RATES, NO_PATH, 0,
+               "network=cluster: NVLink and NIC rates as NCCL achieves them, the datasheet rate x the GPU type's "
+               "fitted coll_bw_eff (NVLink) and net_bw_eff (NIC) from profiles/gpus/TYPE.yaml, the efficiencies "
+               "the calibration measured (docs/validation.md); or the datasheet rates. cluster.nvlink_bw / "
+               "cluster.ib_bw, when given, are used as they are"),
     CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
                NO_PATH, 0,
                "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "

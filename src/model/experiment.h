@@ -83,6 +83,7 @@ typedef struct experiment {
     char cluster_gpu[64];
     double cluster_nvlink_bw, cluster_ib_bw, cluster_pcie_bw;   /* bytes/s; 0 = GPU type default */
     int cluster_host_link_measured;  /* 1: PCIe links from the GPU type's measured host link (gpu_system) */
+    int cluster_links_fitted;       /* 1: NVLink / NIC rates x the GPU type's fitted coll_bw_eff / net_bw_eff */
 
     /* memory */
     double memory_limit;            /* M_B units; 0 = none */

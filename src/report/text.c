@@ -110,6 +110,14 @@ static void header(const report_input *in, strbuf *sb)
         sb_appendf(sb, "cost model %s\n", in->wl->cost_basis);
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
+    double nvlink_bw, nic_bw;
+    const experiment *e = in->exp;
+    if (e && e->network == NET_CLUSTER && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw)) {
+        char nvl[32], nic[32];
+        sb_appendf(sb, ", NVLink %s and NIC %s per GPU%s", units_format_bandwidth(nvlink_bw, nvl, sizeof nvl),
+                   units_format_bandwidth(nic_bw, nic, sizeof nic),
+                   e->cluster_links_fitted ? " (cluster.links=fitted: NCCL's rates)" : "");
+    }
     sb_append(sb, "\n\n");
 }
 
