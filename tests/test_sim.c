@@ -226,8 +226,8 @@ static void write_platform(char *path, size_t len)
 }
 
 /* Replay a schedule on the two-node platform with rank r on GPU gpu_of[r]. */
-static void simulate_on_platform(const char *name, int pp, int m, const int *gpu_of, double boundary_bytes,
-                                 double f, run_metrics *rm, timeline *tl)
+static void simulate_on_platform_par(const char *name, int pp, int m, const int *gpu_of, double boundary_bytes,
+                                     double f, const sim_parallel *par, run_metrics *rm, timeline *tl)
 {
     pg_status st;
     pg_status_clear(&st);
@@ -241,7 +241,7 @@ static void simulate_on_platform(const char *name, int pp, int m, const int *gpu
     ck_assert_msg(sched_generate(name, &p, &s, &st) == 0, "%s", st.msg);
     workload w;
     uniform_workload(&w, s.nstages, s.v, f, f, f, boundary_bytes);
-    sim_input in = {.sched = &s, .wl = &w, .plat = &plat, .rank_gpu = gpu_of};
+    sim_input in = {.sched = &s, .wl = &w, .plat = &plat, .rank_gpu = gpu_of, .par = par};
     sim_outcome out;
     timeline_init(tl);
     ck_assert_msg(sim_run(&in, tl, &out, &st) == 0, "%s", st.msg);
@@ -251,6 +251,12 @@ static void simulate_on_platform(const char *name, int pp, int m, const int *gpu
     unlink(path);
     free(w.stage);
     sched_free(&s);
+}
+
+static void simulate_on_platform(const char *name, int pp, int m, const int *gpu_of, double boundary_bytes,
+                                 double f, run_metrics *rm, timeline *tl)
+{
+    simulate_on_platform_par(name, pp, m, gpu_of, boundary_bytes, f, NULL, rm, tl);
 }
 
 #define GB 1e9
@@ -281,6 +287,27 @@ START_TEST(test_infiniband_route_time)
     simulate_on_platform("gpipe", 2, 1, gpu_of, GB, 0.01, &m, &tl);
     for (size_t i = 0; i < tl.nxfers; i++)
         ck_assert_exact(timeline_xfer(&tl, i).end_s - timeline_xfer(&tl, i).start_s, GB / 50e9 + 2.6e-6);
+    metrics_free(&m);
+    timeline_free(&tl);
+}
+END_TEST
+
+/* Tensor parallelism 2, one tp group per node: each GPU of the group sends
+ * its half of the activation on its own NIC at once, so the boundary's
+ * transfer is one half on one route (workload_p2p_bytes). */
+START_TEST(test_tp_group_sends_its_shard)
+{
+    int gpu_of[] = {0, 2};
+    int gpus[] = {0, 1, 2, 3};   /* (rank r, replica 0, tp rank t) at r * 2 + t */
+    sim_parallel par = {.tp = 2, .dp = 1, .gpu = gpus, .split_compute = 1};
+    run_metrics m;
+    timeline tl;
+    simulate_on_platform_par("gpipe", 2, 1, gpu_of, GB, 0.01, &par, &m, &tl);
+    ck_assert_int_eq((int)tl.nxfers, 2);
+    for (size_t i = 0; i < tl.nxfers; i++) {
+        ck_assert_exact(timeline_xfer(&tl, i).bytes, GB / 2);
+        ck_assert_exact(timeline_xfer(&tl, i).end_s - timeline_xfer(&tl, i).start_s, GB / 2 / 50e9 + 2.6e-6);
+    }
     metrics_free(&m);
     timeline_free(&tl);
 }
@@ -454,6 +481,7 @@ static Suite *sim_suite(void)
     tcase_add_test(tc, test_bubble_breakdown_latency);
     tcase_add_test(tc, test_nvlink_route_time);
     tcase_add_test(tc, test_infiniband_route_time);
+    tcase_add_test(tc, test_tp_group_sends_its_shard);
     tcase_add_test(tc, test_shared_link_halves_bandwidth);
     tcase_add_test(tc, test_engine_reports_deadlock);
     tcase_add_test(tc, test_deterministic);

@@ -362,7 +362,7 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     }
     long dp_span = tp_cp * r->dp;
     /* pipeline neighbours: a pair dp_span ranks apart */
-    double t_comm = r->pp > 1 ? lat + w.stage[0].boundary_bytes / group_bw(g, r, 2, dp_span) : 0.0;
+    double t_comm = r->pp > 1 ? lat + workload_p2p_bytes(&w, 0, r->tp) / group_bw(g, r, 2, dp_span) : 0.0;
     double last_bwd_s = 0.0;   /* rank 0's last microbatch's backward: what an overlapped reduction hides under */
     double first_fwd_s = 0.0;  /* its first microbatch's forward: what an overlapped parameter gather hides under */
     for (int c = 0; c < w.nstages; c += r->pp) {

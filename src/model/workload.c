@@ -100,3 +100,8 @@ void workload_free(workload *w)
     w->stage = NULL;
     w->nstages = 0;
 }
+
+double workload_p2p_bytes(const workload *w, int stage, int tp)
+{
+    return w->stage[stage].boundary_bytes / (tp > 1 ? tp : 1);
+}

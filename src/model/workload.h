@@ -94,6 +94,13 @@ typedef struct workload {
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st);
 void workload_free(workload *w);
 
+/* Bytes ONE GPU of a tp group sends across stage boundary `stage`: its
+ * 1/tp shard of the activation (Megatron sends the sequence-parallel shard,
+ * or, without sequence parallelism, scatter_gather_tensors_in_pipeline's
+ * 1/tp slice), each GPU on its own links at the same time -- so one shard
+ * on one route takes the boundary's time. */
+double workload_p2p_bytes(const workload *w, int stage, int tp);
+
 /* Load a profile YAML (profiles/NAME.yaml) and cut it into nstages stages
  * (evenly by layers, or by the profile's explicit split if it has one for
  * that count).  Errors name file, line and key. */

@@ -100,8 +100,13 @@ static double edge_comm_s(const offload_plan_input *in, int stage)
     int a = s->stage_rank[stage], b = s->stage_rank[stage + 1];
     const pg_gpu *ga = &in->plat->gpu[in->rank_gpu[a]], *gb = &in->plat->gpu[in->rank_gpu[b]];
     const gpu_system *gs = gpu_of(in, a);
-    double bw = gs == NULL ? DEFAULT_P2P_BW : ga->node == gb->node ? gs->nvlink_bw : gs->nic_bw;
-    return in->wl->stage[stage].boundary_bytes / bw;
+    if (gs == NULL)
+        return workload_p2p_bytes(in->wl, stage, in->exp->tp) / DEFAULT_P2P_BW;
+    /* the generated cluster's link rates (cluster.links), else the datasheet's */
+    double nvlink_bw = gs->nvlink_bw, nic_bw = gs->nic_bw;
+    if (in->exp->network == NET_CLUSTER)
+        platform_cluster_gpu_bandwidths(in->exp, &nvlink_bw, &nic_bw);
+    return workload_p2p_bytes(in->wl, stage, in->exp->tp) / (ga->node == gb->node ? nvlink_bw : nic_bw);
 }
 
 double off_item_mem(const off_item *it, int o, int i)

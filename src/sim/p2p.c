@@ -119,7 +119,7 @@ void eng_channel_setup(replica *rep, channel *c, int stage, xfer_kind kind, int 
     c->kind = kind;
     c->src_rank = src_stage_rank;
     c->dst_rank = dst_stage_rank;
-    c->bytes = in->zero_byte_messages ? 0.0 : in->wl->stage[stage].boundary_bytes;
+    c->bytes = in->zero_byte_messages ? 0.0 : workload_p2p_bytes(in->wl, stage, in->par ? in->par->tp : 1);
     if (rep->index == 0)
         snprintf(c->name, sizeof c->name, "%s%d", kind == XFER_ACTIVATION ? "act" : "grad", stage);
     else
