@@ -108,6 +108,22 @@ printf 'workload: gpt\nnetwork: cluster\ngpt:\n  hidden: 1024\n  heads: 16\n  se
 expect_rc "cost model: fp8 on an A100, exit 2" 2 "$BIN" run loc5.yaml
 expect_err "cost model: at precision's line" "loc5.yaml:8: key 'precision': fp8 needs a GPU with FP8 tensor cores"
 
+# ---- gpt.doc_len: packed documents (attention within each) ----
+PACK=(--set workload=hf:"$TEST_HERE/../profiles/models/llama3-8b.json" --set gpt.seq=8192 --set pp=4 --format json)
+expect_rc "gpt.doc_len runs" 0 "$BIN" run "${PACK[@]}" --set gpt.doc_len=512
+cp "$TMP/out" packed.json
+expect_rc "without gpt.doc_len" 0 "$BIN" run "${PACK[@]}"
+if python3 -c '
+import json, sys
+p, u = (json.load(open(f)) for f in sys.argv[1:3])
+assert p["makespan"] < u["makespan"] and p["max_peak_memory_bytes"] == u["max_peak_memory_bytes"], (p["makespan"], u["makespan"])' \
+    packed.json "$TMP/out" 2>"$TMP/pyerr"; then ok "packed documents: faster attention, the same memory"
+else not_ok "packed documents: faster attention, the same memory" "$(tail -1 "$TMP/pyerr")"; fi
+expect_rc "gpt.doc_len above gpt.seq exits 2" 2 "$BIN" run "${PACK[@]}" --set gpt.doc_len=9000
+expect_err "... naming the key" "key 'gpt.doc_len': 9000 is longer than gpt.seq = 8192"
+expect_rc "gpt.doc_len with legacy attention exits 2" 2 "$BIN" run "${PACK[@]}" --set gpt.doc_len=512 --set attention=legacy
+expect_err "... naming the key" "key 'gpt.doc_len': packed documents need attention=flash"
+
 # ---- cluster.links: NVLink and NIC at NCCL's fitted rates (the default) or the datasheet's ----
 # Two replicas on two nodes, one GPU each: the gradient all-reduce crosses the NICs.
 LINKS=(--set workload=gpt --set gpt.layers=4 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=1024 --set dp=2 --set pp=1

@@ -232,6 +232,29 @@ START_TEST(test_fp8_casts)
 }
 END_TEST
 
+/* Packed documents (gpt.doc_len): flash attention attends within each
+ * document, so the attention core's FLOPs are doc_len / seq of the whole
+ * sequence's, in F and B; the linear layers are unchanged. */
+START_TEST(test_packed_documents_scale_attention)
+{
+    gpu_params g = load("h100-sxm");
+    gpt_shape m = shape(4096, 32, 4096, 1, 2), p = m;
+    m.flash = p.flash = 1;
+    p.doc_len = 256;
+    op_cost c[CM_OPS], cp[CM_OPS];
+    costmodel_layer(&g, &m, c);
+    costmodel_layer(&g, &p, cp);
+    for (int op = 0; op < CM_OPS; op++) {
+        ck_assert_rel(cp[op].attn_flops, c[op].attn_flops * 256.0 / 4096.0, 1e-12);
+        ck_assert_exact(cp[op].gemm_flops, c[op].gemm_flops);
+    }
+    ck_assert(cp[CM_F].attn_flops > 0 && cp[CM_F].time_s < c[CM_F].time_s);
+    p.doc_len = 4096;   /* one document per sequence: as unpacked */
+    costmodel_layer(&g, &p, cp);
+    ck_assert_exact(cp[CM_B].time_s, c[CM_B].time_s);
+}
+END_TEST
+
 /* Experts with expert tensor parallelism 1 run whole experts on the rank's
  * share of the token copies: the same FLOPs as experts split over tp, so
  * the same time at pure rates; other GEMM shapes, so another time once the
@@ -548,6 +571,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gemm_busy_flops);
     tcase_add_test(tc, test_tp_comm_overlap_hides_under_gemm);
     tcase_add_test(tc, test_fp8_casts);
+    tcase_add_test(tc, test_packed_documents_scale_attention);
     tcase_add_test(tc, test_expert_tp1_same_flops_other_shapes);
     tcase_add_test(tc, test_build_fills_workload);
     tcase_add_test(tc, test_stage_layout);

@@ -405,12 +405,21 @@ static void qkv_linear(kctx k, cm_op which, const dims *d)
 static void proj_linear(kctx k, cm_op which, const dims *d) { k_linear(k, which, d->T, d->o / d->t, d->h); }
 
 /* The attention core: legacy (scores materialised) or flash. */
+/* Keys each query of flash attention meets: the sequence, or its document
+ * when sequences are packed (gpt_shape.doc_len): the score blocks of other
+ * documents are skipped, so a packed sequence costs s x doc_len, not s^2. */
+static double flash_keys(const gpt_shape *m, const dims *d)
+{
+    return m->doc_len > 0 && m->doc_len < d->s ? m->doc_len : d->s;
+}
+
 static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
 {
     double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
     double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
     if (m->flash) {
-        k_attn(k, CAUSAL_FRACTION * (qk + av));
+        double keys = flash_keys(m, d) / d->s;
+        k_attn(k, CAUSAL_FRACTION * keys * (qk + av));
         return;
     }
     k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);   /* split heads */
@@ -427,7 +436,8 @@ static void core_bwd(kctx k, const gpt_shape *m, const dims *d)
     double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
     double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
     if (m->flash) {
-        k_attn(k, FLASH_BWD_FLOPS_FACTOR * CAUSAL_FRACTION * (qk + av));
+        double keys = flash_keys(m, d) / d->s;
+        k_attn(k, FLASH_BWD_FLOPS_FACTOR * CAUSAL_FRACTION * keys * (qk + av));
         return;
     }
     k_mem(k, COPY_BYTES * d->T * d->o / d->t);
@@ -1005,7 +1015,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .tp_comm_simulated = e->network != NET_IDEAL,
         .arch = have_arch ? &model : NULL,
         .cp = e->cp, .ep = e->ep, .sequence_parallel = e->tp_sequence_parallel,
-        .flash = e->attention == ATTENTION_FLASH, .fp8 = e->precision == PRECISION_FP8,
+        .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = e->precision == PRECISION_FP8,
         .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
         .first_fixed = e->stage_first_layers != STAGE_LAYERS_EVEN, .first_layers = e->stage_first_layers,
         .last_fixed = e->stage_last_layers != STAGE_LAYERS_EVEN, .last_layers = e->stage_last_layers,

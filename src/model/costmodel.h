@@ -156,6 +156,8 @@ typedef struct gpt_shape {
     int tp_comm_overlap; /* 1: the layers' tp collectives overlap the GEMM next to them (Transformer Engine's
                           * userbuffer overlap): only what exceeds that GEMM's time is exposed */
     int flash;           /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
+    int doc_len;         /* packed sequences: each token attends within its document of this many tokens
+                          * (flash attention's variable-length path); 0 = the whole sequence */
     int fp8;             /* 1: linear-layer GEMMs at the GPU's FP8 rate */
     double capacity_factor; /* MoE: 0 = dropless */
     int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */

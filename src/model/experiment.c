@@ -188,6 +188,10 @@ static const key_spec SCHEMA[] = {
     INT_KEY("gpt.seq", gpt_seq, NULL, 1, MAX_MODEL_DIM,
             "workload=gpt and workload=hf:PATH: sequence length in tokens (required)"),
     INT_KEY("gpt.vocab", gpt_vocab, "51200", 1, MAX_MODEL_DIM, "workload=gpt: vocabulary size"),
+    INT_KEY("gpt.doc_len", gpt_doc_len, "0", 0, MAX_MODEL_DIM,
+            "workload=gpt and workload=hf:PATH: packed sequences (SFT): documents of this many tokens, each "
+            "attending only within itself (flash attention), so attention costs gpt.seq x gpt.doc_len instead "
+            "of gpt.seq^2; 0 = one document per sequence"),
     INT_OR_WORD_KEY("stage.first_layers", "int|even", stage_first_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
             "workload=gpt / hf: transformer layers on the first pipeline stage (it also holds the embedding; "
             "Megatron's decoder_first_pipeline_num_layers; 0: the embedding alone); the stages not fixed share the "
@@ -662,6 +666,14 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
             return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "gpt.heads"), "gpt.heads",
                               "%d does not divide gpt.hidden = %d", e->gpt_heads, e->gpt_hidden);
     }
+    if (experiment_workload_is_modelled(e) && e->gpt_doc_len > 0 && e->gpt_doc_len > e->gpt_seq)
+        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "gpt.doc_len"), "gpt.doc_len",
+                          "%d is longer than gpt.seq = %d (a document is packed into one sequence)", e->gpt_doc_len,
+                          e->gpt_seq);
+    if (experiment_workload_is_modelled(e) && e->gpt_doc_len > 0 && e->attention != ATTENTION_FLASH)
+        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "gpt.doc_len"), "gpt.doc_len",
+                          "packed documents need attention=flash (its variable-length path; the legacy softmax "
+                          "scores the whole sequence)");
     return 0;
 }
 
@@ -742,6 +754,7 @@ typedef struct applicability {
 
 static const applicability APPLIES[] = {
     {"gpt.seq", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
+    {"gpt.doc_len", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
     {"stage.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},

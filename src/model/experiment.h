@@ -69,6 +69,7 @@ typedef struct experiment {
     double uniform_boundary_bytes;  /* activation sent to the next stage (gradient back: same) */
     double uniform_params;          /* parameters of one rank's share */
     int gpt_layers, gpt_hidden, gpt_heads, gpt_seq, gpt_vocab;
+    int gpt_doc_len;                /* gpt.doc_len: packed documents of this many tokens; 0 = one sequence */
     int stage_first_layers;         /* transformer layers of the first / last pipeline stage (workload=gpt, */
     int stage_last_layers;          /* hf); STAGE_LAYERS_EVEN = the even split's (costmodel.h: the layout) */
     precision_kind precision;       /* GEMM precision (fp8: the GPU's FP8 rate) */
