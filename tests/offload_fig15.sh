@@ -50,6 +50,16 @@ runs=(
     "po-f-18.1b-unadmitted ${M181[*]} ${PO[*]} --set chunks=3 --set offload.preset=po-f --set offload.copy_slots=0"
     "po-f-10.5b-unadmitted ${M105[*]} ${PO[*]} --set chunks=5 --set offload.preset=po-f --set offload.copy_slots=0"
 )
+# PP against TP (the paper: pure PP with PipeOffload 12-19 % faster than 1F1B-I with TP8, with less memory):
+# PO-F on 32 stages against 1F1B-I on TP8 x PP4, 32 A100s, batch 256
+PVT=(--set gpt.seq=4096 --set microbatches=256 --set network=cluster --set cluster.gpu=a100-80g
+     --set cluster.host_link=measured --set cluster.nodes=4 --format json)
+for m in 42.9b 66.6b; do
+    runs+=("pvt-pof-$m --set workload=hf:$MODELS/pipeoffload-$m.json ${PVT[*]} --set pp=32 --set schedule=1f1b
+            --set offload=full --set offload.rules=pipeoffload --set recompute=lgd")
+    runs+=("pvt-tp8-$m --set workload=hf:$MODELS/pipeoffload-$m.json ${PVT[*]} --set tp=8 --set pp=4
+            --set schedule=interleaved --set chunks=4")
+done
 # one transformer layer's activation of each model under PO's recompute: rank 0
 # of a 2-stage pipeline with the embedding alone, then with one layer more
 LAYER=(--set gpt.seq=4096 --set pp=2 --set microbatches=1 --set schedule=1f1b --set recompute=lgd
@@ -71,7 +81,8 @@ import json, sys
 d = sys.argv[1]
 j = {n: json.load(open("%s/%s.json" % (d, n))) for n in
      ["1f1b", "1f1b-i", "gis", "gis-h", "po-h", "po-f", "po-h-single", "po-f-18.1b", "po-f-18.1b-unadmitted",
-      "po-f-10.5b-unadmitted", "layer-10.5b-0", "layer-10.5b-1", "layer-18.1b-0", "layer-18.1b-1"]}
+      "po-f-10.5b-unadmitted", "layer-10.5b-0", "layer-10.5b-1", "layer-18.1b-0", "layer-18.1b-1",
+      "pvt-pof-42.9b", "pvt-tp8-42.9b", "pvt-pof-66.6b", "pvt-tp8-66.6b"]}
 act = {n: max(r["peak_breakdown"]["activation_bytes"] for r in v["ranks"]) / 2**30 for n, v in j.items()}
 rank0 = lambda n: j.pop(n)["ranks"][0]["peak_breakdown"]["activation_bytes"] / 2**30
 layer = {m: rank0("layer-%s-1" % m) - rank0("layer-%s-0" % m) for m in ["10.5b", "18.1b"]}
@@ -95,6 +106,14 @@ check("text: PO-H's throughput similar to 1F1B-I's (duplex copies)", abs(gap) <=
       "MFU %.1f against %.1f" % (mfu["po-h"], mfu["1f1b-i"]))
 check("PO-F below PO-H below GIS-H", act["po-f"] <= act["po-h"] < act["gis-h"],
       "%.2f, %.2f, %.2f GiB" % (act["po-f"], act["po-h"], act["gis-h"]))
+for m in ["42.9b", "66.6b"]:
+    pof, tp8 = j.pop("pvt-pof-" + m), j.pop("pvt-tp8-" + m)
+    gain = 100 * (pof["samples_per_second"] / tp8["samples_per_second"] - 1)
+    a_pof, a_tp8 = act.pop("pvt-pof-" + m), act.pop("pvt-tp8-" + m)
+    mfu.pop("pvt-pof-" + m), mfu.pop("pvt-tp8-" + m)
+    check("text: PO-F on PP32 faster than 1F1B-I on TP8 x PP4 with less memory (%s)" % m,
+          gain > 0 and a_pof < a_tp8,
+          "%+.1f %% samples/s (the paper: +12 to +19 %%), activations %.2f against %.2f GiB" % (gain, a_pof, a_tp8))
 LAYERS = 4
 for n, m in [("po-f", "10.5b"), ("po-f-18.1b", "18.1b")]:
     r = act[n] / layer[m]
