@@ -261,8 +261,8 @@ static const key_spec SCHEMA[] = {
                "postpone_forward_in_warmup), so copies can free memory before the warm-up peak"),
     CHOICE_KEY("offload.preset", "none|po-h|po-f", offload_preset, "none", OFFLOAD_PRESETS, NO_PATH, 0,
                "PipeOffload's PO-H (offload the first ceil(v/2) chunks of each rank) or PO-F (all chunks), with "
-               "offload.rules=pipeoffload and its admission (offload.copy_slots=1 unless given): sets offload=selective "
-               "and offload.chunks; run both with schedule=gis-h (docs/offload.md)"),
+               "offload.rules=pipeoffload and its admission (offload.copy_slots=1 unless given): sets "
+               "offload=selective and offload.chunks; run both with schedule=gis-h (docs/offload.md)"),
     INT_KEY("offload.capacities", offload_capacities, "2", 0, 12,
             "offload=plan: also plan for this many capacities of a fixed grid (4 per doubling, from 1 GiB) below "
             "memory.capacity and run the fastest plan that fits: more memory never runs slower than the plans "
