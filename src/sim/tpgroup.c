@@ -8,15 +8,15 @@
  * run t * S flops: exactly t on any GPU.
  *
  * Tensor and data parallelism (sim_input.par, sim.h; NULL: none of this
- * runs, and the compute loop pays one test per op).  Every data-parallel
  * runs, and the compute loop pays one test per op).
  *   - tp group: the compute actor starts the op's execution on every GPU of
  *     its group at once and waits for all (a GPU slower than the others
  *     holds the op; with equal GPUs one execution stands for all, see
  *     group_execute), then runs the op's tensor-parallel collectives on the
- *     group's ring (collectives.h; FUSED unless stepwise_collectives): Megatron has 2 all-reduces per
- *     layer in F and 2 in B (none in W), each of the layer's output
- *     s x b x h elements, the stage's boundary_bytes; one op's 2L of them
+ *     group's ring (collectives.h; FUSED unless stepwise_collectives):
+ *     Megatron has 2 all-reduces per layer in F and 2 in B (none in W),
+ *     each of the layer's output s x b x h elements, the stage's
+ *     boundary_bytes (a pipeline p2p carries 1/tp of it); one op's 2L of them
  *     are one fused record, the same time as 2L separate ones uncontended.
  *     With sequence parallelism each becomes a reduce-scatter + all-gather
  *     pair (the same bytes on the wire).  The op's record spans compute and
@@ -95,9 +95,7 @@ static void tp_collectives(rank_state *rs, sched_op op)
                            .op_kind = (uint8_t)op.kind};
             XBT_DEBUG("rank %d replica %d: tp collective kind %d x %d [%.9f, %.9f]", rs->rank, rs->rep->index,
                       (int)rec.kind, count, rec.start_s, rec.end_s);
-            XBT_DEBUG("rank %d replica %d: cp K/V ring x %d [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
-                  rec.end_s);
-        timeline_add_coll(eng.tl, &rec);
+            timeline_add_coll(eng.tl, &rec);
         }
     }
 }
@@ -117,6 +115,8 @@ static void cp_exchange(rank_state *rs, sched_op op)
         tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
                        .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
                        .kind = TLC_CP_KV, .op_kind = (uint8_t)op.kind};
+        XBT_DEBUG("rank %d replica %d: cp K/V ring x %d [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
+                  rec.end_s);
         timeline_add_coll(eng.tl, &rec);
     }
 }
