@@ -124,6 +124,21 @@ expect_err "... naming the key" "key 'gpt.doc_len': 9000 is longer than gpt.seq 
 expect_rc "gpt.doc_len with legacy attention exits 2" 2 "$BIN" run "${PACK[@]}" --set gpt.doc_len=512 --set attention=legacy
 expect_err "... naming the key" "key 'gpt.doc_len': packed documents need attention=flash"
 
+# ---- tp.comm_overlap: each layer's tp collective under its GEMM (the cost model's exposed part) ----
+TPO=(--set workload=hf:"$TEST_HERE/../profiles/models/llama3-8b.json" --set gpt.seq=8192 --set tp=8 --set pp=2
+     --set tp.sequence_parallel=true --set network=cluster --set cluster.nodes=2 --format json)
+expect_rc "tp.comm_overlap=false runs" 0 "$BIN" run "${TPO[@]}"
+cp "$TMP/out" tp_plain.json
+expect_rc "tp.comm_overlap=true runs" 0 "$BIN" run "${TPO[@]}" --set tp.comm_overlap=true
+if python3 -c '
+import json, sys
+p, o = (json.load(open(f)) for f in sys.argv[1:3])
+assert p["iteration"]["tp_comm_seconds"] > 0 and o["iteration"]["tp_comm_seconds"] == 0, "simulated collectives"
+assert o["makespan"] < p["makespan"], (o["makespan"], p["makespan"])
+assert o["lower_bound"] <= o["makespan"] * (1 + 1e-12), (o["lower_bound"], o["makespan"])' tp_plain.json "$TMP/out" \
+    2>"$TMP/pyerr"; then ok "tp.comm_overlap: collectives inside the ops, faster, the bound still below"
+else not_ok "tp.comm_overlap: collectives inside the ops, faster, the bound still below" "$(tail -1 "$TMP/pyerr")"; fi
+
 # ---- cluster.links: NVLink and NIC at NCCL's fitted rates (the default) or the datasheet's ----
 # Two replicas on two nodes, one GPU each: the gradient all-reduce crosses the NICs.
 LINKS=(--set workload=gpt --set gpt.layers=4 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=1024 --set dp=2 --set pp=1

@@ -351,6 +351,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
     jp->par = (sim_parallel){
         .tp = tp, .dp = dp, .gpu = jp->gpu, .split_compute = split,
         .tp_comm = e->network != NET_IDEAL, .sequence_parallel = e->tp_sequence_parallel,
+        .tp_in_ops = e->tp_comm_overlap,
         .grad_bytes_per_param = e->network != NET_IDEAL ? experiment_grad_bytes(e) : 0.0,
         .bucket_bytes = job_dp_bucket_bytes(j), .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
         .stepwise_collectives = e->collectives_stepwise,

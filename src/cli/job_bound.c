@@ -136,7 +136,7 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
     const sim_parallel *par = &jp->par;
     const schedule *s = &j->sched;
     double nvl_bw, nic_bw;
-    if (par->tp < 2 || !par->tp_comm || !known_rates(j, jp, &nvl_bw, &nic_bw))
+    if (par->tp < 2 || !par->tp_comm || par->tp_in_ops || !known_rates(j, jp, &nvl_bw, &nic_bw))
         return 0;
     int tp = par->tp, any = 0;
     int *group = pg_xcalloc((size_t)tp, sizeof *group);

@@ -1012,7 +1012,8 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     gpt_shape m = {
         .layers = e->gpt_layers, .hidden = e->gpt_hidden, .heads = e->gpt_heads, .seq = e->gpt_seq,
         .vocab = e->gpt_vocab, .micro_batch = e->micro_batch_size, .tp = e->tp > 0 ? e->tp : 1,
-        .tp_comm_simulated = e->network != NET_IDEAL,
+        .tp_comm_simulated = e->network != NET_IDEAL && !e->tp_comm_overlap,
+        .tp_comm_overlap = e->tp_comm_overlap,
         .arch = have_arch ? &model : NULL,
         .cp = e->cp, .ep = e->ep, .sequence_parallel = e->tp_sequence_parallel,
         .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = e->precision == PRECISION_FP8,

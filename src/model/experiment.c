@@ -140,6 +140,11 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("tp.sequence_parallel", "true|false", tp_sequence_parallel, "false", BOOLS, NO_PATH, 0,
                "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
                "parallelism) instead of all-reduces"),
+    CHOICE_KEY("tp.comm_overlap", "true|false", tp_comm_overlap, "false", BOOLS, NO_PATH, 0,
+               "workload=gpt / hf: each layer's tensor-parallel collective overlaps the GEMM next to it "
+               "(Transformer Engine's userbuffer overlap, NVIDIA's recipes; the calibration's tp_comm_overlap): "
+               "only what exceeds that GEMM costs time, timed by the cost model at NVLink x coll_bw_eff inside "
+               "the ops instead of simulated on the links (so it contends with no other traffic)"),
     NUM_KEY("dp.bucket_bytes", dp_bucket_bytes, T_BYTES, "bytes", "80MB", 0, HUGE_NUM, 0,
             "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage; "
             "floor: at least 1MiB and at least 1/256 of the largest stage's gradients (at most 256 buckets per "
@@ -758,6 +763,7 @@ static const applicability APPLIES[] = {
     {"stage.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"tp.comm_overlap", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"moe.capacity_factor", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"uniform.", wl_is_uniform, "workload=uniform"},

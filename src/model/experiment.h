@@ -52,6 +52,7 @@ typedef struct experiment {
     int dualpipe_overlap;           /* 1: DualPipeV's paired ops overlap one's compute with the other's all-to-alls */
     int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
+    int tp_comm_overlap;            /* 1: tp collectives overlap their GEMMs (Transformer Engine's userbuffers) */
     double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */

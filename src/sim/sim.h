@@ -69,6 +69,8 @@ typedef struct sim_parallel {
     int tp_comm;                 /* 1: simulate 2 tp collectives per layer in F and 2 in B, each of the
                                   * stage's boundary_bytes (a stage without layers counts as one) */
     int sequence_parallel;       /* tp collectives as reduce-scatter + all-gather pairs */
+    int tp_in_ops;               /* 1: the ops' times hold their tp collectives' exposed part (tp.comm_overlap:
+                                  * the cost model's, each beyond its GEMM); the engine runs none */
     double grad_bytes_per_param; /* bytes of one gradient element in the dp all-reduce */
     double bucket_bytes;         /* dp all-reduce bucket; 0 = one bucket per stage */
     int overlap;                 /* buckets become ready during the stage's last weight-gradient op */

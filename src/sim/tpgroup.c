@@ -127,7 +127,7 @@ void eng_op_communication(rank_state *rs, sched_op op, int with_a2a)
 {
     if (!eng.par->tp_comm)
         return;
-    if (eng.tp > 1)
+    if (eng.tp > 1 && !eng.par->tp_in_ops)
         tp_collectives(rs, op);
     if (eng.cp > 1)
         cp_exchange(rs, op);
