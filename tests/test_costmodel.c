@@ -152,24 +152,28 @@ START_TEST(test_softmax_fallback)
 }
 END_TEST
 
-/* Tile and wave quantization of a GEMM's busy FLOPs (costmodel.h): whole
- * 128 x 128 tiles, whole waves over the SMs, split-K when the tiles do not
- * fill them; no SM count, no quantization. */
+/* Tile and wave quantization of a GEMM's busy FLOPs (costmodel.h): for each
+ * of cuBLAS's tile shapes, whole tiles, whole waves over the SMs, split-K
+ * when the tiles do not fill them, over the shape's rate; the least of
+ * them.  No SM count, no quantization. */
 START_TEST(test_gemm_busy_flops)
 {
     const double tile = 128, sms = 108;
     ck_assert_exact(costmodel_gemm_busy_flops(0, 1000, 300, 77, 3), 2.0 * 1000 * 300 * 77 * 3);
-    /* 12 x 9 = 108 tiles: one full wave, no padding */
+    /* 12 x 9 = 108 tiles of 128 x 128: one full wave, no padding (256 x 128 ties: 54 tiles split in 2) */
     ck_assert_exact(costmodel_gemm_busy_flops(108, 12 * tile, 9 * tile, 4096, 1), 2.0 * 12 * tile * 9 * tile * 4096);
-    /* one row more: 13 x 9 = 117 tiles, two waves of 108 */
+    /* one row more: 13 x 9 = 117 tiles of 128 x 128, two waves; 256 x 128 (7 x 9 = 63 tiles, one wave
+     * of twice the tile) ties; 128 x 64 needs 3 waves at 2/3 the rate, 64 x 64 5 at half */
     ck_assert_exact(costmodel_gemm_busy_flops(108, 12 * tile + 1, 9 * tile, 4096, 1),
                     2.0 * sms * 2 * tile * tile * 4096);
-    /* 4 x 4 = 16 tiles: split-K into floor(108 / 16) = 6 slices of ceil(4096 / 6), one wave */
+    /* 4 x 4 = 16 tiles of 128 x 128 split-K 6 ways (slices of 683) lose to 2 x 4 = 8 tiles of 256 x 128
+     * split 13 ways (slices of 316), one wave either way */
     ck_assert_exact(costmodel_gemm_busy_flops(108, 4 * tile, 4 * tile, 4096, 1),
-                    2.0 * sms * tile * tile * ceil(4096 / 6.0));
-    /* a shallow K limits the split to K / 256 slices: 2 of 300 / 2 */
-    ck_assert_exact(costmodel_gemm_busy_flops(108, tile, tile, 600, 1), 2.0 * sms * tile * tile * 300);
-    /* groups (experts) add their tiles: 8 groups of 4 x 4 = 128 tiles, two waves */
+                    2.0 * sms * 2 * tile * tile * ceil(4096 / 13.0));
+    /* a shallow K limits the split to K / 256 slices: 2 of 300; then 4 tiles of 64 x 64 (half the rate)
+     * beat one of 128 x 128 */
+    ck_assert_exact(costmodel_gemm_busy_flops(108, tile, tile, 600, 1), 2.0 * sms * 64 * 64 * 300 / 0.5);
+    /* groups (experts) add their tiles: 8 groups of 4 x 4 = 128 tiles, two waves (or one of 256 x 128) */
     ck_assert_exact(costmodel_gemm_busy_flops(108, 4 * tile, 4 * tile, 512, 8), 2.0 * sms * 2 * tile * tile * 512);
     /* never less than the GEMM's own FLOPs */
     const double dims[][3] = {{1, 1, 1}, {100, 3000, 50}, {8192, 1536, 4096}, {333, 777, 12345}};

@@ -129,13 +129,24 @@ typedef struct kctx {
  * dimension that is not a multiple of the tile pays for the padded tile,
  * and the last wave leaves SMs idle (tile and wave quantization).  When the
  * output has fewer tiles than the GPU has SMs, cuBLAS splits the inner
- * dimension K (split-K) so that idle SMs share the work.  The GEMM also has
- * to read its operands and write its result once (the memory roofline:
- * skinny GEMMs, e.g. the MoE router, are memory-bound). */
-#define GEMM_TILE 128.0          /* the 128 x 128 thread-block tile common to cuBLAS's bf16/fp8 kernels (Ampere,
-                                  * Hopper), one tile per SM */
+ * dimension K (split-K) so that idle SMs share the work.  cuBLAS holds
+ * kernels of several tile shapes and its heuristic picks, per shape, one
+ * that finishes first: a large tile reuses each operand it loads the most,
+ * a small one pads less and fills the last wave better.  A tile's main loop
+ * loads rows + cols operand elements per rows x cols multiply-adds; the
+ * 128 x 128 tile (rows * cols / (rows + cols) = 64 of them per element) is
+ * the one whose operand loads keep the tensor cores busy -- the rate
+ * gemm_eff is measured at -- and a smaller tile runs slower in proportion
+ * to its reuse, a larger one no faster (the tensor cores bound it).  The
+ * GEMM also has to read its operands and write its result once (the memory
+ * roofline: skinny GEMMs, e.g. the MoE router, are memory-bound). */
+#define GEMM_REF_TILE 128.0      /* the square tile whose operand reuse saturates the tensor cores (Ampere,
+                                  * Hopper bf16/fp8 kernels) */
 #define GEMM_MIN_SPLIT_K 256.0   /* split-K slices are at least this deep: a slice must amortise its partial-sum
                                   * write (a few 64-deep main-loop steps) */
+/* The tile shapes (rows x cols of the output) of cuBLAS's tensor-core
+ * kernels a GEMM can run with. */
+static const double GEMM_TILES[][2] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
 /* FP8 recipes (Transformer Engine, delayed scaling): before each FP8 GEMM
  * the bf16 input of the forward (and the output gradient of the backward)
  * is cast to FP8 with its transpose for the weight-gradient GEMM, recording
@@ -158,16 +169,13 @@ static void issue(kctx k, double gpu_s)
     k.c->kernels++;
 }
 
-/* FLOPs a GEMM of groups x (M x N x K) occupies the SMs for: padded to
- * whole tiles, split-K when the tiles do not fill the SMs, whole waves
- * (above); the plain 2MNK x groups when the SM count is unknown. */
-double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, double groups)
+/* FLOPs, at the reference tile's rate, that groups x (M x N x K) occupy the
+ * SMs for with tiles of tile_rows x tile_cols: padded to whole tiles,
+ * split-K when the tiles do not fill the SMs, whole waves (above). */
+static double tile_busy_flops(double sms, double m, double n, double k, double groups, double tile_rows,
+                              double tile_cols)
 {
-    double flops = FLOPS_PER_MAC * m * n * k * groups;
-    if (sm_count <= 0 || flops <= 0)
-        return flops;
-    double sms = sm_count;
-    double tiles = ceil(m / GEMM_TILE) * ceil(n / GEMM_TILE) * groups;
+    double tiles = ceil(m / tile_rows) * ceil(n / tile_cols) * groups;
     double split = 1.0;
     if (tiles < sms) {
         split = floor(sms / tiles);
@@ -176,7 +184,25 @@ double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, dou
             split = deepest > 1.0 ? deepest : 1.0;
     }
     double waves = ceil(tiles * split / sms);
-    return waves * sms * FLOPS_PER_MAC * GEMM_TILE * GEMM_TILE * ceil(k / split);
+    double reuse = tile_rows * tile_cols / (tile_rows + tile_cols), ref_reuse = GEMM_REF_TILE / 2.0;
+    double rate = reuse < ref_reuse ? reuse / ref_reuse : 1.0;
+    return waves * sms * FLOPS_PER_MAC * tile_rows * tile_cols * ceil(k / split) / rate;
+}
+
+/* The busy FLOPs of the tile shape that finishes first (costmodel.h); the
+ * plain 2MNK x groups when the SM count is unknown. */
+double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, double groups)
+{
+    double flops = FLOPS_PER_MAC * m * n * k * groups;
+    if (sm_count <= 0 || flops <= 0)
+        return flops;
+    double best = HUGE_VAL;
+    for (size_t i = 0; i < sizeof GEMM_TILES / sizeof GEMM_TILES[0]; i++) {
+        double busy = tile_busy_flops(sm_count, m, n, k, groups, GEMM_TILES[i][0], GEMM_TILES[i][1]);
+        if (busy < best)
+            best = busy;
+    }
+    return best;
 }
 
 /* A linear layer's GEMM in op which (F: Y = X W, B: dX = dY W^T, W: dW =

@@ -19,9 +19,11 @@
  *     time saturate instead of falling linearly with size).
  *   - GPU time of a linear layer's GEMM (M x N x K, f = 2MNK FLOPs):
  *     (f' + gemm_half_flops) / (peak * gemm_eff), f' >= f the FLOPs of the
- *     128 x 128 output tiles it occupies the SMs with, in whole waves over
- *     the SM count (split-K when the tiles do not fill them;
- *     costmodel_gemm_busy_flops), or its operand traffic at the
+ *     output tiles it occupies the SMs with, in whole waves over the SM
+ *     count (split-K when the tiles do not fill them), with the tile shape
+ *     of cuBLAS's kernels that finishes first, a tile smaller than 128 x 128
+ *     at a rate lowered by its operand reuse (costmodel_gemm_busy_flops),
+ *     or its operand traffic at the
  *     memory-kernel bandwidth if longer: efficiency rises with the GEMM's
  *     size and falls at shapes that leave SMs idle.  FP8 GEMMs first cast
  *     their input (forward) or output gradient (backward) with its
@@ -202,11 +204,16 @@ double costmodel_head_params(const gpt_shape *m);                 /* final Layer
 int costmodel_fused_softmax(const gpt_shape *m);
 
 /* FLOPs a GEMM of groups x (m x n x k) keeps the GPU's sm_count SMs busy
- * for: padded to whole 128 x 128 output tiles, split along k when the tiles
- * do not fill the SMs, in whole waves over the SMs (tile and wave
- * quantization); 2mnk x groups when sm_count <= 0.  A linear layer's GEMM
- * takes (this + gemm_half_flops) / (peak * gemm_eff), or its operand
- * traffic at hbm_bw * mem_eff if that is longer. */
+ * for, at the rate of the 128 x 128 tile: for each of cuBLAS's tile shapes
+ * (256 x 128, 128 x 256, 128 x 128, 128 x 64, 64 x 128, 64 x 64) the output
+ * padded to whole tiles, split along k when the tiles do not fill the SMs,
+ * in whole waves over the SMs (tile and wave quantization), divided by the
+ * shape's rate (rows * cols / (rows + cols) / 64, at most 1: a tile that
+ * reuses its operands less than 128 x 128 loads them slower than the tensor
+ * cores multiply); the smallest of these.  2mnk x groups when
+ * sm_count <= 0.  A linear layer's GEMM takes (this + gemm_half_flops) /
+ * (peak * gemm_eff), or its operand traffic at hbm_bw * mem_eff if that is
+ * longer. */
 double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, double groups);
 
 /* Ring all-reduce of bytes over n GPUs on NVLink (alpha-beta); 0 if n <= 1. */
