@@ -27,9 +27,10 @@
 # (k - 1) m / (m + p - 1) where rank 0 is the slowest.
 # Near k = 1 (|k - 1| < 0.1) the estimate does not hold and is not
 # asserted there, only the memory: the steady-state estimate gives 0 to 5 %,
-# the simulation 15 to 21 % (h=2048 s=16384, h=4096 s=8192 with the A100 fit
-# of 2026-11-24): one copy stream with one slot and the reload margin leave
-# no slack, and the two GPUs of a PCIe switch copy at once part of the time
+# the simulation 14 to 21 % (h=4096 s=8192 with the A100 fits of 2026-11-24
+# and -25, h=2048 s=16384 with the first): one copy stream with one slot and
+# the reload margin leave no slack, and the two GPUs of a PCIe switch copy at
+# once part of the time
 # (15 GB/s each instead of 21.4 alone, which k is taken at).  The paper's
 # Figure 1 values there are unknown; docs/offload.md states this as a gap.
 # The grid: h 2048-12288 by s 1024-16384 in doublings; at least six
