@@ -30,8 +30,8 @@
 # the simulation 14 to 21 % (h=4096 s=8192 with the A100 fits of 2026-11-24
 # and -25, h=2048 s=16384 with the first): one copy stream with one slot and
 # the reload margin leave no slack, and the two GPUs of a PCIe switch copy at
-# once part of the time
-# (15 GB/s each instead of 21.4 alone, which k is taken at).  The paper's
+# once part of the time (15 GB/s each instead of 21.4 alone, which k is taken
+# at).  The paper's
 # Figure 1 values there are unknown; docs/offload.md states this as a gap.
 # The grid: h 2048-12288 by s 1024-16384 in doublings; at least six
 # cells must lie above the band and five below it.

@@ -144,9 +144,11 @@ typedef struct kctx {
                                   * Hopper bf16/fp8 kernels) */
 #define GEMM_MIN_SPLIT_K 256.0   /* split-K slices are at least this deep: a slice must amortise its partial-sum
                                   * write (a few 64-deep main-loop steps) */
-/* The tile shapes (rows x cols of the output) of cuBLAS's tensor-core
- * kernels a GEMM can run with. */
-static const double GEMM_TILES[][2] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+/* The tile shapes of cuBLAS's tensor-core kernels a GEMM can run with. */
+typedef struct gemm_tile {
+    double rows, cols;   /* of the output */
+} gemm_tile;
+static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
 /* FP8 recipes (Transformer Engine, delayed scaling): before each FP8 GEMM
  * the bf16 input of the forward (and the output gradient of the backward)
  * is cast to FP8 with its transpose for the weight-gradient GEMM, recording
@@ -170,12 +172,11 @@ static void issue(kctx k, double gpu_s)
 }
 
 /* FLOPs, at the reference tile's rate, that groups x (M x N x K) occupy the
- * SMs for with tiles of tile_rows x tile_cols: padded to whole tiles,
- * split-K when the tiles do not fill the SMs, whole waves (above). */
-static double tile_busy_flops(double sms, double m, double n, double k, double groups, double tile_rows,
-                              double tile_cols)
+ * SMs for with tile t: padded to whole tiles, split-K when the tiles do not
+ * fill the SMs, whole waves, over t's rate (above). */
+static double tile_busy_flops(double sms, double m, double n, double k, double groups, gemm_tile t)
 {
-    double tiles = ceil(m / tile_rows) * ceil(n / tile_cols) * groups;
+    double tiles = ceil(m / t.rows) * ceil(n / t.cols) * groups;
     double split = 1.0;
     if (tiles < sms) {
         split = floor(sms / tiles);
@@ -184,9 +185,9 @@ static double tile_busy_flops(double sms, double m, double n, double k, double g
             split = deepest > 1.0 ? deepest : 1.0;
     }
     double waves = ceil(tiles * split / sms);
-    double reuse = tile_rows * tile_cols / (tile_rows + tile_cols), ref_reuse = GEMM_REF_TILE / 2.0;
+    double reuse = t.rows * t.cols / (t.rows + t.cols), ref_reuse = GEMM_REF_TILE / 2.0;
     double rate = reuse < ref_reuse ? reuse / ref_reuse : 1.0;
-    return waves * sms * FLOPS_PER_MAC * tile_rows * tile_cols * ceil(k / split) / rate;
+    return waves * sms * FLOPS_PER_MAC * t.rows * t.cols * ceil(k / split) / rate;
 }
 
 /* The busy FLOPs of the tile shape that finishes first (costmodel.h); the
@@ -198,7 +199,7 @@ double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, dou
         return flops;
     double best = HUGE_VAL;
     for (size_t i = 0; i < sizeof GEMM_TILES / sizeof GEMM_TILES[0]; i++) {
-        double busy = tile_busy_flops(sm_count, m, n, k, groups, GEMM_TILES[i][0], GEMM_TILES[i][1]);
+        double busy = tile_busy_flops(sm_count, m, n, k, groups, GEMM_TILES[i]);
         if (busy < best)
             best = busy;
     }

@@ -23,9 +23,9 @@
  *     count (split-K when the tiles do not fill them), with the tile shape
  *     of cuBLAS's kernels that finishes first, a tile smaller than 128 x 128
  *     at a rate lowered by its operand reuse (costmodel_gemm_busy_flops),
- *     or its operand traffic at the
- *     memory-kernel bandwidth if longer: efficiency rises with the GEMM's
- *     size and falls at shapes that leave SMs idle.  FP8 GEMMs first cast
+ *     or its operand traffic at the memory-kernel bandwidth if longer:
+ *     efficiency rises with the GEMM's size and falls at shapes that leave
+ *     SMs idle.  FP8 GEMMs first cast
  *     their input (forward) or output gradient (backward) with its
  *     transpose, a memory-bound kernel.  Attention GEMMs use the
  *     saturating curve (f + gemm_half_flops) / (peak * attn_eff).  Memory-bound
