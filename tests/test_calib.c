@@ -85,7 +85,8 @@ START_TEST(test_predict_pp1_closed_form)
     ck_assert_int_eq(iter_set_prepare(&set, &r, 1, &st), 0);
     iter_breakdown bd;
     ck_assert_int_eq(iter_predict(&g, &set, 0, &bd, &st), 0);
-    gpt_shape m = {.layers = 12, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 50304, .micro_batch = 2, .tp = 1};
+    gpt_shape m = {.layers = 12, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 50304, .micro_batch = 2, .tp = 1,
+                   .main_grad_bytes = r.grad_bytes};
     workload w;
     ck_assert_int_eq(costmodel_build_shape(&g, &m, 1, &w, &st), 0);
     const stage_cost *sc = &w.stage[0];

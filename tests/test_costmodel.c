@@ -211,6 +211,32 @@ START_TEST(test_tp_comm_overlap_hides_under_gemm)
 }
 END_TEST
 
+/* Weight gradients accumulated into an fp32 main_grad (main_grad_bytes 4)
+ * read and write 8 bytes per weight of the rank's linear layers (QKV 3h^2,
+ * proj h^2, fc1 and fc2 4h^2 each, over tp) after their GEMMs, at the memory
+ * kernels' rate, in W only; the LM head's wgrad does the same for its h x V/t. */
+START_TEST(test_main_grad_accumulation)
+{
+    gpu_params g = pure_rates();
+    const double h = 4096, t = 2, V = 51200;
+    gpt_shape m = shape(4096, 32, 2048, 2, 2), ma = m;
+    ma.main_grad_bytes = 4.0;
+    op_cost c[CM_OPS], ca[CM_OPS];
+    costmodel_layer(&g, &m, c);
+    costmodel_layer(&g, &ma, ca);
+    double bytes = 2 * 4.0 * 12 * h * h / t, rate = g.v[GP_HBM_BW] * g.v[GP_MEM_EFF];
+    ck_assert_rel(ca[CM_W].mem_bytes - c[CM_W].mem_bytes, bytes, 1e-12);
+    ck_assert_rel(ca[CM_W].time_s - c[CM_W].time_s, bytes / rate, 1e-9);
+    ck_assert_int_eq(ca[CM_W].kernels, c[CM_W].kernels);   /* the GEMM's epilogue: no kernel of its own */
+    for (int op = CM_F; op <= CM_B; op++)
+        ck_assert_exact(ca[op].time_s, c[op].time_s);
+    op_cost hd[CM_OPS], hda[CM_OPS];
+    costmodel_head(&g, &m, hd);
+    costmodel_head(&g, &ma, hda);
+    ck_assert_rel(hda[CM_W].mem_bytes - hd[CM_W].mem_bytes, 2 * 4.0 * h * V / t, 1e-12);
+}
+END_TEST
+
 /* FP8 layers cast each linear layer's input (F) and output gradient (B)
  * with its transpose, 4 bytes per element; W and the LM head cast nothing. */
 START_TEST(test_fp8_casts)
@@ -574,6 +600,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_softmax_fallback);
     tcase_add_test(tc, test_gemm_busy_flops);
     tcase_add_test(tc, test_tp_comm_overlap_hides_under_gemm);
+    tcase_add_test(tc, test_main_grad_accumulation);
     tcase_add_test(tc, test_fp8_casts);
     tcase_add_test(tc, test_packed_documents_scale_attention);
     tcase_add_test(tc, test_expert_tp1_same_flops_other_shapes);

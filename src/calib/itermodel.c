@@ -258,7 +258,8 @@ static gpt_shape row_shape(const train_row *r, int layers)
                        .micro_batch = r->micro_batch, .tp = r->tp, .arch = r->has_arch ? &r->arch : NULL,
                        .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
                        .doc_len = r->doc_len,
-                       .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1};
+                       .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
+                       .main_grad_bytes = r->grad_bytes};
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more

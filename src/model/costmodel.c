@@ -122,6 +122,7 @@ typedef struct kctx {
     double gemm_peak;    /* flop/s of the linear layers' GEMMs (bf16 or fp8) */
     int fp8;             /* the linear layers run FP8 GEMMs (cast their inputs first) */
     int sm_count;        /* of the GPU type (datasheet); 0 = unknown: no tile / wave quantization */
+    double main_grad_bytes; /* gpt_shape.main_grad_bytes */
 } kctx;
 
 /* GEMM shape.  cuBLAS and CUTLASS split a GEMM's M x N output into thread-
@@ -156,6 +157,8 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
  * 1 + 1 per element.  Weights are cast once per iteration (not per
  * microbatch) and are left out. */
 #define FP8_CAST_TRANSPOSE_BYTES (HALF_BYTES + 2 * FP8_BYTES)
+/* Accumulating into a gradient buffer reads it and writes it back. */
+#define ACCUMULATE_PASSES 2.0
 
 /* The host issues kernels one after another, launch seconds apart, and the
  * GPU runs them in order, each as soon as it is issued and the previous one
@@ -234,7 +237,18 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
     double traffic_s =
         (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / (v[GP_HBM_BW] * v[GP_MEM_EFF]);
     k.c->last_gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
-    issue(k, k.c->last_gemm_s);
+    double epilogue_s = 0.0;
+    if (which == CM_W && k.main_grad_bytes > 0) {
+        /* The weight gradient is added into the gradient buffer by the GEMM's
+         * epilogue (beta = 1): each output element is read and written at the
+         * buffer's precision after the tile's main loop.  An Ampere-class
+         * kernel runs one large tile per SM, so the SM's tensor cores wait
+         * while its epilogue streams: the traffic adds to the GEMM's time. */
+        double accum_bytes = ACCUMULATE_PASSES * k.main_grad_bytes * m * n * groups;
+        epilogue_s = accum_bytes / (v[GP_HBM_BW] * v[GP_MEM_EFF]);
+        k.c->mem_bytes += accum_bytes;
+    }
+    issue(k, k.c->last_gemm_s + epilogue_s);
     k.c->gemm_flops += FLOPS_PER_MAC * m * n * kk * groups;
 }
 
@@ -385,7 +399,7 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
             peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
     }
     const gpu_system *sys = gpu_system_find(g->name);
-    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0};
+    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes};
 }
 
 /* ---- pieces of a layer, forward (F), input gradient (B), weight gradient (W) ---- */
@@ -1045,6 +1059,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .cp = e->cp, .ep = e->ep, .sequence_parallel = e->tp_sequence_parallel,
         .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = e->precision == PRECISION_FP8,
         .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
+        .main_grad_bytes = experiment_grad_bytes(e),
         .first_fixed = e->stage_first_layers != STAGE_LAYERS_EVEN, .first_layers = e->stage_first_layers,
         .last_fixed = e->stage_last_layers != STAGE_LAYERS_EVEN, .last_layers = e->stage_last_layers,
     };

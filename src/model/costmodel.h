@@ -163,6 +163,9 @@ typedef struct gpt_shape {
     int fp8;             /* 1: linear-layer GEMMs at the GPU's FP8 rate */
     double capacity_factor; /* MoE: 0 = dropless */
     int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */
+    double main_grad_bytes; /* bytes per weight of the gradient buffer the weight-gradient GEMMs accumulate
+                             * into, microbatch after microbatch (Megatron's gradient_accumulation_fusion:
+                             * 4 = fp32 main_grad); 0 = not charged */
     /* The first / last stage's layers when fixed (costmodel_stage_layers;
      * zero-initialised: not fixed, the even split's). */
     int first_fixed, last_fixed;
