@@ -44,6 +44,16 @@ expect_err "validate says which limit was missed" "held-out MAPE .* miss the lim
 # ---- calibrate: a fitted file that validate can read back ----
 expect_rc "calibrate a small fit part with cross-validation" 0 "$BIN" calibrate "$V" "${FIT[@]}" -o "$TMP/fit.yaml"
 expect_err "calibrate reports the cross-validated choice" "max-weight .* chosen by 3-fold CV in the fit part"
+if grep -Fq "max(worst file's CV MAPE / 0.08, all rows' CV MAPE / 0.05), smallest wins" "$TMP/fit.yaml"; then
+    ok "the CV score is issue 15's acceptance (every file 8 %, all rows 5 %)"
+else not_ok "the CV score is issue 15's acceptance (every file 8 %, all rows 5 %)" "$(grep -m2 "score" "$TMP/fit.yaml")"; fi
+expect_rc "calibrate with a largest-error target" 0 "$BIN" calibrate "$V" "${FIT[@]}" --max-error 0.25 \
+    --max-overall-mape 0.06 -o "$TMP/fitmax.yaml"
+if grep -Fq "max(worst file's CV MAPE / 0.08, all rows' CV MAPE / 0.06, CV max error / 0.25)" "$TMP/fitmax.yaml"; then
+    ok "--max-error and --max-overall-mape enter the CV score"
+else not_ok "--max-error and --max-overall-mape enter the CV score" "$(grep -m2 "score" "$TMP/fitmax.yaml")"; fi
+expect_rc "calibrate with a bad overall target exits 2" 2 "$BIN" calibrate "$V" --max-overall-mape 0
+expect_err "calibrate names the bad option" "option '--max-overall-mape': '0' must be a number"
 if grep -q "source: \"fitted .* on 39 of 1440 measured rows" "$TMP/fit.yaml"; then ok "fitted parameters record how they were fitted"
 else not_ok "fitted parameters record how they were fitted" "$(grep -m2 source "$TMP/fit.yaml")"; fi
 if grep -A1 "peak_flops:" "$TMP/fit.yaml" | grep -q "fitted"; then not_ok "datasheet numbers are not fitted"

@@ -112,42 +112,52 @@ static void select_and_fit(train_row *rows, int n, const int *mask, gpu_params *
                               {.max_weight = 1.0, .ratio_cap = FIT_RATIO_CAP}};
     *g = load("a100-80g");
     iter_fit_initial(g);
-    ck_assert_int_eq(cv_select(g, &set, mask, cand, 2, 3, 0.08, 0.25, res, best, &st), 0);
+    const cv_targets targets = {.file_mape = 0.08, .overall_mape = 0.05, .max_err = 0.25};
+    ck_assert_int_eq(cv_select(g, &set, mask, cand, 2, 3, &targets, res, best, &st), 0);
     ck_assert(*best >= 0 && *best < 2);
     error_stats fe;
     ck_assert_int_eq(iter_fit(g, &set, mask, &cand[*best], &fe, &st), 0);
     iter_set_free(&set);
 }
 
-START_TEST(test_selection_uses_no_heldout_row)
+/* N synthetic rows made by the model with known parameters, perturbed by a
+ * deterministic +-10 % so no fit is exact; mask: 2 of every 3 rows in the
+ * fit part; returns how many. */
+static int synthetic_rows(train_row *rows, int n, int *mask)
 {
-    enum { N = 18 };
-    train_row rows[N];
     gpu_params truth = load("a100-80g");
     iter_fit_initial(&truth);
     truth.v[GP_KERNEL_LAUNCH_S] = 30e-6;
     truth.v[GP_GEMM_EFF] = 0.6;
-    int mask[N], nfit = 0;
-    for (int i = 0; i < N; i++) {
+    int nfit = 0;
+    for (int i = 0; i < n; i++) {
         int tp = 1 << (i % 3), pp = 1 << ((i / 3) % 2), mb = 1 << (i % 4);
         rows[i] = (train_row){.line = i + 2, .global_batch = 32, .micro_batch = mb, .hidden = 1024 << (i % 2),
                               .heads = 16, .layers = 12 + 4 * (i % 3), .seq = 1024,
                               .vocab = megatron_padded_vocab(50257, tp), .tp = tp, .dp = 8 / (tp * pp), .pp = pp,
                               .gpus = 8, .measured_s = 1};
         calib_row_defaults(&rows[i]);
-        mask[i] = i % 3 != 1;               /* 12 fit rows, 6 held out */
+        mask[i] = i % 3 != 1;
         nfit += mask[i];
     }
     iter_set set;
     pg_status st;
-    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
-    for (int i = 0; i < N; i++) {
+    ck_assert_int_eq(iter_set_prepare(&set, rows, n, &st), 0);
+    for (int i = 0; i < n; i++) {
         iter_breakdown bd;
         ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
-        /* the model's time, perturbed by a deterministic +-10 % so the fit is not exact */
         rows[i].measured_s = bd.total_s * (1.0 + 0.1 * ((i * 7 % 5) - 2) / 2.0);
     }
     iter_set_free(&set);
+    return nfit;
+}
+
+START_TEST(test_selection_uses_no_heldout_row)
+{
+    enum { N = 18 };
+    train_row rows[N];
+    int mask[N];
+    int nfit = synthetic_rows(rows, N, mask);   /* 12 fit rows, 6 held out */
     gpu_params g1, g2, g3;
     cv_result r1[2], r2[2], r3[2];
     int b1, b2, b3;
@@ -170,6 +180,63 @@ START_TEST(test_selection_uses_no_heldout_row)
     changed[0].measured_s *= 2.0;
     select_and_fit(changed, N, mask, &g3, r3, &b3);
     ck_assert(memcmp(g1.v, g3.v, sizeof g1.v) != 0);
+}
+END_TEST
+
+/* Each file's MAPE, worked by hand: file 0 has rows off by 10 % and 20 %,
+ * file 1 one row off by 5 % and one masked out (off by 90 %). */
+START_TEST(test_worst_file_mape)
+{
+    enum { N = 4 };
+    train_row rows[N];
+    int mask[N];
+    synthetic_rows(rows, N, mask);
+    const int file[N] = {0, 0, 1, 1}, in[N] = {1, 1, 1, 0};
+    const double off[N] = {0.10, -0.20, 0.05, 0.90};
+    double pred[N];
+    for (int i = 0; i < N; i++) {
+        rows[i].file = file[i];
+        pred[i] = rows[i].measured_s * (1.0 + off[i]);
+    }
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    ck_assert_rel(iter_worst_file_mape(&set, pred, in), 0.15, 1e-12);          /* (10 + 20) / 2 */
+    ck_assert_rel(iter_errors_by_file(&set, pred, in).mape, 0.10, 1e-12);      /* (15 + 5) / 2 */
+    ck_assert_rel(iter_errors(&set, pred, in).mape, 0.35 / 3, 1e-12);          /* (10 + 20 + 5) / 3 */
+    ck_assert_rel(iter_worst_file_mape(&set, pred, NULL), 0.475, 1e-12);       /* file 1: (5 + 90) / 2 */
+    iter_set_free(&set);
+}
+END_TEST
+
+/* The cross-validation score is the acceptance's: the worst file's MAPE
+ * against the per-file target, all rows' against the overall one; the
+ * largest error counts only when a target is given for it. */
+START_TEST(test_cv_score_is_the_acceptance)
+{
+    enum { N = 18 };
+    train_row rows[N];
+    int mask[N];
+    synthetic_rows(rows, N, mask);
+    for (int i = 0; i < N; i++)
+        rows[i].file = i % 2;
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    gpu_params g = load("a100-80g");
+    iter_fit_initial(&g);
+    const fit_hyper h = {.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP};
+    cv_targets t = {.file_mape = 0.08, .overall_mape = 0.05};
+    cv_result r;
+    ck_assert_int_eq(cv_evaluate(&g, &set, mask, &h, 3, &t, &r, &st), 0);
+    ck_assert(r.worst_file_mape >= r.mape && r.max_err >= r.worst_file_mape && r.overall_mape > 0);
+    ck_assert(r.score == fmax(r.worst_file_mape / 0.08, r.overall_mape / 0.05));
+    t.max_err = r.max_err / 100.0;       /* a target the largest error misses by far: it sets the score */
+    cv_result rm;
+    ck_assert_int_eq(cv_evaluate(&g, &set, mask, &h, 3, &t, &rm, &st), 0);
+    ck_assert(rm.max_err == r.max_err);
+    ck_assert_rel(rm.score, 100.0, 1e-12);
+    iter_set_free(&set);
 }
 END_TEST
 
@@ -497,6 +564,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_calibrate_recovers_synthetic);
     tcase_add_test(tc, test_selection_uses_no_heldout_row);
     tcase_add_test(tc, test_folds_deterministic_and_balanced);
+    tcase_add_test(tc, test_worst_file_mape);
+    tcase_add_test(tc, test_cv_score_is_the_acceptance);
     tcase_add_test(tc, test_nelder_mead_bowl);
     tcase_add_test(tc, test_staged_evaluator_matches_ideal);
     tcase_add_test(tc, test_loaders_account_for_every_row);

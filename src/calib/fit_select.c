@@ -23,8 +23,21 @@ int cv_fold_of(int i, int folds)
     return folds > 0 ? (int)(mix64((uint64_t)i) % (uint64_t)folds) : 0;
 }
 
+/* max of value / target over the targets that are set (> 0). */
+static double score_of(const cv_result *r, const cv_targets *t)
+{
+    double score = 0.0;
+    if (t->file_mape > 0)
+        score = fmax(score, r->worst_file_mape / t->file_mape);
+    if (t->overall_mape > 0)
+        score = fmax(score, r->overall_mape / t->overall_mape);
+    if (t->max_err > 0)
+        score = fmax(score, r->max_err / t->max_err);
+    return score;
+}
+
 int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *h, int folds,
-                double target_mape, double target_max, cv_result *out, pg_status *st)
+                const cv_targets *t, cv_result *out, pg_status *st)
 {
     int n = set->n;
     int *train = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *train);
@@ -68,8 +81,10 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
         out->h = *h;
         out->n = e.n;
         out->mape = e.mape;
+        out->worst_file_mape = iter_worst_file_mape(set, pred, scored);
+        out->overall_mape = iter_errors(set, pred, scored).mape;
         out->max_err = e.max_err;
-        out->score = fmax(e.mape / target_mape, e.max_err / target_max);
+        out->score = score_of(out, t);
     }
     free(train);
     free(test);
@@ -79,11 +94,11 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
 }
 
 int cv_select(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *cand, int ncand,
-              int folds, double target_mape, double target_max, cv_result *res, int *best, pg_status *st)
+              int folds, const cv_targets *t, cv_result *res, int *best, pg_status *st)
 {
     *best = -1;
     for (int k = 0; k < ncand; k++) {
-        int rc = cv_evaluate(start, set, mask, &cand[k], folds, target_mape, target_max, &res[k], st);
+        int rc = cv_evaluate(start, set, mask, &cand[k], folds, t, &res[k], st);
         if (rc)
             return rc;
         if (*best < 0 || res[k].score < res[*best].score)
@@ -123,7 +138,7 @@ static int final_fit(gpu_params *g, const iter_set *set, const int *fit, const f
 }
 
 int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, double max_weight, int folds,
-                        double target_mape, double target_max, calib_result *out, pg_status *st)
+                        const cv_targets *t, calib_result *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     out->best = -1;
@@ -139,8 +154,7 @@ int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, doub
         fit_hyper cand[CALIB_NWEIGHTS];
         for (int k = 0; k < CALIB_NWEIGHTS; k++)
             cand[k] = (fit_hyper){.max_weight = CALIB_WEIGHTS[k], .ratio_cap = FIT_RATIO_CAP};
-        int rc = cv_select(g, set, fit, cand, CALIB_NWEIGHTS, folds, target_mape, target_max, out->res, &out->best,
-                           st);
+        int rc = cv_select(g, set, fit, cand, CALIB_NWEIGHTS, folds, t, out->res, &out->best, st);
         if (rc)
             return rc;
         out->nres = CALIB_NWEIGHTS;

@@ -447,27 +447,53 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
 
 #define ITER_MAX_FILES 64
 
-error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask)
+/* Each file's MAPE over the rows of mask (mape[f], NaN-free: files without
+ * a row get cnt[f] = 0). */
+static void file_mapes(const iter_set *set, const double *pred, const int *mask, double mape[ITER_MAX_FILES],
+                       int cnt[ITER_MAX_FILES])
 {
-    error_stats e = iter_errors(set, pred, mask);
-    double sum[ITER_MAX_FILES] = {0};
-    int cnt[ITER_MAX_FILES] = {0}, files = 0;
+    for (int f = 0; f < ITER_MAX_FILES; f++) {
+        mape[f] = 0.0;
+        cnt[f] = 0;
+    }
     for (int i = 0; i < set->n; i++) {
         if (mask && !mask[i])
             continue;
         int f = set->row[i].file;
         f = f < 0 ? 0 : f >= ITER_MAX_FILES ? ITER_MAX_FILES - 1 : f;
-        sum[f] += fabs(pred[i] - set->row[i].measured_s) / set->row[i].measured_s;
+        mape[f] += fabs(pred[i] - set->row[i].measured_s) / set->row[i].measured_s;
         cnt[f]++;
     }
+    for (int f = 0; f < ITER_MAX_FILES; f++)
+        if (cnt[f] > 0)
+            mape[f] /= cnt[f];
+}
+
+error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask)
+{
+    error_stats e = iter_errors(set, pred, mask);
+    double mape[ITER_MAX_FILES];
+    int cnt[ITER_MAX_FILES], files = 0;
+    file_mapes(set, pred, mask, mape, cnt);
     double mean = 0.0;
     for (int f = 0; f < ITER_MAX_FILES; f++)
         if (cnt[f] > 0) {
-            mean += sum[f] / cnt[f];
+            mean += mape[f];
             files++;
         }
     e.mape = files ? mean / files : 0.0;
     return e;
+}
+
+double iter_worst_file_mape(const iter_set *set, const double *pred, const int *mask)
+{
+    double mape[ITER_MAX_FILES], worst = 0.0;
+    int cnt[ITER_MAX_FILES];
+    file_mapes(set, pred, mask, mape, cnt);
+    for (int f = 0; f < ITER_MAX_FILES; f++)
+        if (cnt[f] > 0 && mape[f] > worst)
+            worst = mape[f];
+    return worst;
 }
 
 /* ---- fit ------------------------------------------------------------------ */

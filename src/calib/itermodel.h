@@ -127,6 +127,9 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
  * do not drown 9 of another (with one file it is iter_errors). */
 error_stats iter_errors_by_file(const iter_set *set, const double *pred, const int *mask);
 
+/* The largest of the files' MAPEs over the rows of mask (0 if none). */
+double iter_worst_file_mape(const iter_set *set, const double *pred, const int *mask);
+
 /* Hyper-parameters of the fit: chosen before it, never by the fitted
  * parameters themselves (fit_select.h picks them by cross-validation inside
  * the fit part). */

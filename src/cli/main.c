@@ -35,7 +35,8 @@ static const command_usage USAGES[] = {
      "  pipegrid merge [--grid KEY=V1,V2,...]... [-o FILE] PART.csv...\n"
      "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"},
     {"calibrate",
-     "  pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [--folds K] [-o FILE]\n"
+     "  pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [--folds K]\n"
+     "                     [--max-mape X] [--max-overall-mape Z] [--max-error Y] [-o FILE]\n"
      "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"
      "      (any file of data/validation/; rows of other GPU types are listed as skipped)\n"},
     {"validate",

@@ -25,7 +25,7 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     a->folds = CV_DEFAULT_FOLDS;
     if (calibrate) {
         a->max_mape = CV_DEFAULT_TARGET_MAPE;
-        a->max_error = CV_DEFAULT_TARGET_MAX;
+        a->max_overall_mape = CV_DEFAULT_TARGET_OVERALL;
     }
     const char *cmd = argv[1];
     for (int i = 2; i < argc; i++) {
@@ -33,6 +33,7 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(o, "--gpu") == 0 || strcmp(o, "--fit-fraction") == 0 || strcmp(o, "-o") == 0 ||
                     strcmp(o, "--format") == 0 || strcmp(o, "--max-mape") == 0 || strcmp(o, "--max-error") == 0 ||
+                    strcmp(o, "--max-overall-mape") == 0 ||
                     strcmp(o, "--max-weight") == 0 || strcmp(o, "--folds") == 0;
         if (takes && val == NULL)
             return pg_fail(st, PG_EXIT_INPUT, "%s: option '%s' needs a value", cmd, o);
@@ -60,6 +61,9 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
             a->csv_out = strcmp(val, "csv") == 0;
         } else if (strcmp(o, "--max-mape") == 0) {
             if (parse_fraction(o, val, 0.0, 1e9, &a->max_mape, st))
+                return st->code;
+        } else if (calibrate && strcmp(o, "--max-overall-mape") == 0) {
+            if (parse_fraction(o, val, 0.0, 1e9, &a->max_overall_mape, st))
                 return st->code;
         } else if (strcmp(o, "--max-error") == 0) {
             if (parse_fraction(o, val, 0.0, 1e9, &a->max_error, st))
