@@ -172,7 +172,8 @@ void iter_fit_initial(gpu_params *g);
  * mask[i] != 0, minimising the per-file mean MAPE (iter_errors_by_file)
  * + h->max_weight * (largest relative error)
  * over those rows only (rows with mask[i] == 0 are never predicted).
- * Nelder-Mead on the logarithms of the parameters, restarted; efficiencies
+ * Nelder-Mead on the logarithms of the parameters, restarted with turned
+ * simplexes until a restart no longer improves (at most 16); efficiencies
  * are capped at h->ratio_cap.  Starts from g's values; g is updated in
  * place.  Deterministic. */
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
