@@ -29,7 +29,8 @@ def params(path):
             in_params = False
         m = PARAM.match(line) if in_params else None
         if m:
-            out[m.group(1)] = m.group(2)
+            source = re.search(r'source: "(.*)"\}$', line).group(1)
+            out[m.group(1)] = (m.group(2), source.startswith("not measured"))
     return out
 
 
@@ -52,8 +53,10 @@ def main():
             key = m.group(1)
             if key not in values:
                 sys.exit("%s: no parameter %s" % (src, key))
-            line = '  %s: {value: %s, source: "not measured on %s: assumed equal to the %s fit (profiles/gpus/%s.yaml)"}' % (
-                key, values[key], dst_name, src_name, src_name)
+            value, unmeasured_there = values[key]
+            also = ", where no fit row exercises it either: calibrate's fixed starting value" if unmeasured_there else ""
+            line = '  %s: {value: %s, source: "not measured on %s: assumed equal to the %s fit (profiles/gpus/%s.yaml%s)"}' % (
+                key, value, dst_name, src_name, src_name, also)
             done.add(key)
         lines.append(line)
     missing = set(values) - DATASHEET - done
