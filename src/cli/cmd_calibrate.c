@@ -15,11 +15,12 @@
  *
  * The weight of the largest error in the objective is a hyper-parameter:
  * unless --max-weight fixes it, each candidate of FIT_WEIGHTS is scored by
- * K-fold cross-validation inside the fit part against the targets: every
- * file's MAPE under X (8 %), all rows' under Z (5 %), and the largest error
- * under Y only when Y is given (fit_select.h), and the winner is used for the final fit on the whole fit
- * part (final_fit).  The held-out rows are not read by any of this, and calibrate does
- * not report on them: `pipegrid validate` evaluates the result on them once.
+ * K-fold cross-validation inside the fit part against the targets (every
+ * file's MAPE under X, 8 %; all rows' under Z, 5 %; the largest error under
+ * Y only when Y is given: fit_select.h), and the winner is used for the
+ * final fit on the whole fit part (final_fit).  The held-out rows are not
+ * read by any of this, and calibrate does not report on them: `pipegrid
+ * validate` evaluates the result on them once.
  * The file written (stdout, or FILE) records what was chosen and why.
  */
 #include <stdio.h>
