@@ -183,6 +183,16 @@ START_TEST(test_selection_uses_no_heldout_row)
 }
 END_TEST
 
+/* synthetic_rows in two files (row i in file i % 2), prepared as set. */
+static void synthetic_two_file_set(iter_set *set, train_row *rows, int n, int *mask)
+{
+    synthetic_rows(rows, n, mask);
+    for (int i = 0; i < n; i++)
+        rows[i].file = i % 2;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(set, rows, n, &st), 0);
+}
+
 /* Each file's MAPE, worked by hand: file 0 has rows off by 10 % and 20 %,
  * file 1 one row off by 5 % and one masked out (off by 90 %). */
 START_TEST(test_worst_file_mape)
@@ -190,17 +200,13 @@ START_TEST(test_worst_file_mape)
     enum { N = 4 };
     train_row rows[N];
     int mask[N];
-    synthetic_rows(rows, N, mask);
-    const int file[N] = {0, 0, 1, 1}, in[N] = {1, 1, 1, 0};
-    const double off[N] = {0.10, -0.20, 0.05, 0.90};
-    double pred[N];
-    for (int i = 0; i < N; i++) {
-        rows[i].file = file[i];
-        pred[i] = rows[i].measured_s * (1.0 + off[i]);
-    }
     iter_set set;
-    pg_status st;
-    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    synthetic_two_file_set(&set, rows, N, mask);   /* files 0, 1, 0, 1 */
+    const int in[N] = {1, 1, 1, 0};
+    const double off[N] = {0.10, 0.05, -0.20, 0.90};
+    double pred[N];
+    for (int i = 0; i < N; i++)
+        pred[i] = rows[i].measured_s * (1.0 + off[i]);
     ck_assert_rel(iter_worst_file_mape(&set, pred, in), 0.15, 1e-12);          /* (10 + 20) / 2 */
     ck_assert_rel(iter_errors_by_file(&set, pred, in).mape, 0.10, 1e-12);      /* (15 + 5) / 2 */
     ck_assert_rel(iter_errors(&set, pred, in).mape, 0.35 / 3, 1e-12);          /* (10 + 20 + 5) / 3 */
@@ -217,12 +223,9 @@ START_TEST(test_cv_score_is_the_acceptance)
     enum { N = 18 };
     train_row rows[N];
     int mask[N];
-    synthetic_rows(rows, N, mask);
-    for (int i = 0; i < N; i++)
-        rows[i].file = i % 2;
     iter_set set;
+    synthetic_two_file_set(&set, rows, N, mask);
     pg_status st;
-    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
     gpu_params g = load("a100-80g");
     iter_fit_initial(&g);
     const fit_hyper h = {.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP};

@@ -635,7 +635,7 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
         double v = nm_minimize(objective, &c, x, turned, c.nvar, FIT_MAX_EVALS, FIT_TOL);
         if (r >= FIT_RESTARTS && v > best - FIT_TOL)
             break;
-        best = v < best ? v : best;
+        best = v;   /* never above the last: each simplex starts at the best point */
     }
     objective(x, &c);
     int rc = 0;

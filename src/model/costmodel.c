@@ -209,6 +209,19 @@ double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, dou
     return best;
 }
 
+/* Bytes per second memory-bound kernels move (hbm_bw x mem_eff). */
+static double mem_rate(const gpu_params *g)
+{
+    return g->v[GP_HBM_BW] * g->v[GP_MEM_EFF];
+}
+
+/* A memory-bound kernel moving bytes. */
+static void k_mem(kctx k, double bytes)
+{
+    issue(k, bytes / mem_rate(k.g));
+    k.c->mem_bytes += bytes;
+}
+
 /* A linear layer's GEMM in op which (F: Y = X W, B: dX = dY W^T, W: dW =
  * X^T dY) for rows tokens, in_f -> out_f features on this rank, as groups
  * equal GEMMs in one kernel (MoE experts; a grouped GEMM reaches the
@@ -228,14 +241,13 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
     double peak = lowp ? k.gemm_peak : v[GP_PEAK_FLOPS];
     if (fp8 && which != CM_W) {   /* the forward's input / the backward's output gradient to FP8 */
         double elems = rows * (which == CM_F ? in_f : out_f) * groups;
-        issue(k, FP8_CAST_TRANSPOSE_BYTES * elems / (v[GP_HBM_BW] * v[GP_MEM_EFF]));
-        k.c->mem_bytes += FP8_CAST_TRANSPOSE_BYTES * elems;
+        k_mem(k, FP8_CAST_TRANSPOSE_BYTES * elems);
     }
     double busy = costmodel_gemm_busy_flops(k.sm_count, m, n, kk, groups);
     double compute_s = (busy + groups * v[GP_GEMM_HALF_FLOPS]) / (peak * v[GP_GEMM_EFF]);
     double operand_bytes = fp8 ? FP8_BYTES : HALF_BYTES;   /* the result is bf16 either way */
     double traffic_s =
-        (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / (v[GP_HBM_BW] * v[GP_MEM_EFF]);
+        (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / mem_rate(k.g);
     k.c->last_gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
     double epilogue_s = 0.0;
     if (which == CM_W && k.main_grad_bytes > 0) {
@@ -245,7 +257,7 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
          * kernel runs one large tile per SM, so the SM's tensor cores wait
          * while its epilogue streams: the traffic adds to the GEMM's time. */
         double accum_bytes = ACCUMULATE_PASSES * k.main_grad_bytes * m * n * groups;
-        epilogue_s = accum_bytes / (v[GP_HBM_BW] * v[GP_MEM_EFF]);
+        epilogue_s = accum_bytes / mem_rate(k.g);
         k.c->mem_bytes += accum_bytes;
     }
     issue(k, k.c->last_gemm_s + epilogue_s);
@@ -262,13 +274,6 @@ static void k_attn(kctx k, double flops)
     const double *v = k.g->v;
     issue(k, (flops + v[GP_GEMM_HALF_FLOPS]) / (v[GP_PEAK_FLOPS] * v[GP_ATTN_EFF]));
     k.c->attn_flops += flops;
-}
-
-static void k_mem(kctx k, double bytes)
-{
-    const double *v = k.g->v;
-    issue(k, bytes / (v[GP_HBM_BW] * v[GP_MEM_EFF]));
-    k.c->mem_bytes += bytes;
 }
 
 /* Tensor-parallel all-reduce inside an op (no-op when t = 1). */
@@ -313,7 +318,7 @@ double costmodel_allreduce_s(const gpu_params *g, double bytes, int n)
 
 double costmodel_optimizer_s(const gpu_params *g, double params)
 {
-    double gpu_s = params * ADAM_BYTES_PER_PARAM / (g->v[GP_HBM_BW] * g->v[GP_MEM_EFF]);
+    double gpu_s = params * ADAM_BYTES_PER_PARAM / mem_rate(g);
     double host_s = ADAM_KERNELS * g->v[GP_KERNEL_LAUNCH_S];
     return host_s > gpu_s ? host_s : gpu_s;
 }
@@ -392,13 +397,10 @@ static void k_softmax(kctx k, const gpt_shape *m, double elems, int backward)
 static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
 {
     double peak = g->v[GP_PEAK_FLOPS];
-    if (m->fp8) {
-        const gpu_system *sys = gpu_system_find(g->name);
-        if (sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
-            /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
-            peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
-    }
     const gpu_system *sys = gpu_system_find(g->name);
+    if (m->fp8 && sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
+        /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
+        peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
     return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes};
 }
 
