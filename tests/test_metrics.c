@@ -289,7 +289,8 @@ END_TEST
  * 2 x (0.25 + 100 / 50) = 4.5 s, k = 6.  With selective recomputation
  * planned for microbatch 0 (the attention core, 40 B, not stored), what F
  * keeps is 60 B: 2 x (0.25 + 60 / 50) = 2.9 s, k = 2.9 / 0.75.  No offload
- * policy, or a route not listed (host_bw 0): no k. */
+ * policy, or a route not listed (host_bw 0): no k.  offload_k_shared takes
+ * the copies at host_shared_bw (the solo rate where that is unknown). */
 START_TEST(test_offload_k)
 {
     fixture f;
@@ -312,7 +313,15 @@ START_TEST(test_offload_k)
     ck_assert_int_eq(m.has_offload_k, 1);
     ck_assert_exact(m.offload_k, 2 * (0.25 + 100.0 / 50) / ((1 + 2 + 0) * 0.5 * (1e12 / 2e12)));
     ck_assert_exact(m.offload_k, 6.0);
+    ck_assert_exact(m.offload_k_shared, m.offload_k);   /* no shared rate known: the solo one */
     metrics_free(&m);
+
+    f.gpu[0].host_shared_bw = 25;   /* the route's rate while its other users copy too */
+    compute(&f, &m);
+    ck_assert_exact(m.offload_k, 6.0);
+    ck_assert_exact(m.offload_k_shared, 2 * (0.25 + 100.0 / 25) / 0.75);
+    metrics_free(&m);
+    f.gpu[0].host_shared_bw = 0;
 
     memplan p;
     plan_init(&p, &f.sched);

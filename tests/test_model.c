@@ -625,6 +625,7 @@ START_TEST(platform_shipped_files)
              * uplink], both at the system's PCIe rate, latencies 1 us + 0
              * (cluster.c's modelling choices). */
             ck_assert_exact(p.gpu[g].host_bw, gs->pcie_bw);
+            ck_assert_exact(p.gpu[g].host_shared_bw, gs->pcie_bw / 2);   /* the uplink, 2 GPUs' routes */
             ck_assert_exact(p.gpu[g].host_latency_s, 1e-6);
         }
         platform_free(&p);
@@ -749,6 +750,15 @@ START_TEST(cluster_generation)
 }
 END_TEST
 
+/* The generated XML of e into a fresh sb (the caller frees it). */
+static void cluster_xml_of(const experiment *e, strbuf *sb)
+{
+    pg_status st;
+    pg_status_clear(&st);
+    sb_init(sb);
+    ck_assert_msg(platform_cluster_xml(e, sb, &st) == 0, "%s", st.msg);
+}
+
 START_TEST(cluster_xml_content)
 {
     experiment e = cluster_experiment(2, 4, "a100-80g");
@@ -756,8 +766,7 @@ START_TEST(cluster_xml_content)
     pg_status st;
     pg_status_clear(&st);
     strbuf sb;
-    sb_init(&sb);
-    ck_assert_int_eq(platform_cluster_xml(&e, &sb, &st), 0);
+    cluster_xml_of(&e, &sb);
     ck_assert_ptr_nonnull(strstr(sb.data, "bandwidth=\"1.23e+11Bps\""));            /* override */
     ck_assert_ptr_nonnull(strstr(sb.data, "bandwidth=\"3.2e+10Bps\""));             /* a100 PCIe */
     ck_assert_ptr_nonnull(strstr(sb.data, "bandwidth=\"2.5e+10Bps\""));             /* HDR NIC */
@@ -825,6 +834,47 @@ START_TEST(cluster_xml_content)
     e = cluster_experiment(0, 8, "h100-sxm");
     ck_assert_int_eq(platform_make_cluster(&e, &p, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, "cluster.nodes"));
+}
+END_TEST
+
+/* cluster.host_link=measured: each GPU's own PCIe link at the profile's
+ * measured rate / 0.7 (a copy alone), the PCIe-switch uplink at twice the
+ * measured rate and SHARED by both directions: PipeOffload measured its
+ * 15 GB/s (A100) with the two GPUs of a pair copying in opposite directions
+ * at once (staggered slots), so the directions contend.  The platform reads
+ * it back as the solo rate (host_bw) and the rate while both GPUs of the
+ * switch copy (host_shared_bw, the k of PipeOffload).  The datasheet host
+ * link keeps independent directions. */
+START_TEST(cluster_host_link_measured)
+{
+    experiment e = cluster_experiment(1, 8, "a100-80g");
+    e.cluster_host_link_measured = 1;
+    strbuf sb;
+    cluster_xml_of(&e, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "<link id=\"n0-sw3-up\" bandwidth=\"3e+10Bps\" latency=\"0s\" "
+                                          "sharing_policy=\"SHARED\"/>"));
+    ck_assert_ptr_nonnull(strstr(sb.data, "<link_ctn id=\"n0-sw3-up\"/>"));
+    ck_assert_ptr_null(strstr(sb.data, "sw3-up\" direction"));
+    sb_free(&sb);
+    pg_status st;
+    pg_status_clear(&st);
+    platform_desc p;
+    ck_assert_msg(platform_make_cluster(&e, &p, &st) == 0, "%s", st.msg);
+    for (int g = 0; g < p.ngpus; g++) {
+        ck_assert_rel(p.gpu[g].host_bw, 15e9 / 0.7, 1e-12);
+        ck_assert_exact(p.gpu[g].host_shared_bw, 15e9);
+    }
+    platform_free(&p);
+
+    e.cluster_host_link_measured = 0;
+    cluster_xml_of(&e, &sb);
+    ck_assert_ptr_nonnull(strstr(sb.data, "<link_ctn id=\"n0-sw3-up\" direction=\"UP\"/>"));
+    ck_assert_ptr_null(strstr(sb.data, "SHARED"));
+    sb_free(&sb);
+    ck_assert_msg(platform_make_cluster(&e, &p, &st) == 0, "%s", st.msg);
+    ck_assert_exact(p.gpu[7].host_bw, gpu_system_find("a100-80g")->pcie_bw);
+    ck_assert_exact(p.gpu[7].host_shared_bw, gpu_system_find("a100-80g")->pcie_bw / 2);
+    platform_free(&p);
 }
 END_TEST
 
@@ -937,6 +987,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, platform_ideal);
     tcase_add_test(tc, cluster_generation);
     tcase_add_test(tc, cluster_xml_content);
+    tcase_add_test(tc, cluster_host_link_measured);
     tcase_add_test(tc, cluster_only_used_nodes);
     tcase_add_test(tc, platform_refused_before_simgrid);
     tcase_add_test(tc, gpu_table);

@@ -198,14 +198,14 @@ static const char json_config_check[] =
     "d = json.loads(open(sys.argv[1]).read())\n"
     "want = {'tp': 2, 'dp': 3, 'pp': 2, 'ep': 3, 'cp': 1, 'micro_batch_size': 4, 'global_batch_size': 24,\n"
     "        'recompute': 'selective', 'offload': 'full', 'precision': 'fp8', 'attention': 'legacy',\n"
-    "        'offload_k': 0.75}\n"
+    "        'offload_k': 0.75, 'offload_k_shared': 1.5}\n"
     "for k, v in want.items():\n"
     "    assert d[k] == v, (k, d[k], v)\n";
 
 static const char json_no_k_check[] =
     "import json, sys\n"
     "d = json.loads(open(sys.argv[1]).read())\n"
-    "assert d['offload'] == 'none' and d['offload_k'] is None, d['offload_k']\n"
+    "assert d['offload'] == 'none' and d['offload_k'] is None and d['offload_k_shared'] is None, d['offload_k']\n"
     "assert d['recompute'] == 'none' and d['precision'] == 'bf16' and d['attention'] == 'flash'\n";
 
 static void config_experiment(experiment *e)
@@ -232,6 +232,7 @@ START_TEST(test_json_and_text_configuration)
     f.in.exp = &e;
     f.m.has_offload_k = 1;
     f.m.offload_k = 0.75;
+    f.m.offload_k_shared = 1.5;
     strbuf sb;
     sb_init(&sb);
     report_json(&f.in, &sb);
@@ -242,6 +243,7 @@ START_TEST(test_json_and_text_configuration)
     ck_assert_ptr_nonnull(strstr(sb.data, "4 per microbatch, 24 per iteration"));
     ck_assert_ptr_nonnull(strstr(sb.data, "recompute selective, offload full, fp8, legacy attention"));
     ck_assert_ptr_nonnull(strstr(sb.data, "offload k      0.75 "));
+    ck_assert_ptr_nonnull(strstr(sb.data, "; 1.5 with the other GPU of its PCIe switch copying too"));
 
     experiment_defaults(&e);
     f.m.has_offload_k = 0;

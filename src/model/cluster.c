@@ -8,6 +8,11 @@
  *             is [nvl_i UP, nvl_j DOWN], so contention is at the GPU ports;
  *       pcie  its PCIe link; GPUs 2k and 2k+1 share the PCIe-switch uplink
  *             swK-up to host memory: GPU i to cpu is [pcie_i UP, sw(i/2) UP];
+ *             the uplink is SPLITDUPLEX at the datasheet rate, but SHARED by
+ *             both directions under cluster.host_link=measured: the measured
+ *             rate (PipeOffload's 15 GB/s on A100) is each GPU's while the
+ *             pair copies in opposite directions at once (its staggered
+ *             slots), so there the directions contend;
  *       nic   its InfiniBand NIC (one rail per GPU): GPU i to the gateway is
  *             [nic_i UP];
  *   - between nodes a FATPIPE core (a non-blocking fat tree: every flow
@@ -80,6 +85,7 @@ typedef struct gen {
     int gpus;              /* per node */
     double nvl_bw, pcie_bw, nic_bw;
     double uplink_bw;      /* PCIe-switch uplink shared by GPUS_PER_PCIE_SWITCH GPUs */
+    int uplink_shared;     /* the uplink's two directions share uplink_bw (measured host link) */
     const gpu_params *host_link;   /* cluster.host_link=measured: the GPU type's profile (its host_link block);
                                     * NULL: the datasheet PCIe rate */
     int links_on_top;      /* links declared in the top zone, not the node zones (star layout) */
@@ -91,10 +97,9 @@ typedef struct gen {
 
 static void uplink(gen *g, int n, int sw)
 {
-    sb_appendf(g->sb,
-               IND "<link id=\"n%0*d-sw%d-up\" bandwidth=\"%sBps\" latency=\"%ss\" "
-                   "sharing_policy=\"SPLITDUPLEX\"/>\n",
-               g->nw, n, sw, NUM(g->uplink_bw), NUM(PCIE_UPLINK_LATENCY_S));
+    sb_appendf(g->sb, IND "<link id=\"n%0*d-sw%d-up\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"%s\"/>\n",
+               g->nw, n, sw, NUM(g->uplink_bw), NUM(PCIE_UPLINK_LATENCY_S),
+               g->uplink_shared ? "SHARED" : "SPLITDUPLEX");
 }
 
 /* The SPLITDUPLEX link nN-gI-<kind> of GPU i. */
@@ -136,7 +141,9 @@ static void mirror_core_link(gen *g, int n, int k)
 /* <link_ctn> of the SPLITDUPLEX link nN-<what>I[-up] in direction dir. */
 static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
 {
-    if (strcmp(kind, "sw") == 0)
+    if (strcmp(kind, "sw") == 0 && g->uplink_shared)
+        sb_appendf(g->sb, "<link_ctn id=\"n%0*d-sw%d-up\"/>", g->nw, n, idx);
+    else if (strcmp(kind, "sw") == 0)
         sb_appendf(g->sb, "<link_ctn id=\"n%0*d-sw%d-up\" direction=\"%s\"/>", g->nw, n, idx, dir);
     else
         sb_appendf(g->sb, "<link_ctn id=\"n%0*d-g%d-%s\" direction=\"%s\"/>", g->nw, n, idx, kind, dir);
@@ -261,7 +268,7 @@ static void header(gen *g, const experiment *e, int nodes, int star)
     sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw), why_nvl);
     if (g->host_link)
         sb_appendf(sb,
-                   "     PCIe %s B/s per GPU per direction, uplink %s B/s shared by %d GPUs (cluster.host_link=\n"
+                   "     PCIe %s B/s per GPU per direction, uplink %s B/s shared by %d GPUs and both directions (cluster.host_link=\n"
                    "     measured: %s B/s each while the %d copy at once, / %s alone; source: %s),\n",
                    NUM(g->pcie_bw), NUM(g->uplink_bw), GPUS_PER_PCIE_SWITCH, NUM(g->host_link->host_link_bw),
                    GPUS_PER_PCIE_SWITCH, NUM(HOST_LINK_SOLO_SHARE), g->host_link->host_link_source);
@@ -344,6 +351,7 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         g.host_link = &prof;
         g.pcie_bw = prof.host_link_bw / HOST_LINK_SOLO_SHARE;
         g.uplink_bw = prof.host_link_bw * GPUS_PER_PCIE_SWITCH;
+        g.uplink_shared = 1;
     }
     int star = nodes > STAR_ABOVE_NODES;
     g.links_on_top = star;

@@ -402,6 +402,8 @@ static int fill_desc(walk *wk, platform_desc *p)
 typedef struct link_rec {
     char *id;
     double bw, latency_s;   /* bw 0: unparsable (SimGrid reports it when it loads the file) */
+    int fatpipe;            /* sharing_policy FATPIPE: every flow gets bw, none shares it */
+    int host_routes;        /* GPU-to-host-memory routes crossing it */
 } link_rec;
 
 typedef struct link_list {
@@ -462,25 +464,27 @@ static void collect_links(xmlNodePtr n, link_list *ll)
             collect_links(n->children, ll);
             continue;
         }
-        char *id = NULL, *bw = NULL, *lat = NULL;
+        char *id = NULL, *bw = NULL, *lat = NULL, *policy = NULL;
         if (!attr_dup(n, "id", &id))
             continue;
-        link_rec l = {id, 0.0, 0.0};
+        link_rec l = {.id = id};
         if (attr_dup(n, "bandwidth", &bw) && units_parse_bandwidth(bw, &l.bw, NULL) != 0)
             l.bw = 0.0;
         if (attr_dup(n, "latency", &lat) && units_parse_duration(lat, &l.latency_s, NULL) != 0)
             l.latency_s = 0.0;
+        l.fatpipe = attr_dup(n, "sharing_policy", &policy) && strcmp(policy, "FATPIPE") == 0;
         free(bw);
         free(lat);
+        free(policy);
         pg_grow((void **)&ll->link, &ll->cap, ll->n + 1, sizeof *ll->link);
         ll->link[ll->n++] = l;
     }
 }
 
 /* ll sorted by id (cmp_link_id); SimGrid refuses two links of one id. */
-static const link_rec *find_link(const link_list *ll, const char *id)
+static link_rec *find_link(const link_list *ll, const char *id)
 {
-    link_rec key = {(char *)id, 0.0, 0.0};
+    link_rec key = {.id = (char *)id};
     return ll->n ? bsearch(&key, ll->link, ll->n, sizeof *ll->link, cmp_link_id) : NULL;
 }
 
@@ -499,13 +503,16 @@ static pg_gpu *route_gpu(platform_desc *p, const gpu_index *gi, const char *src,
     return NULL;
 }
 
-static void route_links(xmlNodePtr n, platform_desc *p, const gpu_index *gi, const link_list *ll)
+/* The host-memory routes under n: in the counting pass each adds one to its
+ * links' host_routes; in the second each sets its GPU's host_bw,
+ * host_shared_bw and host_latency_s (platform.h). */
+static void route_links(xmlNodePtr n, platform_desc *p, const gpu_index *gi, const link_list *ll, int counting)
 {
     for (; n; n = n->next) {
         if (n->type != XML_ELEMENT_NODE)
             continue;
         if (xmlStrcmp(n->name, (const xmlChar *)"route") != 0) {
-            route_links(n->children, p, gi, ll);
+            route_links(n->children, p, gi, ll, counting);
             continue;
         }
         char *src = NULL, *dst = NULL;
@@ -516,24 +523,31 @@ static void route_links(xmlNodePtr n, platform_desc *p, const gpu_index *gi, con
         free(dst);
         if (g == NULL)
             continue;
-        double bw = 0, latency_s = 0;
+        double bw = 0, shared_bw = 0, latency_s = 0;
         int known = 1, any = 0;
         for (xmlNodePtr c = n->children; c && known; c = c->next) {
             char *id = NULL;
             if (c->type != XML_ELEMENT_NODE || xmlStrcmp(c->name, (const xmlChar *)"link_ctn") != 0 ||
                 !attr_dup(c, "id", &id))
                 continue;
-            const link_rec *l = find_link(ll, id);
+            link_rec *l = find_link(ll, id);
             free(id);
             known = l != NULL && l->bw > 0;
-            if (known) {
-                bw = any && bw < l->bw ? bw : l->bw;
-                latency_s += l->latency_s;
-                any = 1;
+            if (!known)
+                break;
+            if (counting) {
+                l->host_routes++;
+                continue;
             }
+            double share_bw = l->fatpipe || l->host_routes < 1 ? l->bw : l->bw / l->host_routes;
+            bw = any && bw < l->bw ? bw : l->bw;
+            shared_bw = any && shared_bw < share_bw ? shared_bw : share_bw;
+            latency_s += l->latency_s;
+            any = 1;
         }
         if (known && any) {
             g->host_bw = bw;
+            g->host_shared_bw = shared_bw;
             g->host_latency_s = latency_s;
         }
     }
@@ -550,7 +564,8 @@ static void read_host_routes(xmlNodePtr root, platform_desc *p)
     for (int i = 0; i < p->ngpus; i++)
         gi.by_name[i] = (gpu_name){p->gpu[i].host, i};
     qsort(gi.by_name, (size_t)gi.n, sizeof *gi.by_name, cmp_gpu_name);
-    route_links(root->children, p, &gi, &ll);
+    route_links(root->children, p, &gi, &ll, 1);
+    route_links(root->children, p, &gi, &ll, 0);
     free(gi.by_name);
     for (size_t i = 0; i < ll.n; i++)
         free(ll.link[i].id);

@@ -30,8 +30,13 @@ typedef struct pg_gpu {
      * XML lists it explicitly (<route> between the GPU and the cpu host, in
      * either direction, as Full zones do): its narrowest link's bandwidth
      * and its summed latency.  0 = not listed (a Dijkstra or star zone):
-     * unknown here, SimGrid still routes the copies. */
+     * unknown here, SimGrid still routes the copies.  host_shared_bw: the
+     * rate while every GPU whose host route crosses a link copies at once,
+     * the narrowest link's bandwidth over its number of such routes
+     * (FATPIPE links are not shared): on a generated cluster, the rate of
+     * each GPU of a PCIe switch while both copy (PipeOffload's B_o). */
     double host_bw;           /* bytes/s */
+    double host_shared_bw;    /* bytes/s */
     double host_latency_s;
 } pg_gpu;
 

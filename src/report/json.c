@@ -4,7 +4,7 @@
  * configuration: tp, dp, ep, cp, micro_batch_size, the effective
  * global_batch_size, recompute, offload, precision, attention), the
  * contract's fields (makespan, span, stage_span[], ..., offload_k: null
- * without an offload policy),
+ * without an offload policy; offload_k_shared beside it, metrics.h),
  * each per-rank quantity also as a flat array indexed by rank (what scripts
  * plot), then "ranks" with one object per rank for everything else, and
  * "simulator" with the engine's statistics.  Numbers go through
@@ -194,6 +194,11 @@ static void metrics_fields(const report_input *in, rpt_json *w)
     rpt_json_key(w, "offload_k");   /* null without an offload policy (or an unknown host route) */
     if (m->has_offload_k)
         sb_append_json_number(w->sb, m->offload_k);
+    else
+        sb_append(w->sb, "null");
+    rpt_json_key(w, "offload_k_shared");   /* the same at the shared rate (metrics.h) */
+    if (m->has_offload_k)
+        sb_append_json_number(w->sb, m->offload_k_shared);
     else
         sb_append(w->sb, "null");
     rpt_json_key(w, "ranks");

@@ -162,7 +162,7 @@ static void memory_plan_lines(const run_metrics *m, strbuf *sb)
         stall += m->rank[r].stall_s;
         rec += m->rank[r].recompute_s;
     }
-    char a[QTY_MAX], b[QTY_MAX], c[QTY_MAX], line[3 * QTY_MAX + 96];
+    char a[QTY_MAX], b[QTY_MAX], c[QTY_MAX], line[3 * QTY_MAX + 160];
     if (off > 0) {
         units_format_bytes(off, a, sizeof a);
         units_format_duration(pcie, b, sizeof b);
@@ -171,7 +171,10 @@ static void memory_plan_lines(const run_metrics *m, strbuf *sb)
         total_line(sb, "offloaded", line);
     }
     if (m->has_offload_k) {
-        snprintf(line, sizeof line, "%.3g (rank 0: one microbatch's round-trip copy / its F + B + W)", m->offload_k);
+        snprintf(line, sizeof line,
+                 "%.3g (rank 0: one microbatch's round-trip copy / its F + B + W); %.3g with the other GPU of its "
+                 "PCIe switch copying too (PipeOffload's k)",
+                 m->offload_k, m->offload_k_shared);
         total_line(sb, "offload k", line);
     }
     if (rec > 0) {

@@ -339,14 +339,18 @@ static void offload_k(const metrics_input *in, run_metrics *out)
      * choice of microbatch 0 (memplan with m = 1: choice of stage s is c[s]). */
     int n = in->wl->nstages;
     memplan one = { .nstages = n, .m = 1, .c = pg_xcalloc((size_t)n, sizeof *one.c) };
-    double copy_s = 0, ref_s = 0;
+    double copy_s = 0, shared_copy_s = 0, ref_s = 0;
+    double shared_bw = gpu->host_shared_bw > 0 ? gpu->host_shared_bw : gpu->host_bw;
     for (int s = 0; s < n && s < in->sched->nstages; s++) {
         if (in->sched->stage_rank[s] != 0) continue;
         if (in->plan && in->plan->m > 0) one.c[s] = plan_get(in->plan, s, 0);
         one.c[s].offload = 1;
         act_flow f;
         act_flow_of(in->wl, &one, s, 0, &f);
-        if (f.offload_bytes > 0) copy_s += COPIES_PER_ROUND_TRIP * (gpu->host_latency_s + f.offload_bytes / gpu->host_bw);
+        if (f.offload_bytes > 0) {
+            copy_s += COPIES_PER_ROUND_TRIP * (gpu->host_latency_s + f.offload_bytes / gpu->host_bw);
+            shared_copy_s += COPIES_PER_ROUND_TRIP * (gpu->host_latency_s + f.offload_bytes / shared_bw);
+        }
         const stage_cost *c = &in->wl->stage[s];
         ref_s += c->f_s + c->b_s + c->w_s;
     }
@@ -356,6 +360,7 @@ static void offload_k(const metrics_input *in, run_metrics *out)
     double compute_s = ref_s * share * speed;
     if (compute_s <= 0) return;
     out->offload_k = copy_s / compute_s;
+    out->offload_k_shared = shared_copy_s / compute_s;
     out->has_offload_k = 1;
 }
 

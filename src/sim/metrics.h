@@ -69,9 +69,13 @@ typedef struct run_metrics {
      * (latency + bytes / bandwidth, pg_gpu.host_bw), divided by the same
      * microbatch's F + B + W compute time on rank 0 (the workload's times on
      * rank 0's GPU, one GPU's share).  has_offload_k 0: no offload policy, or
-     * the route or the times are unknown. */
+     * the route or the times are unknown.  offload_k_shared: the same at the
+     * route's shared rate (pg_gpu.host_shared_bw: both GPUs of a PCIe switch
+     * copying at once), PipeOffload's own k, whose B_o (15 GB/s on A100) is
+     * the rate of a GPU while its pair copies too. */
     int has_offload_k;
     double offload_k;
+    double offload_k_shared;
     double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + optimizer_s */
     /* The iteration's breakdown (tensor / data parallelism, sim.h; without
      * collective records pipeline_s = makespan and the rest is 0):
