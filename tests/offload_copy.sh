@@ -9,32 +9,32 @@
 # where the round trip is longer (k > 1) the pipeline runs about k times
 # slower there: the paper's estimate of the slowdown is (k - 1) m / (m + p - 1)
 # (m = 16 microbatches, p = 8 ranks; its Figure 1's own values are in the
-# figure only, not in any text we have).  Checked, with k as the run reports
-# it (offload_k):
+# figure only, not in any text we have).
+# k is the paper's: its B_o (15 GB/s on A100) is the rate of each GPU of a
+# PCIe switch while both copy (the repository's parallel_offload_time; one
+# copying alone gets 1/0.7 of it), which the run reports as
+# offload_k_shared (offload_k, the contract's, is at the solo rate: 0.7 of
+# it).  The measured host link's uplink is shared by both directions, since
+# PipeOffload measured its rate with the pair copying in opposite directions.
+# Checked on every cell:
 #   - k > 1: the slowdown within max(5 points, half the estimate) of it (the
-#     issue's tolerance), rank 0's activation memory at least halved;
+#     issue's tolerance), rank 0's activation memory cut to x0.75 at most (the
+#     repository's lifespan filter keeps late microbatches where 3 round
+#     trips no longer fit);
 #   - k <= 1: near zero (within 5 points), memory at least halved.
 # The estimate assumes balanced stages, as the paper's are: two transformer
 # layers on every stage and the LM head + loss alone on the last
 # (stage.last_layers=0; with the head on a stage of two layers, that stage is
 # the bottleneck and rank 0's reload stalls hide in its idle time: no
-# slowdown at all).  Where the head alone still outweighs two layers (h=2048
-# under the earlier A100 parameters; with gemm_eff bounded by 0.9 rank 0 is
+# slowdown at all).  Where the head alone outweighs two layers (h=2048
+# under earlier A100 parameters; with gemm_eff bounded by 0.9 rank 0 is
 # the slowest stage everywhere), the pipeline's pace is the slowest stage's, so the estimate
 # is taken on the paces (busy seconds of the run without offload): rank 0's
 # m round trips (k x its busy time) against the slowest stage's busy time,
 # ((max(k B0, Bmax) / Bmax) - 1) m / (m + p - 1), which is the paper's
 # (k - 1) m / (m + p - 1) where rank 0 is the slowest.
-# Near k = 1 (|k - 1| < 0.1) the estimate does not hold and is not
-# asserted there, only the memory: the steady-state estimate gives 0 to 5 %,
-# the simulation 14 to 21 % (h=4096 s=8192 with the A100 fits of 2026-11-24
-# and -25, h=2048 s=16384 with the first): one copy stream with one slot and
-# the reload margin leave no slack, and the two GPUs of a PCIe switch copy at
-# once part of the time (15 GB/s each instead of 21.4 alone, which k is taken
-# at).  The paper's
-# Figure 1 values there are unknown; docs/offload.md states this as a gap.
-# The grid: h 2048-12288 by s 1024-16384 in doublings; at least six
-# cells must lie above the band and five below it.
+# The grid: h 2048-12288 by s 1024-16384 in doublings; at least six cells
+# must lie on each side of k = 1.
 set -u
 BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
@@ -50,7 +50,6 @@ fig1() {   # fig1 H S [--set ...]: JSON of one run into $TMP/out
 }
 nabove=0
 nbelow=0
-nnear=0
 for h in 2048 4096 8192 12288; do
     for s in 1024 2048 4096 8192 16384; do
         fig1 "$h" "$s" || { not_ok "figure 1 h=$h s=$s: baseline runs" "$(head -c 300 "$TMP/err")"; continue; }
@@ -61,8 +60,7 @@ for h in 2048 4096 8192 12288; do
         verdict=$(python3 - "$TMP/base.json" "$TMP/out" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
-k, m, p = b["offload_k"], 16, 8
-NEAR_ONE = 0.1   # the band where the steady-state estimate does not hold (header): memory checked, slowdown said
+k, m, p = b["offload_k_shared"], 16, 8
 slow = (b["makespan"] / a["makespan"] - 1) * 100
 busy = [r["busy_seconds"] for r in a["ranks"]]
 est = (max(k * busy[0], max(busy)) / max(busy) - 1) * m / (m + p - 1) * 100
@@ -71,11 +69,10 @@ act = lambda j: j["ranks"][0]["peak_breakdown"]["activation_bytes"]
 ratio = act(b) / act(a)
 want_ratio = 0.5 if k <= 1 else 0.75   # halved where k <= 1 (the issue); where k > 1 the repository's
                                        # lifespan filter may keep a few (3 round trips no longer fit)
-say = "k=%.3f slowdown %.2f %% (estimate %.2f +- %.2f) rank-0 activations x%.3f (want <= %.2f), " \
-      "slowest stage %.2f x rank 0" % (k, slow, est, tol, ratio, want_ratio, max(busy) / busy[0])
-near = abs(k - 1) < NEAR_ONE
-good = (near or abs(slow - est) <= tol) and ratio <= want_ratio
-print(("bad " if not good else "near " if near else "above " if k > 1 else "below ") + say)
+say = "k=%.3f (%.3f alone) slowdown %.2f %% (estimate %.2f +- %.2f) rank-0 activations x%.3f (want <= %.2f), " \
+      "slowest stage %.2f x rank 0" % (k, b["offload_k"], slow, est, tol, ratio, want_ratio, max(busy) / busy[0])
+good = abs(slow - est) <= tol and ratio <= want_ratio
+print(("bad " if not good else "above " if k > 1 else "below ") + say)
 PY
 )
         case $verdict in
@@ -83,15 +80,13 @@ PY
             nabove=$((nabove + 1)) ;;
         below*) ok "figure 1 h=$h s=$s: k <= 1 is free and frees memory (${verdict#below })"
             nbelow=$((nbelow + 1)) ;;
-        near*) ok "figure 1 h=$h s=$s: k near 1 frees memory; its slowdown is NOT the estimate's (${verdict#near })"
-            nnear=$((nnear + 1)) ;;
         *) not_ok "figure 1 h=$h s=$s: slowdown and memory" "${verdict#bad }" ;;
         esac
     done
 done
 # the grid must reach both regions, or the checks above prove little
-if [ "$nabove" -ge 6 ] && [ "$nbelow" -ge 5 ]; then
-    ok "figure 1: $nabove cells with k > 1.1 and $nbelow with k < 0.9 checked against the estimate ($nnear near 1)"
+if [ "$nabove" -ge 6 ] && [ "$nbelow" -ge 6 ]; then
+    ok "figure 1: $nabove cells with k > 1 and $nbelow with k <= 1 checked against the estimate"
 else not_ok "figure 1: cells checked on each side of k = 1" "$nabove above, $nbelow below"; fi
 
 # The stage layout's bad input: exit 2 naming the file, line and key.
