@@ -79,6 +79,20 @@ assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"],
     then ok "host link of $1 measured: a copy alone at $2 / 0.7 B/s"; else not_ok "host link of $1 measured" "$(tail -1 "$TMP/pyerr")"; fi
 done
 
+# With tp = 2 both GPUs of rank 0's group hold their share and copy it at
+# once; they sit behind one PCIe switch (GPUs 0 and 1), so each copy runs at
+# the paired rate: 1e9 / 15e9 + 1 us on A100 (not 15e9 / 0.7 as alone).
+expect_rc "host link measured, tp 2: runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g --set tp=2
+if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1])); r = j["ranks"][0]
+per_copy = r["offload_bytes"] / 2   # rank 0 offloads its two microbatches, one GPU share each
+want = 2 * (per_copy / 15e9 + 1e-6)
+assert abs(r["d2h_busy_seconds"] - want) <= 1e-9 * want, (r["d2h_busy_seconds"], want)
+assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"], want)' "$TMP/out" 2>"$TMP/pyerr"
+then ok "host link measured, tp 2: the group's two GPUs copy at once, at the paired rate"
+else not_ok "host link measured, tp 2: the group's copies contend" "$(tail -1 "$TMP/pyerr")"; fi
+
 # The rate is the GPU type's profile's (profiles/gpus/<type>.yaml, its host_link
 # block), nothing else: a profile found first (the current directory is searched
 # before the data directories) with another measured_bw moves the copy time, one

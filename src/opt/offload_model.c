@@ -77,13 +77,18 @@ static double uplink_bw(const offload_plan_input *in, const off_model *md, int r
     return md->host_link_bw > 0 ? md->host_link_bw * GPUS_PER_UPLINK : route_bw(in, md, rank);
 }
 
-/* Pipeline ranks whose GPUs sit behind the same PCIe-switch uplink. */
+/* The job's GPUs behind rank's PCIe-switch uplink: every GPU of the job
+ * copies (each holds its tp x cp share, every data-parallel replica runs
+ * the plan), and the job runs on the platform's first tp x cp x dp x pp
+ * GPUs (Megatron order, cli/job.c). */
 static int uplink_sharers(const offload_plan_input *in, int rank)
 {
     const pg_gpu *g = &in->plat->gpu[in->rank_gpu[rank]];
+    const experiment *e = in->exp;
+    long job_gpus = (long)in->sched->pp * (e->tp > 1 ? e->tp : 1) * (e->cp > 1 ? e->cp : 1) * (e->dp > 1 ? e->dp : 1);
     int n = 0;
-    for (int r = 0; r < in->sched->pp; r++) {
-        const pg_gpu *h = &in->plat->gpu[in->rank_gpu[r]];
+    for (long i = 0; i < job_gpus && i < in->plat->ngpus; i++) {
+        const pg_gpu *h = &in->plat->gpu[i];
         if (h->node == g->node && h->local_rank / GPUS_PER_UPLINK == g->local_rank / GPUS_PER_UPLINK)
             n++;
     }

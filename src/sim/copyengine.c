@@ -9,6 +9,11 @@
  * order with blocking one-sided transfers (sg_host_sendto) over the
  * platform's route between the GPU and its node's host-memory host, so
  * GPUs sharing a PCIe-switch uplink or a host link share its bandwidth.
+ * With tensor / context parallelism every GPU of the rank's tp x cp group
+ * holds its share of the activation (the workload's bytes are one GPU's),
+ * and all of them copy at once, each over its own route: a copy ends when
+ * the group's last transfer does, and group GPUs behind one PCIe switch
+ * contend for its uplink as they would on the machine.
  * After an offloaded F the compute actor queues the D2H copy; the H2D copy
  * is queued when the compute actor reaches a trigger op chosen before the
  * run (the prefetch rule, below), and starts once the D2H copy of the same
@@ -126,6 +131,26 @@ void eng_plan_before(rank_state *rs, sched_op op)
 /* One copy of item by ce, now, over its GPU's route to or from host memory;
  * then the waits it ends are released (an H2D waiting for this D2H, the
  * compute waiting for this reload or for a copy slot). */
+/* One copy of bytes per GPU in direction dir: the rank's GPU alone, or
+ * every GPU of its tp x cp group at once (header); returns the transfers. */
+static int copy_transfer(const rank_state *rs, copy_dir dir, double bytes)
+{
+    if (rs->tp_cpu == NULL) {
+        if (dir == COPY_D2H)
+            sg_host_sendto(rs->host, rs->cpu, bytes);
+        else
+            sg_host_sendto(rs->cpu, rs->host, bytes);
+        return 1;
+    }
+    sg_comm_t *comms = pg_xmalloc((size_t)rs->tp * sizeof *comms);
+    for (int t = 0; t < rs->tp; t++)
+        comms[t] = dir == COPY_D2H ? sgx_sendto_async(rs->tp_host[t], rs->tp_cpu[t], bytes)
+                                   : sgx_sendto_async(rs->tp_cpu[t], rs->tp_host[t], bytes);
+    sg_comm_wait_all(comms, (size_t)rs->tp);
+    free(comms);
+    return rs->tp;
+}
+
 static void copy_one(copy_engine *ce, int item)
 {
     rank_state *rs = ce->rs;
@@ -137,12 +162,8 @@ static void copy_one(copy_engine *ce, int item)
     if (ce->dir == COPY_H2D && eng.plan->reload_release_s)
         sg_actor_sleep_until(eng.plan->reload_release_s[item]);
     double start_s = simgrid_get_clock();
-    if (ce->dir == COPY_D2H)
-        sg_host_sendto(rs->host, rs->cpu, bytes);
-    else
-        sg_host_sendto(rs->cpu, rs->host, bytes);
+    eng.events += copy_transfer(rs, ce->dir, bytes);
     double end_s = simgrid_get_clock();
-    eng.events++;
     int m = eng.in->sched->m;
     XBT_DEBUG("rank %d replica %d: %s of stage %d mb %d, %.0f bytes [%.9f, %.9f]", rs->rank, rep->index,
               ce->dir == COPY_D2H ? "D2H" : "H2D", item / m, item % m, bytes, start_s, end_s);
@@ -293,6 +314,55 @@ static void plan_triggers(rank_state *rs)
     free(before_s);
 }
 
+/* GPU host names with their node's host-memory host index, sorted by name:
+ * one lookup per GPU of every group (a linear search per GPU was quadratic
+ * in the cluster's size). */
+typedef struct gpu_cpu {
+    const char *name;
+    int cpu_index;
+} gpu_cpu;
+
+static int gpu_cpu_cmp(const void *a, const void *b)
+{
+    return strcmp(((const gpu_cpu *)a)->name, ((const gpu_cpu *)b)->name);
+}
+
+static gpu_cpu *gpu_cpu_index(const platform_desc *plat)
+{
+    gpu_cpu *idx = pg_xmalloc(((size_t)plat->ngpus + 1) * sizeof *idx);
+    for (int g = 0; g < plat->ngpus; g++)
+        idx[g] = (gpu_cpu){plat->gpu[g].host, plat->gpu[g].cpu_index};
+    qsort(idx, (size_t)plat->ngpus, sizeof *idx, gpu_cpu_cmp);
+    return idx;
+}
+
+/* The host-memory host of gpu's node, or NULL with st set. */
+static sg_host_t host_memory_of(const sim_input *in, const gpu_cpu *idx, sg_host_t gpu, pg_status *st)
+{
+    gpu_cpu key = {sg_host_get_name(gpu), -1};
+    const gpu_cpu *hit = bsearch(&key, idx, (size_t)in->plat->ngpus, sizeof *idx, gpu_cpu_cmp);
+    int cpu_index = hit ? hit->cpu_index : -1;
+    sg_host_t cpu = cpu_index >= 0 ? sg_host_by_name(in->plat->cpu_host[cpu_index]) : NULL;
+    if (cpu == NULL)
+        pg_fail(st, PG_EXIT_INPUT, "%s: offload needs a host-memory host (kind=cpu) on the node of GPU '%s'",
+                in->plat->xml_path, key.name);
+    return cpu;
+}
+
+/* rs->cpu, and rs->tp_cpu for a tp x cp group: 0, or PG_EXIT_INPUT with st set. */
+static int rank_host_memory(const sim_input *in, const gpu_cpu *idx, rank_state *rs, pg_status *st)
+{
+    if ((rs->cpu = host_memory_of(in, idx, rs->host, st)) == NULL)
+        return PG_EXIT_INPUT;
+    if (rs->tp_host == NULL)
+        return 0;
+    rs->tp_cpu = pg_xcalloc((size_t)rs->tp, sizeof *rs->tp_cpu);
+    for (int t = 0; t < rs->tp; t++)
+        if ((rs->tp_cpu[t] = host_memory_of(in, idx, rs->tp_host[t], st)) == NULL)
+            return PG_EXIT_INPUT;
+    return 0;
+}
+
 /* Copy engines, flows and triggers; 0 or PG_EXIT_INPUT (no host memory).
  * Replica 0 computes the flows' filter and the triggers; the other replicas
  * run the same lists on the same kind of GPUs and share them. */
@@ -300,6 +370,7 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
 {
     const schedule *s = in->sched;
     size_t n = (size_t)s->nstages * (size_t)s->m;
+    gpu_cpu *idx = NULL;   /* built on the first rank that offloads */
     eng.plan = in->plan;
     eng.flow = pg_xcalloc(n + 1, sizeof *eng.flow);
     for (int stage = 0; stage < s->nstages; stage++)
@@ -316,15 +387,12 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
             rs->h2d = (copy_engine){.dir = COPY_H2D, .work = sg_sem_init(0), .wake = sg_sem_init(0),
                                     .waiting_item = -1, .rs = rs};
             if (in->plan->noffload > 0) {
-                const char *host = sg_host_get_name(rs->host);
-                int cpu_index = -1;
-                for (int g = 0; g < in->plat->ngpus; g++)
-                    if (strcmp(in->plat->gpu[g].host, host) == 0)
-                        cpu_index = in->plat->gpu[g].cpu_index;
-                if (cpu_index < 0 || (rs->cpu = sg_host_by_name(in->plat->cpu_host[cpu_index])) == NULL)
-                    return pg_fail(st, PG_EXIT_INPUT,
-                                   "%s: offload needs a host-memory host (kind=cpu) on the node of GPU '%s'",
-                                   in->plat->xml_path, host);
+                if (idx == NULL)
+                    idx = gpu_cpu_index(in->plat);
+                if (rank_host_memory(in, idx, rs, st) != 0) {
+                    free(idx);
+                    return PG_EXIT_INPUT;
+                }
                 if (d == 0) {
                     plan_triggers(rs);
                     rs->owns_triggers = 1;
@@ -343,6 +411,7 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
             rs->h2d.queue = pg_xcalloc((size_t)rs->h2d.total + 1, sizeof *rs->h2d.queue);
         }
     }
+    free(idx);
     return 0;
 }
 
@@ -431,6 +500,7 @@ void eng_plan_free(void)
             }
             free(rs->d2h.queue);
             free(rs->h2d.queue);
+            free(rs->tp_cpu);
             if (rs->owns_triggers) {
                 free(rs->trig_first);
                 free(rs->trig_items);

@@ -105,6 +105,7 @@ typedef struct rank_state {
     sched_op running;           /* the running op (not re-read from the list: a cache miss at 512 ranks) */
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
+    sg_host_t *tp_cpu;          /* [tp] with tp_host: each group GPU's, which copies its share too */
     copy_engine d2h, h2d;
     int *trig_first;            /* [nops + 1]: reloads queued on reaching op i are */
     int *trig_items;            /*   trig_items[trig_first[i] .. trig_first[i+1]) */
