@@ -128,9 +128,6 @@ void eng_plan_before(rank_state *rs, sched_op op)
     }
 }
 
-/* One copy of item by ce, now, over its GPU's route to or from host memory;
- * then the waits it ends are released (an H2D waiting for this D2H, the
- * compute waiting for this reload or for a copy slot). */
 /* One copy of bytes per GPU in direction dir: the rank's GPU alone, or
  * every GPU of its tp x cp group at once (header); returns the transfers. */
 static int copy_transfer(const rank_state *rs, copy_dir dir, double bytes)
@@ -151,6 +148,9 @@ static int copy_transfer(const rank_state *rs, copy_dir dir, double bytes)
     return rs->tp;
 }
 
+/* One copy of item by ce, now, over its GPU's route to or from host memory;
+ * then the waits it ends are released (an H2D waiting for this D2H, the
+ * compute waiting for this reload or for a copy slot). */
 static void copy_one(copy_engine *ce, int item)
 {
     rank_state *rs = ce->rs;
