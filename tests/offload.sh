@@ -81,17 +81,23 @@ done
 
 # With tp = 2 both GPUs of rank 0's group hold their share and copy it at
 # once; they sit behind one PCIe switch (GPUs 0 and 1), so each copy runs at
-# the paired rate: 1e9 / 15e9 + 1 us on A100 (not 15e9 / 0.7 as alone).
+# the paired rate: 1e9 / 15e9 + 1 us on A100 (not 15e9 / 0.7 as alone), and
+# node 0's host memory holds both GPUs' shares: twice what tp = 1 holds.
+expect_rc "host link measured, tp 1: runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g --set tp=1
+cp "$TMP/out" "$TMP/tp1.json"
 expect_rc "host link measured, tp 2: runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g --set tp=2
 if python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1])); r = j["ranks"][0]
+one = json.load(open(sys.argv[2]))
 per_copy = r["offload_bytes"] / 2   # rank 0 offloads its two microbatches, one GPU share each
 want = 2 * (per_copy / 15e9 + 1e-6)
 assert abs(r["d2h_busy_seconds"] - want) <= 1e-9 * want, (r["d2h_busy_seconds"], want)
-assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"], want)' "$TMP/out" 2>"$TMP/pyerr"
-then ok "host link measured, tp 2: the group's two GPUs copy at once, at the paired rate"
-else not_ok "host link measured, tp 2: the group's copies contend" "$(tail -1 "$TMP/pyerr")"; fi
+assert abs(r["h2d_busy_seconds"] - want) <= 1e-9 * want, (r["h2d_busy_seconds"], want)
+host, host1 = j["host_peak_memory_bytes"][0], one["host_peak_memory_bytes"][0]
+assert host1 > 0 and host == 2 * host1, (host, host1)' "$TMP/out" "$TMP/tp1.json" 2>"$TMP/pyerr"
+then ok "host link measured, tp 2: the group's two GPUs copy at once, at the paired rate, into host memory"
+else not_ok "host link measured, tp 2: the group's copies contend and fill host memory" "$(tail -1 "$TMP/pyerr")"; fi
 
 # The rate is the GPU type's profile's (profiles/gpus/<type>.yaml, its host_link
 # block), nothing else: a profile found first (the current directory is searched

@@ -419,6 +419,7 @@ static void copy_stats(const timeline *tl, run_metrics *out)
 /* Host memory of each node: a D2H copy holds its bytes there from its start
  * to the end of the H2D copy that brings them back. */
 typedef struct host_ev {
+    int host;
     double t;
     double delta;
 } host_ev;
@@ -426,10 +427,16 @@ typedef struct host_ev {
 static int host_ev_cmp(const void *a, const void *b)
 {
     const host_ev *x = a, *y = b;
+    if (x->host != y->host) return x->host < y->host ? -1 : 1;
     if (x->t != y->t) return x->t < y->t ? -1 : 1;
     return (x->delta > y->delta) - (x->delta < y->delta);   /* releases first */
 }
 
+/* Host memory held over time, per node.  The timeline records one GPU of
+ * each pipeline rank; every GPU of the rank's block (its tp x cp group in
+ * each data-parallel replica: GPUs rank_gpu[r] .. + tp cp dp - 1, Megatron
+ * order) offloads the same bytes at the same times (the simulator runs the
+ * replicas alike), each into its own node's host memory. */
 static void host_memory(const metrics_input *in, run_metrics *out)
 {
     if (!in->plat || in->plat->ncpus <= 0) return;
@@ -440,26 +447,30 @@ static void host_memory(const metrics_input *in, run_metrics *out)
     for (int h = 0; h < out->nhosts; h++) out->host_capacity_bytes[h] = in->plat->cpu_memory_bytes[h];
     const timeline *tl = in->tl;
     if (tl->ncopies == 0) return;
-    host_ev *ev_list = pg_xmalloc(tl->ncopies * sizeof *ev_list);
-    for (int h = 0; h < out->nhosts; h++) {
-        size_t n = 0;
-        for (size_t i = 0; i < tl->ncopies; i++) {
-            const tl_copy *cp = &tl->copies[i];
-            if (cp->rank < 0 || cp->rank >= out->pp) continue;
-            int g = out->rank[cp->rank].gpu;
-            if (g < 0 || in->plat->gpu[g].cpu_index != h) continue;
-            ev_list[n++] = cp->dir == COPY_D2H ? (host_ev){ cp->start_s, cp->bytes } : (host_ev){ cp->end_s, -cp->bytes };
+    int block = at_least_one(in->tp) * at_least_one(in->cp) * at_least_one(in->dp);
+    host_ev *hev = pg_xmalloc(tl->ncopies * (size_t)block * sizeof *hev);
+    size_t n = 0;
+    for (size_t i = 0; i < tl->ncopies; i++) {
+        const tl_copy *cp = &tl->copies[i];
+        if (cp->rank < 0 || cp->rank >= out->pp || out->rank[cp->rank].gpu < 0) continue;
+        for (int k = 0; k < block; k++) {
+            int g = out->rank[cp->rank].gpu + k;
+            int h = g < in->plat->ngpus ? in->plat->gpu[g].cpu_index : -1;
+            if (h < 0 || h >= out->nhosts) continue;
+            hev[n++] = cp->dir == COPY_D2H ? (host_ev){h, cp->start_s, cp->bytes} : (host_ev){h, cp->end_s, -cp->bytes};
         }
-        qsort(ev_list, n, sizeof *ev_list, host_ev_cmp);
-        double held = 0;
-        for (size_t i = 0; i < n; i++) {
-            held += ev_list[i].delta;
-            if (held > out->host_peak_bytes[h]) out->host_peak_bytes[h] = held;
-        }
+    }
+    qsort(hev, n, sizeof *hev, host_ev_cmp);
+    double held = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && hev[i].host != hev[i - 1].host) held = 0;
+        held += hev[i].delta;
+        if (held > out->host_peak_bytes[hev[i].host]) out->host_peak_bytes[hev[i].host] = held;
+    }
+    for (int h = 0; h < out->nhosts; h++)
         if (out->host_capacity_bytes[h] > 0 && out->host_peak_bytes[h] > out->host_capacity_bytes[h])
             out->host_oom[out->nhost_oom++] = h;
-    }
-    free(ev_list);
+    free(hev);
 }
 
 static int rank_listed(const run_metrics *m, int r)

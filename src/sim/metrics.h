@@ -94,7 +94,8 @@ typedef struct run_metrics {
     int noom; int *oom;          /* ranks over capacity */
     rank_metrics *rank;          /* [pp] */
     int nhosts;                  /* host-memory endpoints (platform ncpus) */
-    double *host_peak_bytes;     /* [nhosts] offloaded activations held in host memory */
+    double *host_peak_bytes;     /* [nhosts] offloaded activations held in host memory, every GPU of the job
+                                  * counted into its node's (a rank's tp x cp x dp GPUs copy alike) */
     double *host_capacity_bytes; /* [nhosts] 0 = unknown */
     int nhost_oom; int *host_oom;/* hosts over capacity */
 } run_metrics;
