@@ -544,6 +544,39 @@ START_TEST(platform_good_and_ordering)
 }
 END_TEST
 
+/* Host routes read back: three GPUs behind one 30 GB/s link (their own
+ * links 20 / 8 / 20 GB/s) and a FATPIPE link on every route: alone each
+ * gets its narrowest link; with all three copying the shared link gives
+ * each 10 GB/s (g1 keeps its own 8); the FATPIPE link is shared by nobody. */
+START_TEST(platform_host_shared_rate)
+{
+    const char *path = pg_write_file("shared.xml", PLAT_HEAD
+        GPU_HOST("g0", "0", "0", MEM80) GPU_HOST("g1", "0", "1", MEM80) GPU_HOST("g2", "0", "2", MEM80)
+        "    <host id=\"mem\" speed=\"1Gf\"><prop id=\"kind\" value=\"cpu\"/>"
+        "<prop id=\"node\" value=\"0\"/><prop id=\"memory\" value=\"1TB\"/></host>\n"
+        "    <link id=\"l0\" bandwidth=\"20GBps\" latency=\"1us\"/>\n"
+        "    <link id=\"l1\" bandwidth=\"8GBps\" latency=\"1us\"/>\n"
+        "    <link id=\"l2\" bandwidth=\"20GBps\" latency=\"1us\"/>\n"
+        "    <link id=\"up\" bandwidth=\"30GBps\" latency=\"0s\"/>\n"
+        "    <link id=\"fat\" bandwidth=\"25GBps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n"
+        "    <route src=\"g0\" dst=\"mem\"><link_ctn id=\"l0\"/><link_ctn id=\"up\"/><link_ctn id=\"fat\"/></route>\n"
+        "    <route src=\"mem\" dst=\"g1\"><link_ctn id=\"fat\"/><link_ctn id=\"up\"/><link_ctn id=\"l1\"/></route>\n"
+        "    <route src=\"g2\" dst=\"mem\"><link_ctn id=\"l2\"/><link_ctn id=\"up\"/><link_ctn id=\"fat\"/></route>\n"
+        PLAT_TAIL);
+    pg_status st;
+    pg_status_clear(&st);
+    platform_desc p;
+    ck_assert_msg(platform_load(path, &p, &st) == 0, "%s", st.msg);
+    const double alone[] = {20e9, 8e9, 20e9}, shared[] = {10e9, 8e9, 10e9};
+    for (int g = 0; g < 3; g++) {
+        ck_assert_exact(p.gpu[g].host_bw, alone[g]);
+        ck_assert_exact(p.gpu[g].host_shared_bw, shared[g]);
+        ck_assert_exact(p.gpu[g].host_latency_s, 1e-6);
+    }
+    platform_free(&p);
+}
+END_TEST
+
 static void expect_bad_platform(const char *text, const char *needle1, const char *needle2)
 {
     const char *path = pg_write_file("bad.xml", text);
@@ -988,6 +1021,7 @@ static Suite *model_suite(void)
     tcase_add_test(tc, cluster_generation);
     tcase_add_test(tc, cluster_xml_content);
     tcase_add_test(tc, cluster_host_link_measured);
+    tcase_add_test(tc, platform_host_shared_rate);
     tcase_add_test(tc, cluster_only_used_nodes);
     tcase_add_test(tc, platform_refused_before_simgrid);
     tcase_add_test(tc, gpu_table);
