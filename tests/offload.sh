@@ -99,6 +99,23 @@ assert host1 > 0 and host == 2 * host1, (host, host1)' "$TMP/out" "$TMP/tp1.json
 then ok "host link measured, tp 2: the group's two GPUs copy at once, at the paired rate, into host memory"
 else not_ok "host link measured, tp 2: the group's copies contend and fill host memory" "$(tail -1 "$TMP/pyerr")"; fi
 
+# What the policy chose against what was copied: offload=full chooses all 4
+# (stage, microbatch) activations; rank 1's are consumed right after their F,
+# so only rank 0's 2 are copied.  The text report says so, and a run where no
+# chosen activation is copied warns on stderr.
+if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert (j["offloads_chosen"], j["offloads_copied"]) == (4, 2), (j["offloads_chosen"], j["offloads_copied"])' \
+    "$TMP/tp1.json" 2>"$TMP/pyerr"
+then ok "offloads chosen 4, copied 2 (the last stage's stay)"; else not_ok "offloads chosen / copied" "$(tail -1 "$TMP/pyerr")"; fi
+expect_rc "offloads chosen / copied: text report runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g --format text
+if grep -Fq "not offloaded  2 of the 4 activations chosen for offload stay on the GPU" "$TMP/out"
+then ok "offloads chosen / copied: in the text report"; else not_ok "offloads chosen / copied: text" "$(grep -i offload "$TMP/out")"; fi
+expect_rc "no chosen activation copied: runs" 0 "$BIN" run "${HL[@]}" --set cluster.gpu=a100-80g --set microbatches=1 \
+    --set pp=1 --set schedule=gpipe
+expect_err "no chosen activation copied: a warning" "pipegrid: warning: none of the 1 activations chosen for offload"
+
 # The rate is the GPU type's profile's (profiles/gpus/<type>.yaml, its host_link
 # block), nothing else: a profile found first (the current directory is searched
 # before the data directories) with another measured_bw moves the copy time, one

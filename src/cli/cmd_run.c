@@ -76,6 +76,11 @@ int cmd_run(int argc, char **argv)
         rc = cli_report_error(&st);
         goto done;
     }
+    if (m.offloads_chosen > 0 && m.offloads_copied == 0)   /* the policy asked for offload and got none */
+        fprintf(stderr,
+                "pipegrid: warning: none of the %d activations chosen for offload was offloaded: each F-to-B window "
+                "is shorter than its copies (offloads_chosen, offloads_copied)\n",
+                m.offloads_chosen);
     if (m.noom > 0) {
         fprintf(stderr, "pipegrid: out of memory predicted on %d rank%s (see oom)\n", m.noom, m.noom > 1 ? "s" : "");
         rc = PG_EXIT_OOM;

@@ -201,6 +201,8 @@ static void metrics_fields(const report_input *in, rpt_json *w)
         sb_append_json_number(w->sb, m->offload_k_shared);
     else
         sb_append(w->sb, "null");
+    rpt_json_num(w, "offloads_chosen", m->offloads_chosen);   /* 0 without a memory plan */
+    rpt_json_num(w, "offloads_copied", m->offloads_copied);
     rpt_json_key(w, "ranks");
     sb_append(w->sb, "[");
     for (int r = 0; r < m->pp; r++) {

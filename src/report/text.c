@@ -170,6 +170,13 @@ static void memory_plan_lines(const run_metrics *m, strbuf *sb)
         snprintf(line, sizeof line, "%s (PCIe busy up to %s per GPU, stalls %s in all)", a, b, c);
         total_line(sb, "offloaded", line);
     }
+    if (m->offloads_copied < m->offloads_chosen) {
+        snprintf(line, sizeof line,
+                 "%d of the %d activations chosen for offload stay on the GPU: their F-to-B window is shorter "
+                 "than their copies",
+                 m->offloads_chosen - m->offloads_copied, m->offloads_chosen);
+        total_line(sb, "not offloaded", line);
+    }
     if (m->has_offload_k) {
         snprintf(line, sizeof line,
                  "%.3g (rank 0: one microbatch's round-trip copy / its F + B + W); %.3g with the other GPU of its "

@@ -418,6 +418,15 @@ static void copy_stats(const timeline *tl, run_metrics *out)
 
 /* Host memory of each node: a D2H copy holds its bytes there from its start
  * to the end of the H2D copy that brings them back. */
+/* The plan's chosen offloads against the copies that ran (metrics.h). */
+static void offload_counts(const metrics_input *in, run_metrics *out)
+{
+    if (!in->plan) return;
+    out->offloads_chosen = in->plan->noffload + in->plan->nlifespan_skipped;
+    for (size_t i = 0; i < in->tl->ncopies; i++)
+        out->offloads_copied += in->tl->copies[i].dir == COPY_D2H;
+}
+
 typedef struct host_ev {
     int host;
     double t;
@@ -597,6 +606,7 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         if (rm->capacity_bytes > 0 && rm->peak_memory_bytes > rm->capacity_bytes) out->oom[out->noom++] = r;
     }
     copy_stats(tl, out);
+    offload_counts(in, out);
     host_memory(in, out);
     host_oom_ranks(in, out);
     if (out->span > 0)

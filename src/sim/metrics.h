@@ -76,6 +76,14 @@ typedef struct run_metrics {
     int has_offload_k;
     double offload_k;
     double offload_k_shared;
+    /* With a memory plan: the (stage, microbatch) activations its policy chose
+     * to offload (before PipeOffload's lifespan filter, schedule/plan.h), and
+     * those copied to host memory (replica 0's D2H copies).  The difference
+     * are activations whose F-to-consumer window was too short for their
+     * copies (the lifespan filter, or the engine's: sim/copyengine.c), which
+     * stay on the GPU. */
+    int offloads_chosen;
+    int offloads_copied;
     double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + optimizer_s */
     /* The iteration's breakdown (tensor / data parallelism, sim.h; without
      * collective records pipeline_s = makespan and the rest is 0):
