@@ -138,7 +138,8 @@ static void mirror_core_link(gen *g, int n, int k)
                       "sharing_policy=\"FATPIPE\"/>\n", g->nw, n, k, NUM(g->nic_bw), NUM(lat));
 }
 
-/* <link_ctn> of the SPLITDUPLEX link nN-<what>I[-up] in direction dir. */
+/* <link_ctn> of link nN-<what>I[-up] in direction dir (none for a SHARED
+ * uplink: both directions cross the same link). */
 static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
 {
     if (strcmp(kind, "sw") == 0 && g->uplink_shared)

@@ -191,18 +191,15 @@ static void metrics_fields(const report_input *in, rpt_json *w)
     rpt_json_num(w, "samples_per_second", m->samples_per_s);
     rpt_json_num(w, "tokens_per_second", m->tokens_per_s);
     rpt_json_num(w, "mfu", m->mfu);
-    rpt_json_key(w, "offload_k");   /* null without an offload policy (or an unknown host route) */
-    if (m->has_offload_k)
-        sb_append_json_number(w->sb, m->offload_k);
-    else
-        sb_append(w->sb, "null");
-    rpt_json_key(w, "offload_k_shared");   /* the same at the shared rate (metrics.h) */
-    if (m->has_offload_k)
-        sb_append_json_number(w->sb, m->offload_k_shared);
-    else
-        sb_append(w->sb, "null");
-    rpt_json_num(w, "offloads_chosen", m->offloads_chosen);   /* 0 without a memory plan */
-    rpt_json_num(w, "offloads_copied", m->offloads_copied);
+    if (m->has_offload_k) {   /* null without an offload policy (or an unknown host route) */
+        rpt_json_num(w, "offload_k", m->offload_k);
+        rpt_json_num(w, "offload_k_shared", m->offload_k_shared);   /* at the shared rate (metrics.h) */
+    } else {
+        rpt_json_null(w, "offload_k");
+        rpt_json_null(w, "offload_k_shared");
+    }
+    rpt_json_int(w, "offloads_chosen", m->offloads_chosen);   /* 0 without a memory plan */
+    rpt_json_int(w, "offloads_copied", m->offloads_copied);
     rpt_json_key(w, "ranks");
     sb_append(w->sb, "[");
     for (int r = 0; r < m->pp; r++) {

@@ -139,12 +139,11 @@ static int copy_transfer(const rank_state *rs, copy_dir dir, double bytes)
             sg_host_sendto(rs->cpu, rs->host, bytes);
         return 1;
     }
-    sg_comm_t *comms = pg_xmalloc((size_t)rs->tp * sizeof *comms);
+    sg_comm_t comms[rs->tp];   /* as tpgroup.c's executions: one per GPU of the group */
     for (int t = 0; t < rs->tp; t++)
         comms[t] = dir == COPY_D2H ? sgx_sendto_async(rs->tp_host[t], rs->tp_cpu[t], bytes)
                                    : sgx_sendto_async(rs->tp_cpu[t], rs->tp_host[t], bytes);
     sg_comm_wait_all(comms, (size_t)rs->tp);
-    free(comms);
     return rs->tp;
 }
 
@@ -314,51 +313,27 @@ static void plan_triggers(rank_state *rs)
     free(before_s);
 }
 
-/* GPU host names with their node's host-memory host index, sorted by name:
- * one lookup per GPU of every group (a linear search per GPU was quadratic
- * in the cluster's size). */
-typedef struct gpu_cpu {
-    const char *name;
-    int cpu_index;
-} gpu_cpu;
-
-static int gpu_cpu_cmp(const void *a, const void *b)
+/* The host-memory host of GPU g's node, or NULL with st set. */
+static sg_host_t host_memory_of(const sim_input *in, int g, pg_status *st)
 {
-    return strcmp(((const gpu_cpu *)a)->name, ((const gpu_cpu *)b)->name);
-}
-
-static gpu_cpu *gpu_cpu_index(const platform_desc *plat)
-{
-    gpu_cpu *idx = pg_xmalloc(((size_t)plat->ngpus + 1) * sizeof *idx);
-    for (int g = 0; g < plat->ngpus; g++)
-        idx[g] = (gpu_cpu){plat->gpu[g].host, plat->gpu[g].cpu_index};
-    qsort(idx, (size_t)plat->ngpus, sizeof *idx, gpu_cpu_cmp);
-    return idx;
-}
-
-/* The host-memory host of gpu's node, or NULL with st set. */
-static sg_host_t host_memory_of(const sim_input *in, const gpu_cpu *idx, sg_host_t gpu, pg_status *st)
-{
-    gpu_cpu key = {sg_host_get_name(gpu), -1};
-    const gpu_cpu *hit = bsearch(&key, idx, (size_t)in->plat->ngpus, sizeof *idx, gpu_cpu_cmp);
-    int cpu_index = hit ? hit->cpu_index : -1;
+    int cpu_index = in->plat->gpu[g].cpu_index;
     sg_host_t cpu = cpu_index >= 0 ? sg_host_by_name(in->plat->cpu_host[cpu_index]) : NULL;
     if (cpu == NULL)
         pg_fail(st, PG_EXIT_INPUT, "%s: offload needs a host-memory host (kind=cpu) on the node of GPU '%s'",
-                in->plat->xml_path, key.name);
+                in->plat->xml_path, in->plat->gpu[g].host);
     return cpu;
 }
 
 /* rs->cpu, and rs->tp_cpu for a tp x cp group: 0, or PG_EXIT_INPUT with st set. */
-static int rank_host_memory(const sim_input *in, const gpu_cpu *idx, rank_state *rs, pg_status *st)
+static int rank_host_memory(const sim_input *in, rank_state *rs, pg_status *st)
 {
-    if ((rs->cpu = host_memory_of(in, idx, rs->host, st)) == NULL)
+    if ((rs->cpu = host_memory_of(in, eng_group_gpu(rs->rank, rs->rep->index, 0), st)) == NULL)
         return PG_EXIT_INPUT;
     if (rs->tp_host == NULL)
         return 0;
     rs->tp_cpu = pg_xcalloc((size_t)rs->tp, sizeof *rs->tp_cpu);
     for (int t = 0; t < rs->tp; t++)
-        if ((rs->tp_cpu[t] = host_memory_of(in, idx, rs->tp_host[t], st)) == NULL)
+        if ((rs->tp_cpu[t] = host_memory_of(in, eng_group_gpu(rs->rank, rs->rep->index, t), st)) == NULL)
             return PG_EXIT_INPUT;
     return 0;
 }
@@ -370,7 +345,6 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
 {
     const schedule *s = in->sched;
     size_t n = (size_t)s->nstages * (size_t)s->m;
-    gpu_cpu *idx = NULL;   /* built on the first rank that offloads */
     eng.plan = in->plan;
     eng.flow = pg_xcalloc(n + 1, sizeof *eng.flow);
     for (int stage = 0; stage < s->nstages; stage++)
@@ -387,12 +361,8 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
             rs->h2d = (copy_engine){.dir = COPY_H2D, .work = sg_sem_init(0), .wake = sg_sem_init(0),
                                     .waiting_item = -1, .rs = rs};
             if (in->plan->noffload > 0) {
-                if (idx == NULL)
-                    idx = gpu_cpu_index(in->plat);
-                if (rank_host_memory(in, idx, rs, st) != 0) {
-                    free(idx);
+                if (rank_host_memory(in, rs, st) != 0)
                     return PG_EXIT_INPUT;
-                }
                 if (d == 0) {
                     plan_triggers(rs);
                     rs->owns_triggers = 1;
@@ -411,7 +381,6 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
             rs->h2d.queue = pg_xcalloc((size_t)rs->h2d.total + 1, sizeof *rs->h2d.queue);
         }
     }
-    free(idx);
     return 0;
 }
 

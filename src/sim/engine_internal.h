@@ -220,6 +220,7 @@ void eng_events_free(void);
 /* deadlock.c */
 void eng_describe_blocked(sim_outcome *out);
 /* replay.c */
+int eng_group_gpu(int rank, int replica, int t);
 void eng_finish_op(rank_state *rs, sched_op op, double start_s, double end_s);
 void eng_record_op(rank_state *rs, sched_op op, int kind, double start_s, double end_s);
 

@@ -41,6 +41,13 @@ static int at_least_one(int n)
     return n > 1 ? n : 1;
 }
 
+/* The GPUs a pipeline rank stands for: its tp x cp group in each of the dp
+ * replicas (Megatron order: contiguous from its GPU). */
+static int rank_gpus(const metrics_input *in)
+{
+    return at_least_one(in->tp) * at_least_one(in->cp) * at_least_one(in->dp);
+}
+
 typedef struct ev {
     double t;
     size_t op;       /* op index, or COPY_BIT | copy index */
@@ -315,7 +322,7 @@ static void throughput(const metrics_input *in, run_metrics *out)
     /* Every GPU of the job counts: a pipeline rank's GPU stands for the
      * tp x cp GPUs of its group in each of the dp replicas, and a stage's
      * fwd_flops is one of those GPUs' share (workload.h). */
-    double gpus_per_rank = (double)at_least_one(in->tp) * at_least_one(in->cp) * at_least_one(in->dp);
+    double gpus_per_rank = rank_gpus(in);
     double model_flops = 0, peak_flops_per_s = 0;
     for (int s = 0; s < in->wl->nstages; s++)
         model_flops += in->wl->stage[s].fwd_flops * gpus_per_rank * FLOPS_PER_FWD_FLOP * in->sched->m;
@@ -339,8 +346,7 @@ static void offload_k(const metrics_input *in, run_metrics *out)
      * choice of microbatch 0 (memplan with m = 1: choice of stage s is c[s]). */
     int n = in->wl->nstages;
     memplan one = { .nstages = n, .m = 1, .c = pg_xcalloc((size_t)n, sizeof *one.c) };
-    double copy_s = 0, shared_copy_s = 0, ref_s = 0;
-    double shared_bw = gpu->host_shared_bw > 0 ? gpu->host_shared_bw : gpu->host_bw;
+    double bytes = 0, copies = 0, ref_s = 0;
     for (int s = 0; s < n && s < in->sched->nstages; s++) {
         if (in->sched->stage_rank[s] != 0) continue;
         if (in->plan && in->plan->m > 0) one.c[s] = plan_get(in->plan, s, 0);
@@ -348,8 +354,8 @@ static void offload_k(const metrics_input *in, run_metrics *out)
         act_flow f;
         act_flow_of(in->wl, &one, s, 0, &f);
         if (f.offload_bytes > 0) {
-            copy_s += COPIES_PER_ROUND_TRIP * (gpu->host_latency_s + f.offload_bytes / gpu->host_bw);
-            shared_copy_s += COPIES_PER_ROUND_TRIP * (gpu->host_latency_s + f.offload_bytes / shared_bw);
+            bytes += COPIES_PER_ROUND_TRIP * f.offload_bytes;
+            copies += COPIES_PER_ROUND_TRIP;
         }
         const stage_cost *c = &in->wl->stage[s];
         ref_s += c->f_s + c->b_s + c->w_s;
@@ -359,8 +365,9 @@ static void offload_k(const metrics_input *in, run_metrics *out)
     double speed = in->wl->ref_speed_flops > 0 ? in->wl->ref_speed_flops / gpu->speed_flops : 1.0;
     double compute_s = ref_s * share * speed;
     if (compute_s <= 0) return;
-    out->offload_k = copy_s / compute_s;
-    out->offload_k_shared = shared_copy_s / compute_s;
+    double shared_bw = gpu->host_shared_bw > 0 ? gpu->host_shared_bw : gpu->host_bw;
+    out->offload_k = (copies * gpu->host_latency_s + bytes / gpu->host_bw) / compute_s;
+    out->offload_k_shared = (copies * gpu->host_latency_s + bytes / shared_bw) / compute_s;
     out->has_offload_k = 1;
 }
 
@@ -456,7 +463,7 @@ static void host_memory(const metrics_input *in, run_metrics *out)
     for (int h = 0; h < out->nhosts; h++) out->host_capacity_bytes[h] = in->plat->cpu_memory_bytes[h];
     const timeline *tl = in->tl;
     if (tl->ncopies == 0) return;
-    int block = at_least_one(in->tp) * at_least_one(in->cp) * at_least_one(in->dp);
+    int block = rank_gpus(in);
     host_ev *hev = pg_xmalloc(tl->ncopies * (size_t)block * sizeof *hev);
     size_t n = 0;
     for (size_t i = 0; i < tl->ncopies; i++) {

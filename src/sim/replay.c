@@ -173,22 +173,27 @@ static void simgrid_setup(void)
         xbt_log_control_set(log);
 }
 
+/* The platform index of GPU t of rank r's group in replica d. */
+int eng_group_gpu(int r, int d, int t)
+{
+    const sim_parallel *par = eng.in->par;
+    return par && par->gpu ? par->gpu[((size_t)r * eng.dp + d) * eng.grp + t] : eng.in->rank_gpu[r];
+}
+
 /* Rank r of replica d: its GPU group's hosts and speeds, its tp and cp
  * rings; 0 or PG_EXIT_INPUT (a GPU without a host). */
 static int rank_setup(replica *rep, int r, pg_status *st)
 {
     const sim_input *in = eng.in;
-    const sim_parallel *par = in->par;
-    int d = rep->index, dp = eng.dp, tp = eng.grp, tp_degree = eng.tp, cp = eng.cp;
+    int d = rep->index, tp = eng.grp, tp_degree = eng.tp, cp = eng.cp;
     rank_state *rs = &rep->ranks[r];
-    int g0 = par && par->gpu ? par->gpu[((size_t)r * dp + d) * tp] : in->rank_gpu[r];
     rs->rank = r;
     rs->rep = rep;
     rs->record = d == 0;
     rs->tp = tp;
     rs->wake = sg_sem_init(0);
     for (int t = 0; t < tp; t++) {
-        int g = par && par->gpu ? par->gpu[((size_t)r * dp + d) * tp + t] : g0;
+        int g = eng_group_gpu(r, d, t);
         sg_host_t h = sg_host_by_name(in->plat->gpu[g].host);
         if (h == NULL)
             return pg_fail(st, PG_EXIT_INPUT, "%s: no host '%s' for rank %d", in->plat->xml_path,
