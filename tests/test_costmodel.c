@@ -439,18 +439,27 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
     ck_assert_exact(load("a100-80g").host_link_bw, 15e9);
     ck_assert_exact(load("h100-sxm").host_link_bw, 21e9);
     /* H200 and B200 have no fit of their own: every parameter that is not a datasheet number is the H100
-     * fit's, said to be borrowed (tools/borrow_fit.py writes them; a refit of the H100 must be copied) */
+     * fit's, said to be borrowed (tools/borrow_fit.py writes them; a refit of the H100 must be copied).
+     * Borrowed as the fit measured it, a fraction of peak or a time: gemm_half_flops is the GEMM's fixed
+     * time at peak, so its FLOPs scale with the peak (B200 x 2250 / 989.4) */
     gpu_params h100 = load("h100-sxm");
     for (int t = 0; t < 2; t++) {
         gpu_params g = load(t == 0 ? "h200" : "b200");
         for (int p = 0; p < GP_COUNT; p++) {
             if (gpu_param_basis_of(&g, (gpu_param_id)p) == GPB_DATASHEET)
                 continue;
+            ck_assert_int_eq(gpu_param_basis_of(&g, (gpu_param_id)p), GPB_BORROWED);
+            if (p == GP_GEMM_HALF_FLOPS) {
+                ck_assert_rel(g.v[p] / g.v[GP_PEAK_FLOPS], h100.v[p] / h100.v[GP_PEAK_FLOPS], 1e-8);
+                ck_assert_ptr_nonnull(strstr(g.source[p], "the same time per GEMM as the h100-sxm fit"));
+                continue;
+            }
             ck_assert_msg(g.v[p] == h100.v[p], "%s: %s %g is not the h100-sxm fit's %g", g.name,
                           gpu_param_name((gpu_param_id)p), g.v[p], h100.v[p]);
             ck_assert_ptr_nonnull(strstr(g.source[p], "assumed equal to the h100-sxm fit"));
         }
     }
+    ck_assert(load("b200").v[GP_GEMM_HALF_FLOPS] > 2 * h100.v[GP_GEMM_HALF_FLOPS]);
 }
 END_TEST
 

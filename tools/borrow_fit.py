@@ -7,6 +7,13 @@ line of DST that is not a datasheet number (peak_flops, hbm_bw, nvlink_bw,
 pcie_bw) with SRC's value and a source saying it is borrowed; everything else
 in DST (its header, datasheet lines, host_link block) stays as it is.
 
+What is borrowed is a fraction of peak or a time, as the fit measured it.
+Every parameter is one already, except gemm_half_flops: a GEMM costs
+(flops + gemm_half_flops) / (peak x efficiency), so its fixed part is the
+time gemm_half_flops / peak (launch, prologue and tail of the kernel), and a
+GPU with twice the peak pays the same time for twice the FLOPs.  It is
+borrowed as that time: scaled by DST's peak over SRC's.
+
 usage: tools/borrow_fit.py profiles/gpus/h100-sxm.yaml profiles/gpus/b200.yaml
 """
 import os
@@ -14,6 +21,9 @@ import re
 import sys
 
 DATASHEET = {"peak_flops", "hbm_bw", "nvlink_bw", "pcie_bw"}
+# parameters in FLOPs that stand for a time at the GPU type's peak (above)
+AT_PEAK = {"gemm_half_flops"}
+UNIT = {"f": 1.0, "kf": 1e3, "Mf": 1e6, "Gf": 1e9, "Tf": 1e12, "Pf": 1e15}
 PARAM = re.compile(r'^  ([a-z0-9_]+): \{value: ([^,]+), source: ".*"\}$')
 
 
@@ -34,6 +44,14 @@ def params(path):
     return out
 
 
+def flops(text):
+    """A peak_flops value as the profiles write it: 9.894e+14, 989.4Tf."""
+    m = re.match(r"^([0-9.eE+-]+)([kMGTP]?f)?$", text.strip())
+    if not m:
+        sys.exit("peak_flops %r: not a number of FLOP/s" % text)
+    return float(m.group(1)) * UNIT[m.group(2) or "f"]
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.strip().splitlines()[-1])
@@ -41,6 +59,7 @@ def main():
     src_name = os.path.splitext(os.path.basename(src))[0]
     dst_name = os.path.splitext(os.path.basename(dst))[0]
     values = params(src)
+    dst_values = params(dst)
     lines, in_params, done = [], False, set()
     for line in open(dst):
         line = line.rstrip("\n")
@@ -55,8 +74,15 @@ def main():
                 sys.exit("%s: no parameter %s" % (src, key))
             value, unmeasured_there = values[key]
             also = ", where no fit row exercises it either: calibrate's fixed starting value" if unmeasured_there else ""
-            line = '  %s: {value: %s, source: "not measured on %s: assumed equal to the %s fit (profiles/gpus/%s.yaml%s)"}' % (
-                key, value, dst_name, src_name, src_name, also)
+            if key in AT_PEAK:
+                ratio = flops(dst_values["peak_flops"][0]) / flops(values["peak_flops"][0])
+                value = "%.9g" % (float(value) * ratio)
+                line = ('  %s: {value: %s, source: "not measured on %s: the same time per GEMM as the %s fit '
+                        '(profiles/gpus/%s.yaml%s), its FLOPs x %.6g, the ratio of the peaks"}') % (
+                    key, value, dst_name, src_name, src_name, also, ratio)
+            else:
+                line = '  %s: {value: %s, source: "not measured on %s: assumed equal to the %s fit (profiles/gpus/%s.yaml%s)"}' % (
+                    key, value, dst_name, src_name, src_name, also)
             done.add(key)
         lines.append(line)
     missing = set(values) - DATASHEET - done
