@@ -22,6 +22,8 @@ FIXED=(--fit-fraction 0.05 --max-weight 0.5)
 expect_rc "validate vTrain single-node with the shipped a100-80g" 0 "$BIN" validate "$V" --fit-fraction 0.4 --max-mape 0.08
 if grep -Eq "^  held-out rows: +849 " "$TMP/out"; then ok "validate reports the 849 held-out rows"
 else not_ok "validate reports the 849 held-out rows" "$(head -5 "$TMP/out")"; fi
+if grep -Eq "^  MAPE floor: +all rows 0\.00 %, fit 0\.00 %, held-out 0\.00 %" "$TMP/out"; then ok "vTrain's jobs, measured once each, have no floor"
+else not_ok "vTrain's jobs, measured once each, have no floor" "$(head -6 "$TMP/out")"; fi
 expect_rc "validate the default split" 0 "$BIN" validate "$V"
 if grep -Eq "^  held-out rows: +1000 " "$TMP/out"; then ok "the default split holds out 1,000 rows"
 else not_ok "the default split holds out 1,000 rows" "$(head -5 "$TMP/out")"; fi
@@ -31,6 +33,12 @@ expect_rc "validate two summaries on h100-sxm" 0 "$BIN" validate "$DATA/modern/n
 if [ "$(grep -Ec "^  (nemo_perf_summary_2407|mbridge_perf_summary)\.csv +(fit|held-out) " "$TMP/out")" = 4 ]; then
     ok "validate reports fit and held-out errors per file"
 else not_ok "validate reports fit and held-out errors per file" "$(head -12 "$TMP/out")"; fi
+# the floor: Megatron-Bridge republishes jobs across releases at other times (a floor above 0 on its
+# held-out rows); vTrain measured each job once (0)
+if grep -Eq "^  mbridge_perf_summary\.csv +held-out .* floor +[1-9][0-9]*\.[0-9]+ %" "$TMP/out" &&
+   grep -Eq "^  MAPE floor: +all rows [1-9]" "$TMP/out"; then
+    ok "validate reports the MAPE floor of jobs measured more than once"
+else not_ok "validate reports the MAPE floor of jobs measured more than once" "$(head -12 "$TMP/out")"; fi
 if grep -q "98 x GPU type 'DGX-GB200': no profile in profiles/gpus" "$TMP/out"; then ok "rows without a GPU profile are listed, not dropped"
 else not_ok "rows without a GPU profile are listed, not dropped" "$(grep -A3 skipped "$TMP/out")"; fi
 expect_rc "validate --format csv" 0 "$BIN" validate "$V" --format csv

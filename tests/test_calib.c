@@ -215,6 +215,39 @@ START_TEST(test_worst_file_mape)
 }
 END_TEST
 
+/* The floor of the MAPE, worked by hand: one job measured at 10, 10 and
+ * 20 s costs at least 0.5 (predicted 10 s), a job measured once nothing; a
+ * row that differs in one setting (tp) is another job even when predicted
+ * alike. */
+START_TEST(test_mape_floor)
+{
+    enum { N = 4 };
+    train_row rows[N];
+    int mask[N];
+    synthetic_rows(rows, N, mask);
+    const double measured_s[N] = {10, 10, 20, 5};
+    for (int i = 1; i < N; i++) {
+        int line = rows[i].line;
+        rows[i] = rows[0];
+        rows[i].line = line;
+    }
+    rows[3].tp *= 2;
+    for (int i = 0; i < N; i++)
+        rows[i].measured_s = measured_s[i];
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    const double pred[N] = {7, 7, 7, 7};   /* the floor does not depend on the prediction's value */
+    ck_assert_rel(iter_mape_floor(&set, pred, NULL), 0.5 / N, 1e-12);
+    const int without_20s[N] = {1, 1, 0, 1}, only_20s_and_another[N] = {0, 1, 1, 1};
+    ck_assert_rel(iter_mape_floor(&set, pred, without_20s), 0.0, 1e-12);
+    ck_assert_rel(iter_mape_floor(&set, pred, only_20s_and_another), 0.5 / 3, 1e-12);   /* t 10: 0 + 1 / 2 */
+    /* no model goes below it: the model's own MAPE here is above */
+    ck_assert(iter_errors(&set, pred, NULL).mape >= iter_mape_floor(&set, pred, NULL));
+    iter_set_free(&set);
+}
+END_TEST
+
 /* The cross-validation score is the acceptance's: the worst file's MAPE
  * against the per-file target, all rows' against the overall one; the
  * largest error counts only when a target is given for it. */
@@ -568,6 +601,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_selection_uses_no_heldout_row);
     tcase_add_test(tc, test_folds_deterministic_and_balanced);
     tcase_add_test(tc, test_worst_file_mape);
+    tcase_add_test(tc, test_mape_floor);
     tcase_add_test(tc, test_cv_score_is_the_acceptance);
     tcase_add_test(tc, test_nelder_mead_bowl);
     tcase_add_test(tc, test_staged_evaluator_matches_ideal);

@@ -445,6 +445,52 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
     return e;
 }
 
+/* Rows describing one job: every setting the cost model reads is equal.
+ * The architecture is compared through the prediction (a function of it). */
+static int same_job(const train_row *a, double pred_a, const train_row *b, double pred_b)
+{
+    return pred_a == pred_b && strcmp(a->gpu, b->gpu) == 0 && a->kind == b->kind && a->gpus == b->gpus &&
+           a->global_batch == b->global_batch && a->micro_batch == b->micro_batch && a->hidden == b->hidden &&
+           a->heads == b->heads && a->layers == b->layers && a->seq == b->seq && a->vocab == b->vocab &&
+           a->tp == b->tp && a->dp == b->dp && a->pp == b->pp && a->vp == b->vp && a->cp == b->cp &&
+           a->ep == b->ep && a->sequence_parallel == b->sequence_parallel && a->flash == b->flash &&
+           a->fp8 == b->fp8 && a->doc_len == b->doc_len && a->tp_overlap == b->tp_overlap &&
+           a->expert_tp1 == b->expert_tp1 && a->recompute == b->recompute && a->dp_overlap == b->dp_overlap &&
+           a->zero1 == b->zero1 && a->grad_bytes == b->grad_bytes && a->gpus_per_node == b->gpus_per_node &&
+           a->nic_bw == b->nic_bw && a->has_arch == b->has_arch;
+}
+
+/* The sum of |t - m| / m over a job's measured times m is convex and
+ * piecewise linear in t, so its minimum is at one of them. */
+double iter_mape_floor(const iter_set *set, const double *pred, const int *mask)
+{
+    int n = 0;
+    double sum = 0.0;
+    int *seen = pg_xcalloc((size_t)set->n, sizeof *seen);
+    for (int i = 0; i < set->n; i++) {
+        if (mask && !mask[i])
+            continue;
+        n++;
+        if (seen[i])
+            continue;
+        double best = HUGE_VAL;
+        for (int c = i; c < set->n; c++) {
+            if ((mask && !mask[c]) || !same_job(&set->row[i], pred[i], &set->row[c], pred[c]))
+                continue;
+            seen[c] = 1;
+            double t = set->row[c].measured_s, cost = 0.0;
+            for (int j = i; j < set->n; j++)
+                if ((!mask || mask[j]) && same_job(&set->row[i], pred[i], &set->row[j], pred[j]))
+                    cost += fabs(t - set->row[j].measured_s) / set->row[j].measured_s;
+            if (cost < best)
+                best = cost;
+        }
+        sum += best;
+    }
+    free(seen);
+    return n ? sum / n : 0.0;
+}
+
 #define ITER_MAX_FILES 64
 
 /* Each file's MAPE over the rows of mask (mape[f], NaN-free: files without

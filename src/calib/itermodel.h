@@ -122,6 +122,13 @@ typedef struct error_stats {
  * filled for those rows. */
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask);
 
+/* The smallest MAPE over the rows of mask that any model predicting one
+ * time per job can reach: rows of one job (equal in every setting the row
+ * gives the cost model, and so predicted alike) measured at different times
+ * cost at least the smallest sum of their errors about one time; rows of a
+ * job measured once cost nothing.  0 when every job was measured once. */
+double iter_mape_floor(const iter_set *set, const double *pred, const int *mask);
+
 /* The same, except that mape is the mean over files (train_row.file) of
  * each file's MAPE: what the fit minimises, so that 1,440 rows of one file
  * do not drown 9 of another (with one file it is iter_errors). */

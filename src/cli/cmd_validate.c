@@ -8,7 +8,9 @@
  *
  * Reports MAPE and the largest relative error over all rows, over the
  * held-out rows (those `pipegrid calibrate` with the same --fit-fraction did
- * not fit on) and per parallelism (tp, dp, pp and each tp x dp x pp).  With
+ * not fit on) and per parallelism (tp, dp, pp and each tp x dp x pp), and the
+ * floor of those MAPEs: what rows of one job measured at different times
+ * cost any model that predicts one time per job (iter_mape_floor).  With
  * --max-mape / --max-error the exit code is 1 when the held-out rows miss
  * them (for CI).  --format csv prints one line per row instead.
  */
@@ -50,6 +52,7 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
     for (int i = 0; i < set->n; i++)
         fit[i] = !holdout[i];
     error_stats fitted = iter_errors(set, pred, fit);
+    double fit_floor = iter_mape_floor(set, pred, fit);
     free(fit);
     printf("validate");
     for (int k = 0; k < a->nfiles; k++)
@@ -60,6 +63,10 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
            PCT * fitted.mape, PCT * fitted.max_err, PCT * a->fit_fraction);
     printf("  held-out rows: %5d  MAPE %6.2f %%  max error %6.2f %%  (not in the %.0f %% fit part)\n", held.n,
            PCT * held.mape, PCT * held.max_err, PCT * a->fit_fraction);
+    /* how much of the error no model of the job can remove: one job measured at different times */
+    printf("  MAPE floor:    all rows %.2f %%, fit %.2f %%, held-out %.2f %%  (jobs measured more than once, at"
+           " different times: no model that predicts one time per job goes below)\n",
+           PCT * iter_mape_floor(set, pred, NULL), PCT * fit_floor, PCT * iter_mape_floor(set, pred, holdout));
     if (a->nfiles > 1) {
         printf("by file (fit part / held-out part):\n");
         int *mask = pg_xcalloc((size_t)set->n, sizeof *mask);
@@ -69,8 +76,9 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
                     mask[i] = set->row[i].file == k && holdout[i] == part;
                 error_stats e = iter_errors(set, pred, mask);
                 const char *base = strrchr(a->files[k], '/');
-                printf("  %-34s %-8s %5d rows  MAPE %6.2f %%  max %6.2f %%\n", base ? base + 1 : a->files[k],
-                       part ? "held-out" : "fit", e.n, PCT * e.mape, PCT * e.max_err);
+                printf("  %-34s %-8s %5d rows  MAPE %6.2f %%  max %6.2f %%  floor %5.2f %%\n",
+                       base ? base + 1 : a->files[k], part ? "held-out" : "fit", e.n, PCT * e.mape, PCT * e.max_err,
+                       PCT * iter_mape_floor(set, pred, mask));
             }
         }
         free(mask);
