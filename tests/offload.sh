@@ -209,4 +209,21 @@ assert po["oom"] == [] and j["oom"] == [], (po["oom"], j["oom"])
 assert j["makespan"] <= po["makespan"] * (1 + 1e-9), (j["makespan"], po["makespan"])' "$TMP/out" "$TMP/po32.json" 2>"$TMP/pyerr"
 then ok "offload=plan is never slower than PipeOffload's heuristic at the same memory (32 GiB)"
 else not_ok "offload=plan is never slower than PipeOffload's heuristic at the same memory" "$(tail -1 "$TMP/pyerr")"; fi
+# ---- offload=plan times copies at the platform's route: on network=ideal (copies next to free there, as
+# the engine's SimGrid route gives them) the MILP's own plan fits 30 GiB and its model is the simulation;
+# at PCIe rates it found no fit and handed over to PipeOffload's rules ----
+expect_rc "offload=plan on network=ideal at 30 GiB runs" 0 "$BIN" plan offload --set network=ideal \
+    --set memory.capacity=30GiB --format json
+cp "$TMP/out" "$TMP/ideal_plan.json"
+expect_rc "the same job without a memory limit runs" 0 "$BIN" run --set network=ideal --set memory.capacity=1TiB --format json
+if python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1])); free = json.load(open(sys.argv[2]))
+assert p["solver"].startswith("milp"), p["solver"]
+assert p["offloaded"] > 0 and p["oom_ranks"] == 0, (p["offloaded"], p["oom_ranks"])
+assert abs(p["model_makespan"] - p["makespan"]) <= 1e-9 * p["makespan"], (p["model_makespan"], p["makespan"])
+assert abs(p["makespan"] - free["makespan"]) <= 1e-9 * free["makespan"], (p["makespan"], free["makespan"])' \
+    "$TMP/ideal_plan.json" "$TMP/out" 2>"$TMP/pyerr"
+then ok "offload=plan on network=ideal: the MILP plans copies at the platform's rate, its model is the simulation"
+else not_ok "offload=plan on network=ideal: copies at the platform's rate" "$(tail -1 "$TMP/pyerr")"; fi
 test_summary

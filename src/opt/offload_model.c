@@ -60,14 +60,31 @@ static int measured_link(const offload_plan_input *in, double *bw, pg_status *st
     return rc;
 }
 
-/* Route bandwidth GPU -> host memory, uncontended. */
+static const pg_gpu *rank_host_gpu(const offload_plan_input *in, int rank)
+{
+    return &in->plat->gpu[in->rank_gpu[rank]];
+}
+
+/* Route bandwidth GPU -> host memory, uncontended: the platform's where it
+ * lists the route (what the engine's copies and its skip rule get, from
+ * SimGrid's route: on network=ideal next to free); else what the
+ * experiment or the GPU type says. */
 static double route_bw(const offload_plan_input *in, const off_model *md, int rank)
 {
+    if (rank_host_gpu(in, rank)->host_bw > 0)
+        return rank_host_gpu(in, rank)->host_bw;
     if (in->exp->network == NET_CLUSTER && in->exp->cluster_pcie_bw > 0)
         return in->exp->cluster_pcie_bw;
     if (md->host_link_bw > 0) return md->host_link_bw / HOST_LINK_SOLO_SHARE;
     const gpu_system *gs = gpu_of(in, rank);
     return gs != NULL ? gs->pcie_bw : DEFAULT_PCIE_BW;
+}
+
+/* Its latency: the platform route's, else the generated platforms' PCIe. */
+static double route_latency_s(const offload_plan_input *in, int rank)
+{
+    const pg_gpu *g = rank_host_gpu(in, rank);
+    return g->host_bw > 0 ? g->host_latency_s : PCIE_LATENCY_S;
 }
 
 /* The PCIe-switch uplink's bandwidth (cluster.c: the route's rate, or twice
@@ -83,7 +100,7 @@ static double uplink_bw(const offload_plan_input *in, const off_model *md, int r
  * GPUs (Megatron order, cli/job.c). */
 static int uplink_sharers(const offload_plan_input *in, int rank)
 {
-    const pg_gpu *g = &in->plat->gpu[in->rank_gpu[rank]];
+    const pg_gpu *g = rank_host_gpu(in, rank);
     const experiment *e = in->exp;
     long job_gpus = (long)in->sched->pp * (e->tp > 1 ? e->tp : 1) * (e->cp > 1 ? e->cp : 1) * (e->dp > 1 ? e->dp : 1);
     int n = 0;
@@ -146,7 +163,7 @@ static void item_options(const offload_plan_input *in, off_model *md, off_item *
         if (fwd == PLAN_FWD_FULL && fl.f_alloc >= in->wl->stage[it->stage].act_b_bytes - BYTES_EPS)
             it->allowed[o] = 0;   /* full recompute would free nothing */
         if (off) {
-            double need_s = PCIE_LATENCY_S + fl.offload_bytes / bw;
+            double need_s = md->copy_lat_s[r] + fl.offload_bytes / bw;
             double window_s = before_s[it->c_idx] - before_s[it->f_idx + 1];
             if (!in->allow_offload || fl.offload_bytes <= BYTES_EPS || window_s < SKIP_WINDOW_COPIES * need_s) {
                 it->allowed[o] = 0;
@@ -255,7 +272,7 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
         md->shared_bw[r] = uplink_bw(in, md, r) / uplink_sharers(in, r);
         if (md->shared_bw[r] > route_bw(in, md, r)) md->shared_bw[r] = route_bw(in, md, r);
         md->copy_bw[r] = in->copy_uncontended ? route_bw(in, md, r) : md->shared_bw[r];
-        md->copy_lat_s[r] = PCIE_LATENCY_S;
+        md->copy_lat_s[r] = route_latency_s(in, r);
         int n = s->nops[r];
         md->dur[r] = pg_xcalloc((size_t)n + 1, sizeof **md->dur);
         md->room[r] = pg_xcalloc((size_t)n + 1, sizeof **md->room);
