@@ -176,6 +176,7 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    pg_alloc_keep_freed_memory();
     if (argc < 2) {
         print_usage(stderr);
         return PG_EXIT_INPUT;

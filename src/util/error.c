@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* Smallest capacity pg_grow hands out, so tiny arrays do not regrow on every push. */
 #define PG_GROW_MIN_ELEMS 8
@@ -188,6 +191,26 @@ char *pg_xstrdup(const char *s)
     char *p = pg_xmalloc(n);
     memcpy(p, s, n);
     return p;
+}
+
+/* Every prediction of the cost model (calibrate runs hundreds of thousands)
+ * and every simulation builds its workload, schedule and timings and frees
+ * them.  glibc returns the top of the heap to the system whenever more
+ * than 128 KiB of it is free (M_TRIM_THRESHOLD) and grows it again at the
+ * next allocation: a brk call and fresh zeroed pages each time.  Measured
+ * on calibrate's H100 fit (--max-weight 0): 26,772 brk calls in its first
+ * 20 s, 79 s wall of which 37 s in the kernel; keeping up to 16 MiB free
+ * (and growing 4 MiB at a time) takes it to 10 s with 0.02 s in the kernel,
+ * the same file written, the peak resident size 42 MB instead of 37. */
+#define KEEP_FREED_BYTES (16 << 20)
+#define HEAP_GROWTH_PAD_BYTES (4 << 20)
+
+void pg_alloc_keep_freed_memory(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, KEEP_FREED_BYTES);
+    mallopt(M_TOP_PAD, HEAP_GROWTH_PAD_BYTES);
+#endif
 }
 
 void pg_grow(void **array, size_t *cap, size_t need, size_t elem_size)

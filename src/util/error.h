@@ -91,6 +91,11 @@ void *pg_xcalloc(size_t n, size_t size);
 void *pg_xrealloc(void *ptr, size_t size);
 char *pg_xstrdup(const char *s);
 
+/* Keep freed heap memory for the next allocation instead of returning it
+ * to the system at every free (glibc only; elsewhere a no-op).  Call once,
+ * first thing in main. */
+void pg_alloc_keep_freed_memory(void);
+
 /* Grow *array (of *cap elements of elem_size) so it holds at least need. */
 void pg_grow(void **array, size_t *cap, size_t need, size_t elem_size);
 
