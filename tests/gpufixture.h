@@ -31,6 +31,7 @@ static inline gpu_params pure_rates(void)
     g.v[GP_ITER_OVERHEAD_S] = 0;
     g.v[GP_GEMM_EFF] = 0.7;
     g.v[GP_ATTN_EFF] = 0.4;
+    g.v[GP_FLASH_EFF] = 0.4;
     g.v[GP_MEM_EFF] = 0.8;
     g.v[GP_COLL_BW_EFF] = 0.6;
     g.v[GP_COLL_LATENCY_S] = 10e-6;

@@ -183,6 +183,40 @@ START_TEST(test_selection_uses_no_heldout_row)
 }
 END_TEST
 
+/* Rows of one attention kind fit that kind's efficiency; the other kind's,
+ * which no row exercises, gets the same fitted value (not the starting
+ * value); rows of both kinds fit both. */
+START_TEST(test_fit_ties_the_attention_kernel_no_row_ran)
+{
+    enum { N = 12 };
+    train_row rows[N];
+    int mask[N];
+    synthetic_rows(rows, N, mask);   /* vTrain's setup: legacy attention */
+    const fit_hyper h = {.max_weight = 0.0, .ratio_cap = FIT_RATIO_CAP};
+    for (int kind = 0; kind < 3; kind++) {   /* legacy, flash, both */
+        for (int i = 0; i < N; i++)
+            rows[i].flash = kind == 1 || (kind == 2 && i % 2);
+        iter_set set;
+        pg_status st;
+        ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+        gpu_params g = load("a100-80g");
+        iter_fit_initial(&g);
+        int exercised[GP_COUNT];
+        for (int k = 0; k < GP_COUNT; k++)
+            exercised[k] = iter_param_exercised(&g, &set, mask, (gpu_param_id)k);
+        ck_assert_int_eq(exercised[GP_ATTN_EFF], kind != 1);
+        ck_assert_int_eq(exercised[GP_FLASH_EFF], kind != 0);
+        ck_assert_int_eq(iter_attention_tied(exercised), kind == 0 ? GP_FLASH_EFF : kind == 1 ? GP_ATTN_EFF : -1);
+        error_stats e;
+        ck_assert_int_eq(iter_fit(&g, &set, mask, &h, &e, &st), 0);
+        if (kind < 2)
+            ck_assert_exact(g.v[GP_FLASH_EFF], g.v[GP_ATTN_EFF]);
+        ck_assert(g.v[kind == 1 ? GP_FLASH_EFF : GP_ATTN_EFF] != 0.5);   /* moved from the start */
+        iter_set_free(&set);
+    }
+}
+END_TEST
+
 /* synthetic_rows in two files (row i in file i % 2), prepared as set. */
 static void synthetic_two_file_set(iter_set *set, train_row *rows, int n, int *mask)
 {
@@ -602,6 +636,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_folds_deterministic_and_balanced);
     tcase_add_test(tc, test_worst_file_mape);
     tcase_add_test(tc, test_mape_floor);
+    tcase_add_test(tc, test_fit_ties_the_attention_kernel_no_row_ran);
     tcase_add_test(tc, test_cv_score_is_the_acceptance);
     tcase_add_test(tc, test_nelder_mead_bowl);
     tcase_add_test(tc, test_staged_evaluator_matches_ideal);

@@ -82,6 +82,60 @@ START_TEST(test_times_monotone_in_size)
 }
 END_TEST
 
+/* Legacy and flash attention are two kernels with an efficiency each: the
+ * legacy core's batched GEMMs move with attn_eff only, the flash kernel
+ * with flash_eff only, each by exactly its attention FLOPs' time. */
+START_TEST(test_attention_kernels_have_their_own_efficiency)
+{
+    gpu_params g = pure_rates();
+    for (int flash = 0; flash < 2; flash++) {
+        gpt_shape m = shape(4096, 32, 2048, 2, 1);
+        m.flash = flash;
+        op_cost base[CM_OPS], slow_legacy[CM_OPS], slow_flash[CM_OPS];
+        costmodel_layer(&g, &m, base);
+        gpu_params gl = g, gf = g;
+        gl.v[GP_ATTN_EFF] = g.v[GP_ATTN_EFF] / 2;
+        gf.v[GP_FLASH_EFF] = g.v[GP_FLASH_EFF] / 2;
+        costmodel_layer(&gl, &m, slow_legacy);
+        costmodel_layer(&gf, &m, slow_flash);
+        for (int op = 0; op < CM_OPS; op++) {
+            const op_cost *moved = flash ? slow_flash : slow_legacy, *kept = flash ? slow_legacy : slow_flash;
+            double eff = flash ? g.v[GP_FLASH_EFF] : g.v[GP_ATTN_EFF];
+            ck_assert_exact(kept[op].time_s, base[op].time_s);
+            ck_assert_rel(moved[op].time_s - base[op].time_s, base[op].attn_flops / (g.v[GP_PEAK_FLOPS] * eff), 1e-9);
+        }
+        ck_assert(base[CM_F].attn_flops > 0);
+    }
+}
+END_TEST
+
+static char *write_temp(const char *text);
+
+/* A profile written before flash_eff existed: flash attention keeps the
+ * rate attn_eff gave it, and the source says so. */
+START_TEST(test_flash_eff_absent_takes_attn_eff)
+{
+    gpu_params g = load("a100-80g");
+    strbuf sb;
+    sb_init(&sb);
+    gpu_params_write_yaml(&g, "no flash_eff", &sb);
+    char *flash_line = strstr(sb.data, "  flash_eff:");
+    ck_assert_ptr_nonnull(flash_line);
+    char *end = strchr(flash_line, '\n');
+    memmove(flash_line, end + 1, strlen(end + 1) + 1);
+    char *path = write_temp(sb.data);
+    gpu_params back;
+    pg_status st;
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), 0);
+    ck_assert_exact(back.v[GP_FLASH_EFF], g.v[GP_ATTN_EFF]);
+    ck_assert_ptr_nonnull(strstr(back.source[GP_FLASH_EFF], "not in the file; attn_eff's value"));
+    ck_assert_int_eq(gpu_param_basis_of(&back, GP_FLASH_EFF), GPB_BORROWED);
+    unlink(path);
+    free(path);
+    sb_free(&sb);
+}
+END_TEST
+
 START_TEST(test_tp_divides_compute_adds_allreduce)
 {
     gpu_params g = pure_rates();
@@ -603,6 +657,8 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_layer_flops_closed_forms);
+    tcase_add_test(tc, test_attention_kernels_have_their_own_efficiency);
+    tcase_add_test(tc, test_flash_eff_absent_takes_attn_eff);
     tcase_add_test(tc, test_memory_and_params_closed_forms);
     tcase_add_test(tc, test_times_monotone_in_size);
     tcase_add_test(tc, test_tp_divides_compute_adds_allreduce);

@@ -40,7 +40,7 @@ def params(path):
         m = PARAM.match(line) if in_params else None
         if m:
             source = re.search(r'source: "(.*)"\}$', line).group(1)
-            out[m.group(1)] = (m.group(2), source.startswith("not measured"))
+            out[m.group(1)] = (m.group(2), source)
     return out
 
 
@@ -72,8 +72,12 @@ def main():
             key = m.group(1)
             if key not in values:
                 sys.exit("%s: no parameter %s" % (src, key))
-            value, unmeasured_there = values[key]
-            also = ", where no fit row exercises it either: calibrate's fixed starting value" if unmeasured_there else ""
+            value, source_there = values[key]
+            also = ""
+            if "equal to the fitted" in source_there:   # calibrate's tie of the attention kernel no row ran
+                also = ", where no fit row exercises it either: the fitted rate of the other attention kernel"
+            elif source_there.startswith("not measured"):
+                also = ", where no fit row exercises it either: calibrate's fixed starting value"
             if key in AT_PEAK:
                 ratio = flops(dst_values["peak_flops"][0]) / flops(values["peak_flops"][0])
                 value = "%.9g" % (float(value) * ratio)

@@ -6,7 +6,9 @@ Measures, with PyTorch on the current CUDA device:
     only) times and the bytes F keeps for the backward, over a grid of shapes;
   * GEMM time against size -> gemm_eff, gemm_half_flops (t = (f + half) / (peak * eff),
     a least-squares line of t against f);
-  * batched attention GEMMs -> attn_eff; a large device copy -> mem_eff;
+  * batched attention GEMMs (the legacy core) -> attn_eff; causal flash attention
+    (PyTorch's scaled_dot_product_attention, forward + backward) -> flash_eff;
+    a large device copy -> mem_eff;
   * back-to-back tiny kernels -> kernel_launch (host cost per launch);
   * PCIe host<->device bandwidth with pinned memory (D2H and H2D).
 and writes
@@ -151,6 +153,32 @@ def measure_gemm(dtype, peak, iters, rows, attention=False):
     return eff, half
 
 
+# Flash attention as the cost model counts it (src/model/costmodel.c): the
+# causal half of QK^T and AV forward, 2.5x that backward (the scores
+# recomputed, then dV, dP, dQ, dK).
+CAUSAL_FRACTION = 0.5
+FLASH_BWD_FLOPS_FACTOR = 2.5
+
+
+def measure_flash(dtype, peak, iters, rows):
+    dev = torch.device("cuda")
+    best = 0.0
+    for heads, s in ((32, 2048), (32, 4096), (64, 8192)):
+        q, k, v = (torch.randn(1, heads, s, 128, device=dev, dtype=dtype, requires_grad=True) for _ in range(3))
+        grad = torch.randn(1, heads, s, 128, device=dev, dtype=dtype)
+
+        def fwd_bwd():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            out.backward(grad)
+
+        t = timed(fwd_bwd, iters)
+        qk_av = 2 * (2.0 * heads * s * s * 128)
+        f = CAUSAL_FRACTION * qk_av * (1 + FLASH_BWD_FLOPS_FACTOR)
+        rows.append(dict(kind="flash", n=s, flops=f, seconds=t))
+        best = max(best, f / (t * peak))
+    return min(1.0, best)
+
+
 def measure_hbm(hbm_bw, iters, rows):
     src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
@@ -184,15 +212,21 @@ def measure_pcie(iters, rows):
 
 
 def read_params(path):
-    """name -> (value text, source) of a profiles/gpus file (the simple flow style we write)."""
-    out = {}
+    """name -> (value text, source) of the params block of a profiles/gpus file (the simple flow
+    style we write), and the lines of its host_link block (kept as they are)."""
+    out, host_link, block = {}, [], None
     pat = re.compile(r'^\s+(\w+): \{value: ([^,]+), source: "(.*)"\}\s*$')
     with open(path) as f:
         for line in f:
-            m = pat.match(line)
+            if line and not line[0].isspace() and not line.startswith("#"):
+                block = line.split(":")[0].strip()
+            if block == "host_link":
+                host_link.append(line)
+                continue
+            m = pat.match(line) if block == "params" else None
             if m:
                 out[m.group(1)] = (m.group(2), m.group(3))
-    return out
+    return out, host_link
 
 
 def parse_number(text):
@@ -214,7 +248,7 @@ def main():
         sys.exit("calibrate_gpu.py: no CUDA device")
     dtype = torch.bfloat16
     iters = 5 if args.quick else 20
-    base = read_params(os.path.join(args.repo, "profiles", "gpus", args.type + ".yaml"))
+    base, host_link = read_params(os.path.join(args.repo, "profiles", "gpus", args.type + ".yaml"))
     peak, hbm = parse_number(base["peak_flops"][0]), parse_number(base["hbm_bw"][0])
     device = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
@@ -227,6 +261,7 @@ def main():
     layer_results = [measure_layer(h, a, s, b, dtype, iters, rows) for h, a, s, b in shapes]
     gemm_eff, gemm_half = measure_gemm(dtype, peak, iters, rows)
     attn_eff, _ = measure_gemm(dtype, peak, iters, rows, attention=True)
+    flash_eff = measure_flash(dtype, peak, iters, rows)
     mem_eff = measure_hbm(hbm, iters, rows)
     launch = measure_launch(iters, rows)
     h2d, d2h = measure_pcie(iters, rows)
@@ -243,20 +278,25 @@ def main():
         "gemm_eff": (f"{gemm_eff:.6g}", f"{src}: square bf16 GEMMs 256..8192, t = (f + half) / (peak * eff)"),
         "gemm_half_flops": (f"{gemm_half:.6g}", f"{src}: same fit"),
         "attn_eff": (f"{attn_eff:.6g}", f"{src}: batched QK^T-shaped GEMMs, head dim 128"),
+        "flash_eff": (f"{flash_eff:.6g}", f"{src}: causal scaled_dot_product_attention forward + backward, "
+                                          f"head dim 128, s 2048..8192, the model's FLOP count, the best"),
         "mem_eff": (f"{mem_eff:.6g}", f"{src}: 1 GiB device-to-device copy"),
         "kernel_launch": (f"{launch:.6g}", f"{src}: 2000 back-to-back one-element kernels (eager PyTorch)"),
         "pcie_bw": (f"{min(h2d, d2h):.6g}", f"{src}: pinned 1 GiB copies, H2D {h2d / 1e9:.1f} GB/s, "
                                            f"D2H {d2h / 1e9:.1f} GB/s (the smaller kept)"),
     }
-    order = ["peak_flops", "hbm_bw", "nvlink_bw", "pcie_bw", "gemm_eff", "gemm_half_flops", "attn_eff",
-             "mem_eff", "kernel_launch", "coll_latency", "coll_bw_eff", "iter_overhead", "op_overhead"]
+    # every parameter of the existing file, in its order, flash_eff after attn_eff if the file predates it
+    order = list(base)
+    if "flash_eff" not in order:
+        order.insert(order.index("attn_eff") + 1, "flash_eff")
     with open(os.path.join(args.out, "gpus", args.type + ".yaml"), "w") as f:
         f.write(f"# GPU type parameters of the pipegrid cost model, {args.type}: single-GPU numbers {src};\n")
         f.write("# the others kept from the previous file (fit them with pipegrid calibrate).\n")
         f.write(f"name: {args.type}\nparams:\n")
         for k in order:
-            v, s = measured.get(k, base[k])
+            v, s = measured.get(k, base.get(k, base["attn_eff"]))
             f.write(f'  {k}: {{value: {v}, source: "{s}"}}\n')
+        f.writelines(host_link)
 
     h, a, s, b = shapes[0]
     t_f, t_b, t_w, act_b, params, flops = layer_results[0]
@@ -271,6 +311,7 @@ def main():
                 f"act_b: {int(act_b)}, act_w: {int(min(act_w, act_b))}, boundary: {BYTES_HALF * s * b * h}, "
                 f"params: {params}, flops: {flops}}}\n")
     print(f"wrote {args.out}: gemm_eff {gemm_eff:.3f} half {gemm_half:.3g} attn_eff {attn_eff:.3f} "
+          f"flash_eff {flash_eff:.3f} "
           f"mem_eff {mem_eff:.3f} launch {launch * 1e6:.1f} us pcie H2D {h2d / 1e9:.1f} D2H {d2h / 1e9:.1f} GB/s")
 
 

@@ -565,7 +565,7 @@ typedef struct fit_ctx {
 
 static int is_ratio(gpu_param_id id)
 {
-    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF ||
+    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_FLASH_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF ||
            id == GP_FP8_GEMM_EFF;
 }
 
@@ -625,6 +625,7 @@ static double objective(const double *x, void *vctx)
 #define INIT_GEMM_EFF 0.7
 #define INIT_GEMM_HALF_FLOPS 1e9
 #define INIT_ATTN_EFF 0.5
+#define INIT_FLASH_EFF 0.5
 #define INIT_MEM_EFF 0.7
 #define INIT_KERNEL_LAUNCH_S 10e-6
 #define INIT_COLL_LATENCY_S 10e-6
@@ -639,6 +640,7 @@ void iter_fit_initial(gpu_params *g)
     g->v[GP_GEMM_EFF] = INIT_GEMM_EFF;
     g->v[GP_GEMM_HALF_FLOPS] = INIT_GEMM_HALF_FLOPS;
     g->v[GP_ATTN_EFF] = INIT_ATTN_EFF;
+    g->v[GP_FLASH_EFF] = INIT_FLASH_EFF;
     g->v[GP_MEM_EFF] = INIT_MEM_EFF;
     g->v[GP_KERNEL_LAUNCH_S] = INIT_KERNEL_LAUNCH_S;
     g->v[GP_COLL_LATENCY_S] = INIT_COLL_LATENCY_S;
@@ -689,11 +691,26 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
         rc = pg_fail(st, PG_EXIT_INPUT, "calibration: some row cannot be predicted with the fitted parameters");
     else {
         *fit_err = iter_errors_by_file(set, c.pred, mask);
-        for (int k = 0; k < c.nvar; k++)
+        int fitted[GP_COUNT] = {0};
+        for (int k = 0; k < c.nvar; k++) {
             g->v[c.ids[k]] = c.g.v[c.ids[k]];
+            fitted[c.ids[k]] = 1;
+        }
+        int tied = iter_attention_tied(fitted);
+        if (tied >= 0)
+            g->v[tied] = g->v[tied == GP_FLASH_EFF ? GP_ATTN_EFF : GP_FLASH_EFF];
     }
     free(c.pred);
     return rc;
+}
+
+int iter_attention_tied(const int exercised[GP_COUNT])
+{
+    if (exercised[GP_ATTN_EFF] && !exercised[GP_FLASH_EFF])
+        return GP_FLASH_EFF;
+    if (exercised[GP_FLASH_EFF] && !exercised[GP_ATTN_EFF])
+        return GP_ATTN_EFF;
+    return -1;
 }
 
 #define EXERCISE_STEP 1.25   /* a parameter a fit can see changes some prediction when scaled by this */

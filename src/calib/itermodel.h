@@ -186,6 +186,13 @@ void iter_fit_initial(gpu_params *g);
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,
              pg_status *st);
 
+/* Legacy and flash attention have an efficiency each; rows of one GPU type
+ * often ran one kind only.  Given which parameters the fit rows exercise,
+ * the attention efficiency none of them does (GP_FLASH_EFF or GP_ATTN_EFF),
+ * which iter_fit sets to the other's fitted value rather than leave it at
+ * the starting value; -1 when both or neither are exercised. */
+int iter_attention_tied(const int exercised[GP_COUNT]);
+
 /* 1 if some row of mask is predicted differently when parameter id of g
  * changes: a parameter no fit row exercises (fp8_gemm_eff without FP8
  * rows, net_bw_eff on one node) is not fitted by a fit on them. */

@@ -269,10 +269,12 @@ static void k_linear(kctx k, cm_op which, double rows, double in_f, double out_f
     k_linear_p(k, which, rows, in_f, out_f, 1.0, 1);
 }
 
-static void k_attn(kctx k, double flops)
+/* One attention kernel of flops at efficiency eff (GP_ATTN_EFF for the
+ * legacy core's GEMMs, GP_FLASH_EFF for the flash kernel). */
+static void k_attn(kctx k, double flops, gpu_param_id eff)
 {
     const double *v = k.g->v;
-    issue(k, (flops + v[GP_GEMM_HALF_FLOPS]) / (v[GP_PEAK_FLOPS] * v[GP_ATTN_EFF]));
+    issue(k, (flops + v[GP_GEMM_HALF_FLOPS]) / (v[GP_PEAK_FLOPS] * v[eff]));
     k.c->attn_flops += flops;
 }
 
@@ -462,15 +464,15 @@ static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
     double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
     if (m->flash) {
         double keys = flash_keys(m, d) / d->s;
-        k_attn(k, CAUSAL_FRACTION * keys * (qk + av));
+        k_attn(k, CAUSAL_FRACTION * keys * (qk + av), GP_FLASH_EFF);
         return;
     }
     k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);   /* split heads */
-    k_attn(k, qk);                                            /* QK^T */
+    k_attn(k, qk, GP_ATTN_EFF);                                            /* QK^T */
     k_softmax(k, m, d->e, 0);                                 /* scale, mask, softmax */
     if (d->a.dropout)
         k_mem(k, ATTN_DROPOUT_FWD_BYTES * d->e);              /* attention dropout */
-    k_attn(k, av);                                            /* AV */
+    k_attn(k, av, GP_ATTN_EFF);                                            /* AV */
     k_mem(k, COPY_BYTES * d->T * d->o / d->t);                /* merge heads */
 }
 
@@ -480,17 +482,17 @@ static void core_bwd(kctx k, const gpt_shape *m, const dims *d)
     double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
     if (m->flash) {
         double keys = flash_keys(m, d) / d->s;
-        k_attn(k, FLASH_BWD_FLOPS_FACTOR * CAUSAL_FRACTION * keys * (qk + av));
+        k_attn(k, FLASH_BWD_FLOPS_FACTOR * CAUSAL_FRACTION * keys * (qk + av), GP_FLASH_EFF);
         return;
     }
     k_mem(k, COPY_BYTES * d->T * d->o / d->t);
-    k_attn(k, av);                                            /* dP = dO V^T */
-    k_attn(k, av);                                            /* dV = P^T dO */
+    k_attn(k, av, GP_ATTN_EFF);                                            /* dP = dO V^T */
+    k_attn(k, av, GP_ATTN_EFF);                                            /* dV = P^T dO */
     if (d->a.dropout)
         k_mem(k, DROPOUT_BWD_BYTES * d->e);
     k_softmax(k, m, d->e, 1);
-    k_attn(k, qk);                                            /* dQ */
-    k_attn(k, qk);                                            /* dK */
+    k_attn(k, qk, GP_ATTN_EFF);                                            /* dQ */
+    k_attn(k, qk, GP_ATTN_EFF);                                            /* dK */
     k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);
 }
 

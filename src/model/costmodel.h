@@ -28,7 +28,10 @@
  *     SMs idle.  FP8 GEMMs first cast
  *     their input (forward) or output gradient (backward) with its
  *     transpose, a memory-bound kernel.  Attention GEMMs use the
- *     saturating curve (f + gemm_half_flops) / (peak * attn_eff).  Memory-bound
+ *     saturating curve (f + gemm_half_flops) / (peak * eff): eff = attn_eff
+ *     for the legacy core's batched GEMMs, flash_eff for the fused flash
+ *     kernel (two kernels of different efficiency; a GPU type whose rows ran
+ *     one kind gives the other the same rate, said so in its source).  Memory-bound
  *     kernels move their bytes at hbm_bw * mem_eff.
  *   - Scale, causal mask and softmax are Megatron's one fused kernel when
  *     its launch constraints hold (costmodel_fused_softmax: the attention
@@ -76,7 +79,8 @@ typedef enum {
     GP_PCIE_BW,           /* host link per GPU, each direction, bytes/s */
     GP_GEMM_EFF,          /* ceiling of achieved/peak for large GEMMs */
     GP_GEMM_HALF_FLOPS,   /* GEMM size at which half the ceiling is reached */
-    GP_ATTN_EFF,          /* ceiling of achieved/peak for attention GEMMs */
+    GP_ATTN_EFF,          /* ceiling of achieved/peak for the legacy attention core's batched GEMMs */
+    GP_FLASH_EFF,         /* the same for the fused flash-attention kernel (its FLOPs: the causal half) */
     GP_MEM_EFF,           /* achieved/peak HBM bandwidth of memory-bound kernels */
     GP_KERNEL_LAUNCH_S,   /* host cost of one kernel launch (floor of every kernel) */
     GP_COLL_LATENCY_S,    /* alpha of one step of a ring collective (and of a p2p send) */

@@ -30,7 +30,6 @@ typedef struct param_def {
     const char *key;
     param_kind kind;
     int fitted;        /* calibrate may change it */
-    int optional;      /* may be absent from a file: then 0, with a source saying so */
 } param_def;
 
 /* Order = gpu_param_id. */
@@ -42,6 +41,7 @@ static const param_def PARAMS[GP_COUNT] = {
     [GP_GEMM_EFF] = {"gemm_eff", PK_RATIO, 1},
     [GP_GEMM_HALF_FLOPS] = {"gemm_half_flops", PK_NUMBER, 1},
     [GP_ATTN_EFF] = {"attn_eff", PK_RATIO, 1},
+    [GP_FLASH_EFF] = {"flash_eff", PK_RATIO, 1},
     [GP_MEM_EFF] = {"mem_eff", PK_RATIO, 1},
     [GP_KERNEL_LAUNCH_S] = {"kernel_launch", PK_DURATION, 1},
     [GP_COLL_LATENCY_S] = {"coll_latency", PK_DURATION, 1},
@@ -51,6 +51,13 @@ static const param_def PARAMS[GP_COUNT] = {
     [GP_NET_BW_EFF] = {"net_bw_eff", PK_RATIO, 1},
     [GP_FP8_GEMM_EFF] = {"fp8_gemm_eff", PK_RATIO, 1},
 };
+
+/* Parameters a file written before them may lack: absent, a parameter takes
+ * the value of the one it was split from (flash_eff: attn_eff timed both
+ * attention kernels until flash attention got its own efficiency). */
+static const struct {
+    gpu_param_id param, split_from;
+} SPLIT_FROM[] = {{GP_FLASH_EFF, GP_ATTN_EFF}};
 
 /* A parameter of earlier models, named in the error so that an old file is
  * not met with a bare "unknown". */
@@ -194,10 +201,17 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         g->v[id] = v;
         seen[id] = 1;
     }
+    for (size_t i = 0; i < sizeof SPLIT_FROM / sizeof SPLIT_FROM[0]; i++) {
+        gpu_param_id p = SPLIT_FROM[i].param, from = SPLIT_FROM[i].split_from;
+        if (!seen[p] && seen[from]) {
+            g->v[p] = g->v[from];
+            snprintf(g->source[p], sizeof g->source[p], "not measured on %s: not in the file; %s's value (%.380s)",
+                     g->name, PARAMS[from].key, g->source[from]);
+            seen[p] = 1;
+        }
+    }
     for (int k = 0; k < GP_COUNT; k++)
-        if (!seen[k] && PARAMS[k].optional)
-            snprintf(g->source[k], sizeof g->source[k], "not in the file: 0 (the model without this term)");
-        else if (!seen[k])
+        if (!seen[k])
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
     return load_host_link(file, root, g, st);
