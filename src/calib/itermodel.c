@@ -445,49 +445,77 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
     return e;
 }
 
-/* Rows describing one job: every setting the cost model reads is equal.
- * The architecture is compared through the prediction (a function of it). */
-static int same_job(const train_row *a, double pred_a, const train_row *b, double pred_b)
+/* What makes rows one job: every setting of the row the cost model reads,
+ * and the prediction (the architecture is compared through it, a function
+ * of it).  Without padding, so that two equal jobs are equal bytes. */
+typedef struct job_id {
+    char gpu[sizeof ((train_row *)0)->gpu];
+    int kind, gpus, global_batch, micro_batch, hidden, heads, layers, seq, vocab, tp, dp, pp, vp, cp, ep;
+    int sequence_parallel, flash, fp8, doc_len, tp_overlap, expert_tp1, recompute, dp_overlap, zero1;
+    int gpus_per_node, has_arch;
+    double grad_bytes, nic_bw, pred;
+} job_id;
+
+typedef struct job_row {
+    job_id id;
+    int row;
+} job_row;
+
+#define JOB_ID_INTS 26
+#define JOB_ID_DOUBLES 3
+/* compared as bytes: no padding may hide between the fields */
+_Static_assert(sizeof(job_id) == sizeof ((job_id *)0)->gpu + JOB_ID_INTS * sizeof(int) + JOB_ID_DOUBLES * sizeof(double),
+               "job_id has padding");
+
+static void job_id_of(const train_row *r, double pred, job_id *out)
 {
-    return pred_a == pred_b && strcmp(a->gpu, b->gpu) == 0 && a->kind == b->kind && a->gpus == b->gpus &&
-           a->global_batch == b->global_batch && a->micro_batch == b->micro_batch && a->hidden == b->hidden &&
-           a->heads == b->heads && a->layers == b->layers && a->seq == b->seq && a->vocab == b->vocab &&
-           a->tp == b->tp && a->dp == b->dp && a->pp == b->pp && a->vp == b->vp && a->cp == b->cp &&
-           a->ep == b->ep && a->sequence_parallel == b->sequence_parallel && a->flash == b->flash &&
-           a->fp8 == b->fp8 && a->doc_len == b->doc_len && a->tp_overlap == b->tp_overlap &&
-           a->expert_tp1 == b->expert_tp1 && a->recompute == b->recompute && a->dp_overlap == b->dp_overlap &&
-           a->zero1 == b->zero1 && a->grad_bytes == b->grad_bytes && a->gpus_per_node == b->gpus_per_node &&
-           a->nic_bw == b->nic_bw && a->has_arch == b->has_arch;
+    *out = (job_id){.kind = (int)r->kind, .gpus = r->gpus, .global_batch = r->global_batch,
+                    .micro_batch = r->micro_batch, .hidden = r->hidden, .heads = r->heads, .layers = r->layers,
+                    .seq = r->seq, .vocab = r->vocab, .tp = r->tp, .dp = r->dp, .pp = r->pp, .vp = r->vp,
+                    .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
+                    .fp8 = r->fp8, .doc_len = r->doc_len, .tp_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
+                    .recompute = (int)r->recompute, .dp_overlap = r->dp_overlap, .zero1 = r->zero1,
+                    .gpus_per_node = r->gpus_per_node, .has_arch = r->has_arch, .grad_bytes = r->grad_bytes,
+                    .nic_bw = r->nic_bw, .pred = pred};
+    memcpy(out->gpu, r->gpu, sizeof out->gpu);
 }
 
-/* The sum of |t - m| / m over a job's measured times m is convex and
- * piecewise linear in t, so its minimum is at one of them. */
+static int job_row_cmp(const void *a, const void *b)
+{
+    const job_row *x = a, *y = b;
+    int c = memcmp(&x->id, &y->id, sizeof x->id);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+/* Rows sorted by job, so that each job's rows are consecutive (n log n: a
+ * validate of many rows must not compare every pair).  The sum of
+ * |t - m| / m over a job's measured times m is convex and piecewise linear
+ * in t, so its minimum is at one of them. */
 double iter_mape_floor(const iter_set *set, const double *pred, const int *mask)
 {
+    job_row *jr = pg_xcalloc((size_t)set->n + 1, sizeof *jr);
     int n = 0;
+    for (int i = 0; i < set->n; i++)
+        if (!mask || mask[i]) {
+            job_id_of(&set->row[i], pred[i], &jr[n].id);
+            jr[n++].row = i;
+        }
+    qsort(jr, (size_t)n, sizeof *jr, job_row_cmp);
     double sum = 0.0;
-    int *seen = pg_xcalloc((size_t)set->n, sizeof *seen);
-    for (int i = 0; i < set->n; i++) {
-        if (mask && !mask[i])
-            continue;
-        n++;
-        if (seen[i])
-            continue;
+    for (int a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && memcmp(&jr[a].id, &jr[b].id, sizeof jr[a].id) == 0; b++)
+            ;
         double best = HUGE_VAL;
-        for (int c = i; c < set->n; c++) {
-            if ((mask && !mask[c]) || !same_job(&set->row[i], pred[i], &set->row[c], pred[c]))
-                continue;
-            seen[c] = 1;
-            double t = set->row[c].measured_s, cost = 0.0;
-            for (int j = i; j < set->n; j++)
-                if ((!mask || mask[j]) && same_job(&set->row[i], pred[i], &set->row[j], pred[j]))
-                    cost += fabs(t - set->row[j].measured_s) / set->row[j].measured_s;
+        for (int c = a; c < b; c++) {
+            double t = set->row[jr[c].row].measured_s, cost = 0.0;
+            for (int k = a; k < b; k++)
+                cost += fabs(t - set->row[jr[k].row].measured_s) / set->row[jr[k].row].measured_s;
             if (cost < best)
                 best = cost;
         }
         sum += best;
     }
-    free(seen);
+    free(jr);
     return n ? sum / n : 0.0;
 }
 
