@@ -464,7 +464,8 @@ typedef struct job_row {
 #define JOB_ID_INTS 26
 #define JOB_ID_DOUBLES 3
 /* compared as bytes: no padding may hide between the fields */
-_Static_assert(sizeof(job_id) == sizeof ((job_id *)0)->gpu + JOB_ID_INTS * sizeof(int) + JOB_ID_DOUBLES * sizeof(double),
+_Static_assert(sizeof(job_id) ==
+                   sizeof ((job_id *)0)->gpu + JOB_ID_INTS * sizeof(int) + JOB_ID_DOUBLES * sizeof(double),
                "job_id has padding");
 
 static void job_id_of(const train_row *r, double pred, job_id *out)
@@ -593,8 +594,8 @@ typedef struct fit_ctx {
 
 static int is_ratio(gpu_param_id id)
 {
-    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_FLASH_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF || id == GP_NET_BW_EFF ||
-           id == GP_FP8_GEMM_EFF;
+    return id == GP_GEMM_EFF || id == GP_ATTN_EFF || id == GP_FLASH_EFF || id == GP_MEM_EFF || id == GP_COLL_BW_EFF ||
+           id == GP_NET_BW_EFF || id == GP_FP8_GEMM_EFF;
 }
 
 /* The physical lower bound of a fitted parameter (itermodel.h); 0 = none. */

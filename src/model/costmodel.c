@@ -468,11 +468,11 @@ static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
         return;
     }
     k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);   /* split heads */
-    k_attn(k, qk, GP_ATTN_EFF);                                            /* QK^T */
+    k_attn(k, qk, GP_ATTN_EFF);                               /* QK^T */
     k_softmax(k, m, d->e, 0);                                 /* scale, mask, softmax */
     if (d->a.dropout)
         k_mem(k, ATTN_DROPOUT_FWD_BYTES * d->e);              /* attention dropout */
-    k_attn(k, av, GP_ATTN_EFF);                                            /* AV */
+    k_attn(k, av, GP_ATTN_EFF);                               /* AV */
     k_mem(k, COPY_BYTES * d->T * d->o / d->t);                /* merge heads */
 }
 
@@ -486,13 +486,13 @@ static void core_bwd(kctx k, const gpt_shape *m, const dims *d)
         return;
     }
     k_mem(k, COPY_BYTES * d->T * d->o / d->t);
-    k_attn(k, av, GP_ATTN_EFF);                                            /* dP = dO V^T */
-    k_attn(k, av, GP_ATTN_EFF);                                            /* dV = P^T dO */
+    k_attn(k, av, GP_ATTN_EFF);                               /* dP = dO V^T */
+    k_attn(k, av, GP_ATTN_EFF);                               /* dV = P^T dO */
     if (d->a.dropout)
         k_mem(k, DROPOUT_BWD_BYTES * d->e);
     k_softmax(k, m, d->e, 1);
-    k_attn(k, qk, GP_ATTN_EFF);                                            /* dQ */
-    k_attn(k, qk, GP_ATTN_EFF);                                            /* dK */
+    k_attn(k, qk, GP_ATTN_EFF);                               /* dQ */
+    k_attn(k, qk, GP_ATTN_EFF);                               /* dK */
     k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);
 }
 
