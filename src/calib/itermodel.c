@@ -727,7 +727,7 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
         }
         int tied = iter_attention_tied(fitted);
         if (tied >= 0)
-            g->v[tied] = g->v[tied == GP_FLASH_EFF ? GP_ATTN_EFF : GP_FLASH_EFF];
+            g->v[tied] = g->v[iter_attention_other(tied)];
     }
     free(c.pred);
     return rc;
@@ -740,6 +740,11 @@ int iter_attention_tied(const int exercised[GP_COUNT])
     if (exercised[GP_FLASH_EFF] && !exercised[GP_ATTN_EFF])
         return GP_ATTN_EFF;
     return -1;
+}
+
+gpu_param_id iter_attention_other(int attention_eff)
+{
+    return attention_eff == GP_FLASH_EFF ? GP_ATTN_EFF : GP_FLASH_EFF;
 }
 
 #define EXERCISE_STEP 1.25   /* a parameter a fit can see changes some prediction when scaled by this */

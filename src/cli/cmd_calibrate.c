@@ -67,23 +67,21 @@ static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h
     if (len >= sizeof g->source[0])
         len = sizeof g->source[0] - 1;
     int tied = iter_attention_tied(exercised);
+    char gpu_name[sizeof g->name];   /* a copy: g->name and g->source are parts of one object */
+    memcpy(gpu_name, g->name, sizeof gpu_name);
     for (int k = 0; k < GP_COUNT; k++) {
         if (gpu_param_basis_of(g, (gpu_param_id)k) == GPB_DATASHEET)
             continue;
         if (k == tied) {
             /* the attention kernel no fit row ran: the other one's fitted rate (iter_fit) */
-            char gpu_name[sizeof g->name];
-            memcpy(gpu_name, g->name, sizeof gpu_name);
-            int other = tied == GP_FLASH_EFF ? GP_ATTN_EFF : GP_FLASH_EFF;
             snprintf(g->source[k], sizeof g->source[k],
                      "not measured on %s: no row of the fit part ran %s attention; equal to the fitted %s (%.300s)",
-                     gpu_name, tied == GP_FLASH_EFF ? "flash" : "legacy", gpu_param_name((gpu_param_id)other), text);
+                     gpu_name, tied == GP_FLASH_EFF ? "flash" : "legacy", gpu_param_name(iter_attention_other(tied)),
+                     text);
             continue;
         }
         if (!exercised[k]) {
             /* no fit row depends on it: the fixed starting value, said so */
-            char gpu_name[sizeof g->name];   /* a copy: g->name and g->source are parts of one object */
-            memcpy(gpu_name, g->name, sizeof gpu_name);
             snprintf(g->source[k], sizeof g->source[k],
                      "not measured on %s: no row of the fit part exercises it (calibrate's fixed starting value)",
                      gpu_name);

@@ -40,9 +40,15 @@ static const plan_choice OPTION_CHOICE[OPT_COUNT] = {
     [OPT_OFF_SEL] = {1, PLAN_FWD_SELECTIVE, PLAN_BWD_KEEP}, [OPT_OFF_FULL] = {1, PLAN_FWD_FULL, PLAN_BWD_KEEP},
 };
 
+/* The platform GPU a pipeline rank runs on. */
+static const pg_gpu *rank_host_gpu(const offload_plan_input *in, int rank)
+{
+    return &in->plat->gpu[in->rank_gpu[rank]];
+}
+
 static const gpu_system *gpu_of(const offload_plan_input *in, int rank)
 {
-    const pg_gpu *g = &in->plat->gpu[in->rank_gpu[rank]];
+    const pg_gpu *g = rank_host_gpu(in, rank);
     return g->type[0] ? gpu_system_find(g->type) : NULL;
 }
 
@@ -60,19 +66,15 @@ static int measured_link(const offload_plan_input *in, double *bw, pg_status *st
     return rc;
 }
 
-static const pg_gpu *rank_host_gpu(const offload_plan_input *in, int rank)
-{
-    return &in->plat->gpu[in->rank_gpu[rank]];
-}
-
 /* Route bandwidth GPU -> host memory, uncontended: the platform's where it
  * lists the route (what the engine's copies and its skip rule get, from
  * SimGrid's route: on network=ideal next to free); else what the
  * experiment or the GPU type says. */
 static double route_bw(const offload_plan_input *in, const off_model *md, int rank)
 {
-    if (rank_host_gpu(in, rank)->host_bw > 0)
-        return rank_host_gpu(in, rank)->host_bw;
+    const pg_gpu *g = rank_host_gpu(in, rank);
+    if (g->host_bw > 0)
+        return g->host_bw;
     if (in->exp->network == NET_CLUSTER && in->exp->cluster_pcie_bw > 0)
         return in->exp->cluster_pcie_bw;
     if (md->host_link_bw > 0) return md->host_link_bw / HOST_LINK_SOLO_SHARE;
@@ -120,7 +122,7 @@ static double edge_comm_s(const offload_plan_input *in, int stage)
     if (in->exp->network == NET_IDEAL)
         return in->exp->ideal_latency_s;
     int a = s->stage_rank[stage], b = s->stage_rank[stage + 1];
-    const pg_gpu *ga = &in->plat->gpu[in->rank_gpu[a]], *gb = &in->plat->gpu[in->rank_gpu[b]];
+    const pg_gpu *ga = rank_host_gpu(in, a), *gb = rank_host_gpu(in, b);
     const gpu_system *gs = gpu_of(in, a);
     if (gs == NULL)
         return workload_p2p_bytes(in->wl, stage, in->exp->tp) / DEFAULT_P2P_BW;
@@ -259,7 +261,7 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
     plan_init(&one, s);
     double total_s = 0;
     for (int r = 0; r < s->pp; r++) {
-        const pg_gpu *g = &in->plat->gpu[in->rank_gpu[r]];
+        const pg_gpu *g = rank_host_gpu(in, r);
         double cap = in->exp->memory_capacity_bytes > 0 ? in->exp->memory_capacity_bytes : g->memory_bytes;
         if (!(cap > 0)) {
             plan_free(&one);
