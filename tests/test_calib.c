@@ -255,25 +255,26 @@ END_TEST
  * alike. */
 START_TEST(test_mape_floor)
 {
-    enum { N = 4 };
+    enum { N = 5 };
     train_row rows[N];
     int mask[N];
     synthetic_rows(rows, N, mask);
-    const double measured_s[N] = {10, 10, 20, 5};
+    const double measured_s[N] = {10, 10, 20, 5, 20};
     for (int i = 1; i < N; i++) {
         int line = rows[i].line;
         rows[i] = rows[0];
         rows[i].line = line;
     }
     rows[3].tp *= 2;
+    rows[4].capacity_factor = 1.0;        /* token dropping: another job, though the same prediction */
     for (int i = 0; i < N; i++)
         rows[i].measured_s = measured_s[i];
     iter_set set;
     pg_status st;
     ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
-    const double pred[N] = {7, 7, 7, 7};   /* the floor does not depend on the prediction's value */
+    const double pred[N] = {7, 7, 7, 7, 7};   /* the floor does not depend on the prediction's value */
     ck_assert_rel(iter_mape_floor(&set, pred, NULL), 0.5 / N, 1e-12);
-    const int without_20s[N] = {1, 1, 0, 1}, only_20s_and_another[N] = {0, 1, 1, 1};
+    const int without_20s[N] = {1, 1, 0, 1, 1}, only_20s_and_another[N] = {0, 1, 1, 1, 0};
     ck_assert_rel(iter_mape_floor(&set, pred, without_20s), 0.0, 1e-12);
     ck_assert_rel(iter_mape_floor(&set, pred, only_20s_and_another), 0.5 / 3, 1e-12);   /* t 10: 0 + 1 / 2 */
     /* no model goes below it: the model's own MAPE here is above */
@@ -548,6 +549,37 @@ START_TEST(test_republished_measurements_share_a_side)
 }
 END_TEST
 
+/* Megatron-Bridge's "(tokendrop)" rows run with an expert capacity factor
+ * of 1 (its apply_moe_token_drop): another job than the dropless row of the
+ * same configuration, so another measurement for the split. */
+START_TEST(test_token_dropping_is_its_own_measurement)
+{
+    calib_rows r = load_shipped("data/validation/modern/mbridge_perf_summary.csv");
+    int dropping = 0, twins = 0;
+    for (int i = 0; i < r.n; i++) {
+        const train_row *d = &r.row[i];
+        int labelled = strstr(d->label, "(tokendrop)") != NULL;
+        ck_assert(d->capacity_factor == (labelled ? 1.0 : 0.0));
+        if (!labelled)
+            continue;
+        dropping++;
+        for (int j = 0; j < r.n; j++) {
+            const train_row *o = &r.row[j];
+            if (o->capacity_factor == 0.0 && strcmp(o->gpu, d->gpu) == 0 && o->gpus == d->gpus &&
+                o->global_batch == d->global_batch && o->micro_batch == d->micro_batch && o->tp == d->tp &&
+                o->pp == d->pp && o->vp == d->vp && o->ep == d->ep && o->fp8 == d->fp8 && o->hidden == d->hidden &&
+                o->layers == d->layers) {
+                twins++;
+                ck_assert(o->split_key != d->split_key);
+            }
+        }
+    }
+    ck_assert_int_gt(dropping, 0);
+    ck_assert_int_gt(twins, 0);   /* the data hold dropless runs of the same configurations */
+    calib_rows_free(&r);
+}
+END_TEST
+
 /* Two files fitted together: changing the measured times of the held-out
  * rows leaves the fitted parameters exactly as they were. */
 START_TEST(test_heldout_rows_do_not_move_a_multi_file_fit)
@@ -642,6 +674,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_staged_evaluator_matches_ideal);
     tcase_add_test(tc, test_loaders_account_for_every_row);
     tcase_add_test(tc, test_republished_measurements_share_a_side);
+    tcase_add_test(tc, test_token_dropping_is_its_own_measurement);
     tcase_add_test(tc, test_heldout_rows_do_not_move_a_multi_file_fit);
     tcase_add_test(tc, test_loader_errors);
     suite_add_tcase(s, tc);

@@ -259,7 +259,7 @@ static gpt_shape row_shape(const train_row *r, int layers)
                        .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
                        .doc_len = r->doc_len,
                        .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
-                       .main_grad_bytes = r->grad_bytes};
+                       .capacity_factor = r->capacity_factor, .main_grad_bytes = r->grad_bytes};
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more
@@ -453,7 +453,7 @@ typedef struct job_id {
     int kind, gpus, global_batch, micro_batch, hidden, heads, layers, seq, vocab, tp, dp, pp, vp, cp, ep;
     int sequence_parallel, flash, fp8, doc_len, tp_overlap, expert_tp1, recompute, dp_overlap, zero1;
     int gpus_per_node, has_arch;
-    double grad_bytes, nic_bw, pred;
+    double grad_bytes, nic_bw, capacity_factor, pred;
 } job_id;
 
 typedef struct job_row {
@@ -462,7 +462,7 @@ typedef struct job_row {
 } job_row;
 
 #define JOB_ID_INTS 26
-#define JOB_ID_DOUBLES 3
+#define JOB_ID_DOUBLES 4
 /* compared as bytes: no padding may hide between the fields */
 _Static_assert(sizeof(job_id) ==
                    sizeof ((job_id *)0)->gpu + JOB_ID_INTS * sizeof(int) + JOB_ID_DOUBLES * sizeof(double),
@@ -477,7 +477,7 @@ static void job_id_of(const train_row *r, double pred, job_id *out)
                     .fp8 = r->fp8, .doc_len = r->doc_len, .tp_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
                     .recompute = (int)r->recompute, .dp_overlap = r->dp_overlap, .zero1 = r->zero1,
                     .gpus_per_node = r->gpus_per_node, .has_arch = r->has_arch, .grad_bytes = r->grad_bytes,
-                    .nic_bw = r->nic_bw, .pred = pred};
+                    .nic_bw = r->nic_bw, .capacity_factor = r->capacity_factor, .pred = pred};
     memcpy(out->gpu, r->gpu, sizeof out->gpu);
 }
 

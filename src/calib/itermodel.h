@@ -60,6 +60,8 @@ typedef struct train_row {
     int tp_overlap;                 /* tp collectives overlapped with the GEMMs (gpt_shape.tp_comm_overlap) */
     int expert_tp1;                 /* experts not split over tp (gpt_shape.expert_tp1): the expert-parallel
                                      * group is ep consecutive ranks; else ep ranks tp x cp apart */
+    double capacity_factor;         /* MoE token dropping at this expert capacity (gpt_shape.capacity_factor);
+                                     * 0 = dropless */
     row_recompute recompute;
     int dp_overlap;                 /* gradient reduction overlapped with the last microbatch's backward */
     int zero1;                      /* distributed optimizer: each data-parallel rank steps 1/dp of the state */

@@ -37,6 +37,15 @@
  * then costs 256/4096 of the unpacked sequence's; docs/validation.md gives
  * the errors at 128 and 512 too). */
 #define SQUAD_PACKED_DOC_TOKENS 256
+/* Megatron-Bridge labels its token-dropping runs "(tokendrop)"; its
+ * apply_moe_token_drop sets an expert capacity factor of 1.0 and pads each
+ * expert's input to that capacity (static shapes: no host synchronisation
+ * on the token counts, unlike dropless routing).  With force-balanced
+ * routing the FLOPs equal the dropless run's; the setting still makes it
+ * another job, which the split and the MAPE floor must not merge with its
+ * dropless twin. */
+#define TOKEN_DROP_LABEL "(tokendrop)"
+#define TOKEN_DROP_CAPACITY_FACTOR 1.0
 /* vTrain's multi-node cluster (its README / ../shared/validation README):
  * 8x 100 Gb/s NICs per node. */
 #define VTRAIN_NIC_BW (100.0 * GBIT / BITS_PER_BYTE)
@@ -562,6 +571,8 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
         r->zero1 = 1;
         r->grad_bytes = SUMMARY_GRAD_BYTES;
         r->recompute = ROW_RECOMPUTE_NONE;
+        if (strstr(get(c, col(c, "row_label")), TOKEN_DROP_LABEL))
+            r->capacity_factor = TOKEN_DROP_CAPACITY_FACTOR;
         long model_par = (long)r->tp * r->pp * r->cp;
         if (model_par < 1 || r->gpus % model_par != 0)
             snprintf(why, sizeof why, "%d GPUs do not split over tp %d x pp %d x cp %d", r->gpus, r->tp, r->pp,
@@ -583,9 +594,9 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
             continue;
         }
         char key[256];
-        snprintf(key, sizeof key, "%s|%.20s|%s|%d|%s|%d|%d|%d|%d|%d|%d|%d|%d", mkey, task, gpu, r->gpus,
-                 r->fp8 ? "fp8" : "bf16",
-                 r->seq, r->global_batch, r->micro_batch, r->tp, r->pp, r->vp, r->cp, r->ep);
+        snprintf(key, sizeof key, "%s|%.20s|%s|%d|%s|%d|%d|%d|%d|%d|%d|%d|%d%s", mkey, task, gpu, r->gpus,
+                 r->fp8 ? "fp8" : "bf16", r->seq, r->global_batch, r->micro_batch, r->tp, r->pp, r->vp, r->cp,
+                 r->ep, r->capacity_factor > 0 ? "|token-drop" : "");
         r->split_key = fnv1a(key);
     }
     free(models);
