@@ -742,7 +742,7 @@ int iter_attention_tied(const int exercised[GP_COUNT])
     return -1;
 }
 
-gpu_param_id iter_attention_other(int attention_eff)
+gpu_param_id iter_attention_other(gpu_param_id attention_eff)
 {
     return attention_eff == GP_FLASH_EFF ? GP_ATTN_EFF : GP_FLASH_EFF;
 }

@@ -195,7 +195,7 @@ int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hype
  * the starting value; -1 when both or neither are exercised. */
 int iter_attention_tied(const int exercised[GP_COUNT]);
 /* The other attention efficiency: GP_ATTN_EFF for GP_FLASH_EFF and back. */
-gpu_param_id iter_attention_other(int attention_eff);
+gpu_param_id iter_attention_other(gpu_param_id attention_eff);
 
 /* 1 if some row of mask is predicted differently when parameter id of g
  * changes: a parameter no fit row exercises (fp8_gemm_eff without FP8

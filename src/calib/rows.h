@@ -25,9 +25,9 @@
  * split_key is the measurement's identity: in the summaries the same
  * measurement is republished in several versions of a table, so the key is
  * the configuration (model, GPU, GPU count, precision, parallelism, batch,
- * MoE token dropping), not the version; every version of one measurement falls on the same side
- * of the fit/held-out split.  vTrain's rows are one measurement each (key =
- * row index, the split calibrate has always used).
+ * MoE token dropping), not the version; every version of one measurement
+ * falls on the same side of the fit/held-out split.  vTrain's rows are one
+ * measurement each (key = row index, the split calibrate has always used).
  */
 #ifndef PG_CALIB_ROWS_H
 #define PG_CALIB_ROWS_H
