@@ -388,7 +388,10 @@ START_TEST(test_build_fills_workload)
     for (int s = 0; s < 4; s++) {
         layers += w.stage[s].layers;
         ck_assert_exact(w.stage[s].boundary_bytes, 2.0 * 1024 * 2 * 4096);
-        ck_assert(w.stage[s].f_s >= w.stage[s].layers * lay[CM_F].time_s);
+        /* one queue over the layers: at least their GPU time, at most separate starts */
+        ck_assert(w.stage[s].f_s >= w.stage[s].layers * lay[CM_F].gpu_busy_s);
+        if (s > 0 && s < 3)   /* no embedding, no head */
+            ck_assert(w.stage[s].f_s - g.v[GP_OP_OVERHEAD_S] <= w.stage[s].layers * lay[CM_F].time_s);
         ck_assert(w.stage[s].act_w_bytes <= w.stage[s].act_b_bytes);
     }
     ck_assert_int_eq(layers, 30);
@@ -405,6 +408,54 @@ START_TEST(test_build_fills_workload)
     m.tp = 3;
     ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, "'tp'"));
+}
+END_TEST
+
+/* A stage's op is one kernel queue over its layers (costmodel.c,
+ * queue_append).  Where the host waits for the GPU only at the op's end, it
+ * issues the next layer while the GPU runs this one: L equal layers of
+ * standing-start time T, GPU time G and host time H end at exactly
+ * T + (L - 1) max(G, H) (a host-bound layer costs its launches from the
+ * second on, a GPU-bound one its kernels).  Where it waits at every layer's
+ * end (kernel_queue: layer), each layer starts standing: exactly L T. */
+START_TEST(test_stage_op_is_one_kernel_queue)
+{
+    const int layers_per_stage = 5, nstages = 3;
+    struct { int h, b; } cases[] = {{1024, 1}, {8192, 8}};   /* host-bound, GPU-bound */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double per_layer_s[CM_OPS] = {0, 0, 0};
+        for (int waits_each_layer = 1; waits_each_layer >= 0; waits_each_layer--) {
+            gpu_params g = load("a100-80g");
+            g.host_waits_each_layer = waits_each_layer;
+            gpt_shape m = shape(cases[i].h, 16, 1024, cases[i].b, 1);
+            m.layers = layers_per_stage * nstages;
+            op_cost lay[CM_OPS];
+            costmodel_layer(&g, &m, lay);
+            workload w;
+            pg_status st;
+            ck_assert_int_eq(costmodel_build_shape(&g, &m, nstages, &w, &st), 0);
+            const stage_cost *mid = &w.stage[1];   /* no embedding, no head */
+            ck_assert_int_eq(mid->layers, layers_per_stage);
+            double op_s[CM_OPS] = {mid->f_s, mid->b_s, mid->w_s};
+            for (int op = 0; op < CM_OPS; op++) {
+                const op_cost *c = &lay[op];
+                double overhead_s = g.v[GP_OP_OVERHEAD_S];
+                double step = c->gpu_busy_s > c->host_s ? c->gpu_busy_s : c->host_s;
+                double want = waits_each_layer ? layers_per_stage * c->time_s + overhead_s
+                                               : c->time_s + (layers_per_stage - 1) * step + overhead_s;
+                ck_assert_double_eq_tol(op_s[op], want, 1e-12 * want);
+                if (waits_each_layer)
+                    per_layer_s[op] = op_s[op];
+                else
+                    ck_assert(op_s[op] < per_layer_s[op]);   /* the ramp is paid once */
+            }
+            if (i == 0)
+                ck_assert(lay[CM_F].host_s > lay[CM_F].gpu_busy_s);   /* the cases are what they say */
+            else
+                ck_assert(lay[CM_F].gpu_busy_s > 2 * lay[CM_F].host_s);
+            workload_free(&w);
+        }
+    }
 }
 END_TEST
 
@@ -461,9 +512,10 @@ START_TEST(test_stage_layout)
         ck_assert_exact(w.stage[s].f_s, even.stage[s].f_s);
         ck_assert_exact(w.stage[s].param_count, even.stage[s].param_count);
     }
-    op_cost lay_cost[CM_OPS];
-    costmodel_layer(&g, &m, lay_cost);
-    ck_assert_rel(w.stage[3].f_s, even.stage[3].f_s - 2 * lay_cost[CM_F].time_s, 1e-9);
+    op_cost head_cost[CM_OPS];
+    costmodel_head(&g, &m, head_cost);
+    ck_assert_rel(w.stage[3].f_s, head_cost[CM_F].time_s + g.v[GP_OP_OVERHEAD_S], 1e-9);
+    ck_assert(even.stage[3].f_s > w.stage[3].f_s);
     ck_assert_rel(w.stage[3].param_count, even.stage[3].param_count - 2 * costmodel_layer_params(&m), 1e-9);
     workload_free(&w);
     workload_free(&even);
@@ -488,7 +540,15 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
                       g.host_link_bw);
         ck_assert(strncmp(g.host_link_source, "measured: PipeOffload", 21) == 0 ||
                   strncmp(g.host_link_source, "borrowed from ", 14) == 0);
+        /* where the host waits: stated in every shipped file, never the loader's default */
+        ck_assert_msg(strstr(g.kernel_queue_source, "not in the file") == NULL, "%s: no kernel_queue", TYPES[k]);
     }
+    /* A100's rows (Megatron-LM 2021-22) are fitted with a wait at every layer's end, the modern stack's
+     * (H100, and H200 / B200 that borrow its fit) at the op's end (docs/validation.md, ninth round) */
+    ck_assert_int_eq(load("a100-80g").host_waits_each_layer, 1);
+    ck_assert_int_eq(load("h100-sxm").host_waits_each_layer, 0);
+    ck_assert_int_eq(load("h200").host_waits_each_layer, 0);
+    ck_assert_int_eq(load("b200").host_waits_each_layer, 0);
     /* PipeOffload's measured constants (its paper: B_o = 15 GB/s on A100, 21 GB/s on H100) */
     ck_assert_exact(load("a100-80g").host_link_bw, 15e9);
     ck_assert_exact(load("h100-sxm").host_link_bw, 21e9);
@@ -528,6 +588,26 @@ static char *write_temp(const char *text)
     return path;
 }
 
+/* A GPU file made of good, then the block bad, fails to load with want in
+ * the message, at line. */
+static void expect_bad_block(const char *good, const char *bad, const char *want, int line)
+{
+    strbuf doc;
+    sb_init(&doc);
+    sb_appendf(&doc, "%s%s", good, bad);
+    char *path = write_temp(doc.data);
+    gpu_params back;
+    pg_status st;
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
+    ck_assert_msg(strstr(st.msg, want) != NULL, "%s", st.msg);
+    char at[32];
+    snprintf(at, sizeof at, ":%d: ", line);
+    ck_assert_msg(strstr(st.msg, at) != NULL, "%s: want %s", st.msg, at);
+    unlink(path);
+    free(path);
+    sb_free(&doc);
+}
+
 START_TEST(test_gpu_file_errors)
 {
     gpu_params g = load("a100-80g"), back;
@@ -544,8 +624,32 @@ START_TEST(test_gpu_file_errors)
     ck_assert_rel(back.host_link_bw, g.host_link_bw, 1e-8);   /* calibrate writes the host link back */
     ck_assert_str_eq(back.host_link_source, g.host_link_source);
     ck_assert_ptr_nonnull(strstr(sb.data, "\nhost_link:\n  measured_bw: {value: 1.5e+10, source: \"measured:"));
+    ck_assert_int_eq(back.host_waits_each_layer, 1);   /* and the kernel queue: a100-80g's host waits each layer */
+    ck_assert_int_eq(back.host_waits_each_layer, g.host_waits_each_layer);
+    ck_assert_str_eq(back.kernel_queue_source, g.kernel_queue_source);
     unlink(path);
     free(path);
+    /* the kernel_queue block: optional (the host waits at the op's end), bad ones named with their line */
+    char *queue = strstr(sb.data, "kernel_queue:");
+    ck_assert_ptr_nonnull(queue);
+    *queue = '\0';
+    int queue_line = 1;
+    for (const char *c = sb.data; *c; c++)
+        queue_line += *c == '\n';
+    path = write_temp(sb.data);
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), 0);
+    ck_assert_int_eq(back.host_waits_each_layer, 0);
+    ck_assert_ptr_nonnull(strstr(back.kernel_queue_source, "not in the file"));
+    unlink(path);
+    free(path);
+    const char *bad_queue[][2] = {
+        {"kernel_queue: {host_waits: always, source: s}\n", "key 'kernel_queue.host_waits': 'always': expected layer"},
+        {"kernel_queue: {host_waits: op}\n", "key 'kernel_queue': expected {host_waits: layer|op, source: TEXT}"},
+        {"kernel_queue: {host_waits: op, source: \"\"}\n", "key 'kernel_queue': expected {host_waits"},
+        {"kernel_queue: layer\n", "key 'kernel_queue': expected {host_waits"},
+    };
+    for (size_t i = 0; i < sizeof bad_queue / sizeof bad_queue[0]; i++)
+        expect_bad_block(sb.data, bad_queue[i][0], bad_queue[i][1], queue_line);
     sb_free(&sb);
     /* the host_link block: optional for the cost model, required by cluster.host_link=measured; bad ones named */
     g.host_link_bw = 0;
@@ -569,20 +673,8 @@ START_TEST(test_gpu_file_errors)
         {"host_link:\n  rate: {value: 15GBps, source: s}\n", "key 'host_link': unknown key 'rate'"},
         {"host_link: 15GBps\n", "key 'host_link': expected a mapping"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        strbuf doc;
-        sb_init(&doc);
-        sb_appendf(&doc, "%s%s", sb.data, bad[i][0]);
-        path = write_temp(doc.data);
-        ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
-        ck_assert_msg(strstr(st.msg, bad[i][1]) != NULL, "%s", st.msg);
-        char line[32];
-        snprintf(line, sizeof line, ":%d: ", params_lines + (i < 3 ? 2 : 1));   /* the entry's (the block's) line */
-        ck_assert_msg(strstr(st.msg, line) != NULL, "%s: want %s", st.msg, line);
-        unlink(path);
-        free(path);
-        sb_free(&doc);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)   /* the entry's (the block's) line */
+        expect_bad_block(sb.data, bad[i][0], bad[i][1], params_lines + (i < 3 ? 2 : 1));
     sb_free(&sb);
     path = write_temp("name: x\nparams:\n  peak_flops: {value: 1Tf, source: \"\"}\n");
     ck_assert_int_eq(gpu_params_load(path, &back, &st), PG_EXIT_INPUT);
@@ -636,6 +728,8 @@ START_TEST(test_describe_names_each_parameter_and_its_basis)
         for (int i = 0; i < GP_COUNT; i++)
             borrowed += gpu_param_basis_of(&g, (gpu_param_id)i) == GPB_BORROWED;
         ck_assert_int_eq(borrowed > 0, strstr(out, "NOT measured on this GPU type") != NULL);
+        ck_assert_ptr_nonnull(strstr(out, g.host_waits_each_layer ? "; the host waits for the GPU at every layer's end"
+                                                                  : "; the host waits for the GPU at each op's end only"));
     }
     /* two sources among the fitted parameters: two groups, each with its own source */
     gpu_params g = load("a100-80g");
@@ -670,6 +764,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_packed_documents_scale_attention);
     tcase_add_test(tc, test_expert_tp1_same_flops_other_shapes);
     tcase_add_test(tc, test_build_fills_workload);
+    tcase_add_test(tc, test_stage_op_is_one_kernel_queue);
     tcase_add_test(tc, test_stage_layout);
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
     tcase_add_test(tc, test_gpu_file_errors);

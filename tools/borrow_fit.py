@@ -25,6 +25,7 @@ DATASHEET = {"peak_flops", "hbm_bw", "nvlink_bw", "pcie_bw"}
 AT_PEAK = {"gemm_half_flops"}
 UNIT = {"f": 1.0, "kf": 1e3, "Mf": 1e6, "Gf": 1e9, "Tf": 1e12, "Pf": 1e15}
 PARAM = re.compile(r'^  ([a-z0-9_]+): \{value: ([^,]+), source: ".*"\}$')
+QUEUE = re.compile(r'^kernel_queue: \{host_waits: ([a-z]+), source: ".*"\}$')
 
 
 def params(path):
@@ -60,9 +61,14 @@ def main():
     dst_name = os.path.splitext(os.path.basename(dst))[0]
     values = params(src)
     dst_values = params(dst)
+    queue = [m.group(1) for m in map(QUEUE.match, open(src).read().splitlines()) if m]
+    if len(queue) != 1:
+        sys.exit("%s: no kernel_queue line {host_waits: ..., source: ...}" % src)
     lines, in_params, done = [], False, set()
     for line in open(dst):
         line = line.rstrip("\n")
+        if QUEUE.match(line):
+            continue   # written again at the end, from SRC
         if line == "params:":
             in_params = True
         elif in_params and not line.startswith("  "):
@@ -92,6 +98,8 @@ def main():
     missing = set(values) - DATASHEET - done
     if missing:
         sys.exit("%s: lacks %s" % (dst, ", ".join(sorted(missing))))
+    lines.append('kernel_queue: {host_waits: %s, source: "not measured on %s: as the %s fit it borrows '
+                 '(profiles/gpus/%s.yaml: the same training stack)"}' % (queue[0], dst_name, src_name, src_name))
     with open(dst, "w") as f:
         f.write("\n".join(lines) + "\n")
 

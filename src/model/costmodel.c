@@ -163,15 +163,47 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
 /* The host issues kernels one after another, launch seconds apart, and the
  * GPU runs them in order, each as soon as it is issued and the previous one
  * is done: a queue.  time_s is when the GPU finishes the last kernel, host_s
- * when the host issued it.  Short kernels leave the GPU waiting for the host
- * (small models are host-bound); a long GEMM lets the host run ahead, which
- * hides the launches of the kernels behind it. */
+ * when the host issued it (from a standing start: both idle at 0).  Short
+ * kernels leave the GPU waiting for the host (small models are host-bound);
+ * a long GEMM lets the host run ahead, which hides the launches of the
+ * kernels behind it. */
 static void issue(kctx k, double gpu_s)
 {
     k.c->host_s += k.g->v[GP_KERNEL_LAUNCH_S];
     double start = k.c->time_s > k.c->host_s ? k.c->time_s : k.c->host_s;
     k.c->time_s = start + gpu_s;
+    k.c->gpu_busy_s += gpu_s;
     k.c->kernels++;
+}
+
+/* One op of a stage (F, B or W over its layers, with the embedding or the
+ * head) is one kernel queue: where the host waits for the GPU is a property
+ * of the training stack the GPU type's measurements ran (gpu_params.
+ * host_waits_each_layer, the profile's kernel_queue block):
+ *   - at the op's end only (Megatron synchronizes the device around its
+ *     pipeline sends and receives): the host issues the next layer's
+ *     kernels while the GPU still runs this one's, so a layer of long GEMMs
+ *     hides the launches of the short kernels after it.  The queue is
+ *     linear in max-plus algebra, so appending c is exact: the GPU finishes
+ *     either busy for all of c's kernels after its previous end, or as c
+ *     would from a standing start at the host's clock;
+ *   - at every layer's end: each layer starts standing, after the last. */
+typedef struct op_queue {
+    double host_s, gpu_s;
+} op_queue;
+
+static void queue_append(op_queue *q, const op_cost *c, int host_waits_each_layer)
+{
+    if (c->kernels == 0)
+        return;
+    if (host_waits_each_layer) {
+        q->gpu_s += c->time_s;
+        q->host_s = q->gpu_s;
+        return;
+    }
+    double busy_end = q->gpu_s + c->gpu_busy_s, issue_end = q->host_s + c->time_s;
+    q->gpu_s = busy_end > issue_end ? busy_end : issue_end;
+    q->host_s += c->host_s;
 }
 
 /* FLOPs, at the reference tile's rate, that groups x (M x N x K) occupy the
@@ -783,12 +815,12 @@ static void add_op_overhead(stage_cost *sc, const gpu_params *g)
     sc->w_s += g->v[GP_OP_OVERHEAD_S];
 }
 
-static void add_ops(stage_cost *sc, const op_cost c[CM_OPS])
-{
-    sc->f_s += c[CM_F].time_s;
-    sc->b_s += c[CM_B].time_s;
-    sc->w_s += c[CM_W].time_s;
-}
+/* A stage's three ops, each one kernel queue (queue_append): the forward
+ * runs the embedding, the layers in order and the head; the input and weight
+ * gradients the other way round. */
+typedef struct stage_queues {
+    op_queue q[CM_OPS];
+} stage_queues;
 
 /* Seconds of the attention core's forward (what selective recomputation
  * re-runs) and of one MoE layer's expert compute in F. */
@@ -906,6 +938,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     double head_ws = FLOAT_BYTES * d.c;                    /* fp32 logits */
     double hidden = arch_hidden_bytes(a, &r);
     double model_share = d.t * (m->cp > 1 ? m->cp : 1);     /* GPUs sharing one layer's model FLOPs */
+    int sync = g->host_waits_each_layer;
     int layer = 0;
     for (int s = 0; s < nstages; s++) {
         stage_cost *sc = &w->stage[s];
@@ -914,9 +947,14 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         sc->attn_layers = nl;
         sc->has_attn_core = 1;
         double max_layer_b = 0, max_layer_w = 0;
+        int first_layer = layer;
+        stage_queues sq;
+        memset(&sq, 0, sizeof sq);
+        if (s == 0)
+            queue_append(&sq.q[CM_F], &emb[CM_F], sync);
         for (int i = 0; i < nl; i++, layer++) {
             int is_moe = arch_is_moe_layer(a, layer);
-            add_ops(sc, is_moe ? moe : dense);
+            queue_append(&sq.q[CM_F], &(is_moe ? moe : dense)[CM_F], sync);
             double lb = arch_layer_act_bytes(a, &r, layer, mode);
             double lw = arch_layer_act_w_bytes(a, &r, layer, mode);
             if (lw > lb)
@@ -943,14 +981,29 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             sc->a2a_compute_s = a2a_compute_s;
         }
         sc->cp_kv_bytes = arch_cp_kv_bytes(a, &r);
+        if (s == nstages - 1) {
+            queue_append(&sq.q[CM_F], &head[CM_F], sync);
+            queue_append(&sq.q[CM_B], &head[CM_B], sync);
+            queue_append(&sq.q[CM_W], &head[CM_W], sync);
+        }
+        for (int l = layer - 1; l >= first_layer; l--) {   /* the gradients run the layers backwards */
+            const op_cost *c = arch_is_moe_layer(a, l) ? moe : dense;
+            queue_append(&sq.q[CM_B], &c[CM_B], sync);
+            queue_append(&sq.q[CM_W], &c[CM_W], sync);
+        }
+        if (s == 0) {
+            queue_append(&sq.q[CM_B], &emb[CM_B], sync);
+            queue_append(&sq.q[CM_W], &emb[CM_W], sync);
+        }
+        sc->f_s = sq.q[CM_F].gpu_s;
+        sc->b_s = sq.q[CM_B].gpu_s;
+        sc->w_s = sq.q[CM_W].gpu_s;
         add_op_overhead(sc, g);
         if (s == 0) {
-            add_ops(sc, emb);
             sc->act_b_bytes += arch_embedding_act_bytes(a, &r);   /* embedding dropout mask */
             sc->param_count += arch_embedding_params_gpu(a, &r);
         }
         if (s == nstages - 1) {
-            add_ops(sc, head);
             /* kept for B: the final norm's input, the fp32 softmax; for W: norm output + logits gradient */
             sc->act_b_bytes += HALF_BYTES * d.n + FLOAT_BYTES * d.c;
             sc->act_w_bytes += HALF_BYTES * d.n + HALF_BYTES * d.c;
@@ -1035,6 +1088,8 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
                 append(out, len, &used, " (%s)", g->source[i]);
             sep = "; ";
         }
+    append(out, len, &used, "; the host waits for the GPU at %s (kernel_queue: %s)",
+           g->host_waits_each_layer ? "every layer's end" : "each op's end only", g->kernel_queue_source);
 }
 
 int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st)

@@ -16,7 +16,10 @@
  *     and the GPU runs each when it has been launched and the previous one
  *     has finished (a queue): an op of short kernels is host-bound, an op of
  *     long GEMMs GPU-bound (small models are host-bound; this is what makes
- *     time saturate instead of falling linearly with size).
+ *     time saturate instead of falling linearly with size).  A stage's op
+ *     chains its layers in one queue; the host waits for the GPU at the
+ *     op's end only, or at every layer's end where the GPU type's
+ *     measurements say so (gpu_params.host_waits_each_layer).
  *   - GPU time of a linear layer's GEMM (M x N x K, f = 2MNK FLOPs):
  *     (f' + gemm_half_flops) / (peak * gemm_eff), f' >= f the FLOPs of the
  *     output tiles it occupies the SMs with, in whole waves over the SM
@@ -105,6 +108,13 @@ typedef struct gpu_params {
      * alone gets it / HOST_LINK_SOLO_SHARE (platform.h).  0 = not given. */
     double host_link_bw;
     char host_link_source[256];
+    /* Where the host waits for the GPU within an op (the file's kernel_queue
+     * block, costmodel.c queue_append): 1 at every layer's end, 0 at the
+     * op's end only (the default when the file has no block).  A property
+     * of the training stack the type's measurements ran, chosen by
+     * cross-validation, never fitted; calibrate writes it back as read. */
+    int host_waits_each_layer;
+    char kernel_queue_source[256];
 } gpu_params;
 
 /* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet
@@ -183,8 +193,9 @@ typedef enum { CM_F = 0, CM_B, CM_W, CM_OPS } cm_op;
 
 /* What one op of one piece of the model costs on one TP rank. */
 typedef struct op_cost {
-    double time_s;           /* GPU finishes the op */
+    double time_s;           /* GPU finishes the op (host and GPU idle at its start) */
     double host_s;           /* host has issued its last kernel */
+    double gpu_busy_s;       /* GPU time of its kernels: time_s less the waits for the host */
     double gemm_flops;       /* linear-layer GEMMs */
     double attn_flops;       /* attention GEMMs */
     double mem_bytes;        /* moved by memory-bound kernels */

@@ -7,13 +7,16 @@
  *     ...
  *   host_link:
  *     measured_bw: {value: 15GBps, source: "measured: ..."}
+ *   kernel_queue: {host_waits: layer, source: "..."}
  * Every parameter of the table below is required and carries a source, so a
  * number without provenance cannot enter the cost model.  The host_link
  * block (last in the file, optional) is not a cost-model parameter: it is
  * the GPU type's measured effective host-memory copy rate that
  * cluster.host_link=measured puts on the generated platform's PCIe links
  * (gpu_params.host_link_bw); calibrate never fits it and writes it back
- * as it read it.
+ * as it read it.  The kernel_queue block (optional, default op) says where
+ * the host waits for the GPU within an op: at every layer's end (layer) or
+ * at the op's end only (op); also never fitted, written back as read.
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +68,11 @@ static const struct {
 
 #define HOST_LINK_BLOCK "host_link"
 #define HOST_LINK_MEASURED "measured_bw"
+#define KERNEL_QUEUE_BLOCK "kernel_queue"
+#define KERNEL_QUEUE_WAITS "host_waits"
+#define WAITS_LAYER "layer"
+#define WAITS_OP "op"
+#define KERNEL_QUEUE_DEFAULT_SOURCE "not in the file: the default (the host waits at the op's end only)"
 
 #define GPU_DIR "profiles/gpus/"
 #define YAML_SUFFIX ".yaml"
@@ -158,6 +166,29 @@ static int load_host_link(const char *file, const yt_node *root, gpu_params *g, 
     return 0;
 }
 
+/* The optional kernel_queue block: {host_waits: layer|op, source: TEXT}. */
+static int load_kernel_queue(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
+{
+    g->host_waits_each_layer = 0;
+    snprintf(g->kernel_queue_source, sizeof g->kernel_queue_source, "%s", KERNEL_QUEUE_DEFAULT_SOURCE);
+    const yt_node *kq = yt_get(root, KERNEL_QUEUE_BLOCK);
+    if (kq == NULL)
+        return 0;
+    const yt_node *waits = kq->kind == YT_MAP ? yt_get(kq, KERNEL_QUEUE_WAITS) : NULL;
+    const yt_node *src = kq->kind == YT_MAP ? yt_get(kq, "source") : NULL;
+    if (kq->kind != YT_MAP || kq->count != 2 || waits == NULL || src == NULL || waits->kind != YT_SCALAR ||
+        src->kind != YT_SCALAR || src->scalar[0] == '\0')
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, kq->line}, KERNEL_QUEUE_BLOCK,
+                          "expected {" KERNEL_QUEUE_WAITS ": " WAITS_LAYER "|" WAITS_OP ", source: TEXT}");
+    if (strcmp(waits->scalar, WAITS_LAYER) != 0 && strcmp(waits->scalar, WAITS_OP) != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, waits->line}, KERNEL_QUEUE_BLOCK "." KERNEL_QUEUE_WAITS,
+                          "'%.60s': expected " WAITS_LAYER " (the host waits for the GPU at every layer's end) or "
+                          WAITS_OP " (at the op's end only)", waits->scalar);
+    g->host_waits_each_layer = strcmp(waits->scalar, WAITS_LAYER) == 0;
+    snprintf(g->kernel_queue_source, sizeof g->kernel_queue_source, "%s", src->scalar);
+    return 0;
+}
+
 static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
 {
     pg_origin at = {file, root ? root->line : 1};
@@ -165,9 +196,9 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         return pg_fail_at(st, PG_EXIT_INPUT, at, NULL, "expected a mapping with keys name and params");
     for (size_t i = 0; i < root->count; i++)
         if (strcmp(root->keys[i], "name") != 0 && strcmp(root->keys[i], "params") != 0 &&
-            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0)
+            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0 && strcmp(root->keys[i], KERNEL_QUEUE_BLOCK) != 0)
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, root->key_lines[i]}, root->keys[i],
-                              "unknown key (expected name, params, " HOST_LINK_BLOCK ")");
+                              "unknown key (expected name, params, " HOST_LINK_BLOCK ", " KERNEL_QUEUE_BLOCK ")");
     const yt_node *name = yt_get(root, "name");
     if (name == NULL || name->kind != YT_SCALAR || name->scalar[0] == '\0' || strlen(name->scalar) >= sizeof g->name)
         return pg_fail_at(st, PG_EXIT_INPUT, name ? (pg_origin){file, name->line} : at, "name",
@@ -214,7 +245,8 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         if (!seen[k])
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
-    return load_host_link(file, root, g, st);
+    int rc = load_host_link(file, root, g, st);
+    return rc ? rc : load_kernel_queue(file, root, g, st);
 }
 
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
@@ -274,4 +306,8 @@ void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strb
         sb_append_json_string(out, g->host_link_source);
         sb_append(out, "}\n");
     }
+    sb_appendf(out, "%s: {%s: %s, source: ", KERNEL_QUEUE_BLOCK, KERNEL_QUEUE_WAITS,
+               g->host_waits_each_layer ? WAITS_LAYER : WAITS_OP);
+    sb_append_json_string(out, g->kernel_queue_source);
+    sb_append(out, "}\n");
 }
