@@ -124,6 +124,27 @@ expect_err "... naming the key" "key 'gpt.doc_len': 9000 is longer than gpt.seq 
 expect_rc "gpt.doc_len with legacy attention exits 2" 2 "$BIN" run "${PACK[@]}" --set gpt.doc_len=512 --set attention=legacy
 expect_err "... naming the key" "key 'gpt.doc_len': packed documents need attention=flash"
 
+# ---- kernel_queue.host_waits: where the cost model's host waits for the GPU (the profile's, or set) ----
+KQ=(--set workload=gpt --set gpt.layers=24 --set gpt.hidden=2048 --set gpt.heads=16 --set gpt.seq=1024 --set pp=2
+    --set network=cluster --set cluster.gpu=a100-80g --format json)
+expect_rc "kernel_queue.host_waits=profile (a100-80g: layer)" 0 "$BIN" run "${KQ[@]}"
+cp "$TMP/out" kq_profile.json
+expect_rc "kernel_queue.host_waits=layer" 0 "$BIN" run "${KQ[@]}" --set kernel_queue.host_waits=layer
+cp "$TMP/out" kq_layer.json
+expect_rc "kernel_queue.host_waits=op" 0 "$BIN" run "${KQ[@]}" --set kernel_queue.host_waits=op
+if python3 -c '
+import json, sys
+p, l, o = (json.load(open(f)) for f in sys.argv[1:4])
+assert p["makespan"] == l["makespan"], (p["makespan"], l["makespan"])
+assert o["makespan"] < l["makespan"], (o["makespan"], l["makespan"])   # launch-bound: the host runs ahead
+assert "every layer" in p["cost_model"] and "set by kernel_queue.host_waits=op" in o["cost_model"], o["cost_model"]' \
+    kq_profile.json kq_layer.json "$TMP/out" 2>"$TMP/pyerr"
+then ok "kernel_queue.host_waits: the profile's by default, the host running ahead is faster, stated"
+else not_ok "kernel_queue.host_waits: the profile's by default, the host running ahead is faster, stated" \
+    "$(tail -1 "$TMP/pyerr")"; fi
+expect_rc "kernel_queue.host_waits=sometimes exits 2" 2 "$BIN" run "${KQ[@]}" --set kernel_queue.host_waits=sometimes
+expect_err "... naming the key" "key 'kernel_queue.host_waits': expected one of profile, layer, op"
+
 # ---- tp.comm_overlap: each layer's tp collective under its GEMM (the cost model's exposed part) ----
 TPO=(--set workload=hf:"$TEST_HERE/../profiles/models/llama3-8b.json" --set gpt.seq=8192 --set tp=8 --set pp=2
      --set tp.sequence_parallel=true --set network=cluster --set cluster.nodes=2 --format json)

@@ -1102,6 +1102,11 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     gpu_params g;
     if ((rc = gpu_params_load(type, &g, st)) != 0)
         return rc;
+    if (e->host_waits != HOST_WAITS_PROFILE) {
+        g.host_waits_each_layer = e->host_waits == HOST_WAITS_LAYER;
+        snprintf(g.kernel_queue_source, sizeof g.kernel_queue_source, "set by kernel_queue.host_waits=%s",
+                 e->host_waits == HOST_WAITS_LAYER ? "layer" : "op");
+    }
     arch model;
     int have_arch = 0;
     if (e->workload == WL_HF) {

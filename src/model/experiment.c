@@ -86,6 +86,8 @@ static const choice DP_REPLICAS[] = {{"auto", 0}, {"all", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
 static const choice LINK_RATES[] = {{"datasheet", 0}, {"fitted", 1}, {NULL, 0}};
+static const choice HOST_WAITS[] = {
+    {"profile", HOST_WAITS_PROFILE}, {"layer", HOST_WAITS_LAYER}, {"op", HOST_WAITS_OP}, {NULL, 0}};
 static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
 static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h", OFFLOAD_PRESET_PO_H},
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
@@ -145,6 +147,11 @@ static const key_spec SCHEMA[] = {
                "(Transformer Engine's userbuffer overlap, NVIDIA's recipes; the calibration's tp_comm_overlap): "
                "only what exceeds that GEMM costs time, timed by the cost model at NVLink x coll_bw_eff inside "
                "the ops instead of simulated on the links (so it contends with no other traffic)"),
+    CHOICE_KEY("kernel_queue.host_waits", "profile|layer|op", host_waits, "profile", HOST_WAITS, NO_PATH, 0,
+               "workload=gpt / hf: where the cost model's host waits for the GPU inside a stage's op: as the GPU "
+               "type's profile says (its kernel_queue block, chosen by the calibration: layer on a100-80g, op on "
+               "h100-sxm, h200, b200), at every layer's end (layer: each layer's kernel queue starts standing), or "
+               "at the op's end only (op: the host issues the next layer while the GPU runs this one)"),
     NUM_KEY("dp.bucket_bytes", dp_bucket_bytes, T_BYTES, "bytes", "80MB", 0, HUGE_NUM, 0,
             "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage; "
             "floor: at least 1MiB and at least 1/256 of the largest stage's gradients (at most 256 buckets per "
@@ -764,6 +771,7 @@ static const applicability APPLIES[] = {
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"tp.comm_overlap", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"kernel_queue.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"moe.capacity_factor", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"uniform.", wl_is_uniform, "workload=uniform"},

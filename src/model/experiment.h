@@ -21,6 +21,11 @@
 
 /* WL_GPT and WL_HF are costed by the model (model/arch.h, model/costmodel.h):
  * their stage times are one GPU's share already. */
+/* Where the cost model's host waits for the GPU inside an op (costmodel.c,
+ * queue_append): as the GPU type's profile says (its kernel_queue block), or
+ * set by the experiment. */
+typedef enum { HOST_WAITS_PROFILE = 0, HOST_WAITS_LAYER, HOST_WAITS_OP } host_waits_mode;
+
 typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT, WL_HF } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
 typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } offload_policy;
@@ -53,6 +58,7 @@ typedef struct experiment {
     int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
     int tp_comm_overlap;            /* 1: tp collectives overlap their GEMMs (Transformer Engine's userbuffers) */
+    int host_waits;                 /* kernel_queue.host_waits: HOST_WAITS_PROFILE, _LAYER or _OP */
     double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */
