@@ -127,6 +127,9 @@ int gpu_param_fitted(gpu_param_id id);
  * required, with a value and a source.  Errors name file, line and key. */
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st);
 
+/* The same from text in memory; errors name file_label and the line. */
+int gpu_params_load_buffer(const char *text, size_t len, const char *file_label, gpu_params *g, pg_status *st);
+
 /* Where a parameter's number comes from: the datasheet (never fitted), a
  * fit on this GPU type, or borrowed from another type's fit (its source
  * starts "not measured"). */

@@ -271,6 +271,18 @@ int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
     return rc;
 }
 
+int gpu_params_load_buffer(const char *text, size_t len, const char *file_label, gpu_params *g, pg_status *st)
+{
+    memset(g, 0, sizeof *g);
+    yt_doc doc;
+    int rc = yt_load_buffer(text, len, file_label, &doc, st);
+    if (rc)
+        return rc;
+    rc = load_doc(file_label, doc.root, g, st);
+    yt_free(&doc);
+    return rc;
+}
+
 int gpu_host_link_load(const char *type, gpu_params *g, pg_status *st)
 {
     int rc = gpu_params_load(type, g, st);
