@@ -815,13 +815,6 @@ static void add_op_overhead(stage_cost *sc, const gpu_params *g)
     sc->w_s += g->v[GP_OP_OVERHEAD_S];
 }
 
-/* A stage's three ops, each one kernel queue (queue_append): the forward
- * runs the embedding, the layers in order and the head; the input and weight
- * gradients the other way round. */
-typedef struct stage_queues {
-    op_queue q[CM_OPS];
-} stage_queues;
-
 /* Seconds of the attention core's forward (what selective recomputation
  * re-runs) and of one MoE layer's expert compute in F. */
 static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
@@ -947,14 +940,15 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         sc->attn_layers = nl;
         sc->has_attn_core = 1;
         double max_layer_b = 0, max_layer_w = 0;
+        /* each op one kernel queue (queue_append): the forward runs the embedding, the layers in order and
+         * the head; the input and weight gradients the other way round */
         int first_layer = layer;
-        stage_queues sq;
-        memset(&sq, 0, sizeof sq);
+        op_queue q[CM_OPS] = {{0, 0}, {0, 0}, {0, 0}};
         if (s == 0)
-            queue_append(&sq.q[CM_F], &emb[CM_F], sync);
+            queue_append(&q[CM_F], &emb[CM_F], sync);
         for (int i = 0; i < nl; i++, layer++) {
             int is_moe = arch_is_moe_layer(a, layer);
-            queue_append(&sq.q[CM_F], &(is_moe ? moe : dense)[CM_F], sync);
+            queue_append(&q[CM_F], &(is_moe ? moe : dense)[CM_F], sync);
             double lb = arch_layer_act_bytes(a, &r, layer, mode);
             double lw = arch_layer_act_w_bytes(a, &r, layer, mode);
             if (lw > lb)
@@ -981,23 +975,18 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             sc->a2a_compute_s = a2a_compute_s;
         }
         sc->cp_kv_bytes = arch_cp_kv_bytes(a, &r);
-        if (s == nstages - 1) {
-            queue_append(&sq.q[CM_F], &head[CM_F], sync);
-            queue_append(&sq.q[CM_B], &head[CM_B], sync);
-            queue_append(&sq.q[CM_W], &head[CM_W], sync);
+        if (s == nstages - 1)
+            for (int op = CM_F; op < CM_OPS; op++)
+                queue_append(&q[op], &head[op], sync);
+        for (int op = CM_B; op < CM_OPS; op++) {   /* the gradients run the layers backwards */
+            for (int l = layer - 1; l >= first_layer; l--)
+                queue_append(&q[op], &(arch_is_moe_layer(a, l) ? moe : dense)[op], sync);
+            if (s == 0)
+                queue_append(&q[op], &emb[op], sync);
         }
-        for (int l = layer - 1; l >= first_layer; l--) {   /* the gradients run the layers backwards */
-            const op_cost *c = arch_is_moe_layer(a, l) ? moe : dense;
-            queue_append(&sq.q[CM_B], &c[CM_B], sync);
-            queue_append(&sq.q[CM_W], &c[CM_W], sync);
-        }
-        if (s == 0) {
-            queue_append(&sq.q[CM_B], &emb[CM_B], sync);
-            queue_append(&sq.q[CM_W], &emb[CM_W], sync);
-        }
-        sc->f_s = sq.q[CM_F].gpu_s;
-        sc->b_s = sq.q[CM_B].gpu_s;
-        sc->w_s = sq.q[CM_W].gpu_s;
+        sc->f_s = q[CM_F].gpu_s;
+        sc->b_s = q[CM_B].gpu_s;
+        sc->w_s = q[CM_W].gpu_s;
         add_op_overhead(sc, g);
         if (s == 0) {
             sc->act_b_bytes += arch_embedding_act_bytes(a, &r);   /* embedding dropout mask */

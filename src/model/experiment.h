@@ -21,12 +21,11 @@
 
 /* WL_GPT and WL_HF are costed by the model (model/arch.h, model/costmodel.h):
  * their stage times are one GPU's share already. */
+typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT, WL_HF } workload_kind;
 /* Where the cost model's host waits for the GPU inside an op (costmodel.c,
  * queue_append): as the GPU type's profile says (its kernel_queue block), or
  * set by the experiment. */
 typedef enum { HOST_WAITS_PROFILE = 0, HOST_WAITS_LAYER, HOST_WAITS_OP } host_waits_mode;
-
-typedef enum { WL_UNIFORM, WL_PROFILE, WL_GPT, WL_HF } workload_kind;
 typedef enum { NET_IDEAL, NET_CLUSTER, NET_PLATFORM } network_kind;
 typedef enum { OFFLOAD_NONE, OFFLOAD_FULL, OFFLOAD_SELECTIVE, OFFLOAD_PLAN } offload_policy;
 /* offload.preset: PipeOffload's PO-H (half of each rank's chunks, from chunk 0)

@@ -249,6 +249,14 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
     return rc ? rc : load_kernel_queue(file, root, g, st);
 }
 
+/* load_doc on a parsed file, which it frees. */
+static int load_loaded(const char *file, yt_doc *doc, gpu_params *g, pg_status *st)
+{
+    int rc = load_doc(file, doc->root, g, st);
+    yt_free(doc);
+    return rc;
+}
+
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
 {
     memset(g, 0, sizeof *g);
@@ -264,11 +272,7 @@ int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
                        rel);
     yt_doc doc;
     int rc = yt_load_file(g->path, &doc, st);
-    if (rc)
-        return rc;
-    rc = load_doc(g->path, doc.root, g, st);
-    yt_free(&doc);
-    return rc;
+    return rc ? rc : load_loaded(g->path, &doc, g, st);
 }
 
 int gpu_params_load_buffer(const char *text, size_t len, const char *file_label, gpu_params *g, pg_status *st)
@@ -276,11 +280,7 @@ int gpu_params_load_buffer(const char *text, size_t len, const char *file_label,
     memset(g, 0, sizeof *g);
     yt_doc doc;
     int rc = yt_load_buffer(text, len, file_label, &doc, st);
-    if (rc)
-        return rc;
-    rc = load_doc(file_label, doc.root, g, st);
-    yt_free(&doc);
-    return rc;
+    return rc ? rc : load_loaded(file_label, &doc, g, st);
 }
 
 int gpu_host_link_load(const char *type, gpu_params *g, pg_status *st)
