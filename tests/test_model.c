@@ -792,6 +792,18 @@ static void cluster_xml_of(const experiment *e, strbuf *sb)
     ck_assert_msg(platform_cluster_xml(e, sb, &st) == 0, "%s", st.msg);
 }
 
+/* The latency, in seconds, of link `id` in a generated platform's XML. */
+static double link_latency_s(const char *xml, const char *id)
+{
+    char key[64];
+    snprintf(key, sizeof key, "<link id=\"%s\"", id);
+    const char *at = strstr(xml, key);
+    ck_assert_msg(at != NULL, "no link %s", id);
+    at = strstr(at, "latency=\"");
+    ck_assert_ptr_nonnull(at);
+    return strtod(at + strlen("latency=\""), NULL);
+}
+
 START_TEST(cluster_xml_content)
 {
     experiment e = cluster_experiment(2, 4, "a100-80g");
@@ -839,6 +851,29 @@ START_TEST(cluster_xml_content)
         net_below += prof.v[GP_NET_BW_EFF] < 1;
     }
     ck_assert(coll_below > 0 && net_below > 0);
+
+    /* ... and the fitted coll_latency on the links: a route between two GPUs, inside a node (two NVLink ports)
+     * or across nodes (two NICs and the core), has the latency of one ring step of the iteration model, which
+     * the simulated rings then pay per step (before: 1 us and 2.6 us of modelled wire); datasheet links keep
+     * the wire's. */
+    for (size_t t = 0; t < sizeof fitted_types / sizeof fitted_types[0]; t++) {
+        gpu_params prof;
+        ck_assert_int_eq(gpu_params_load(fitted_types[t], &prof, &st), 0);
+        double step_s = prof.v[GP_COLL_LATENCY_S];
+        ck_assert(step_s > 2.6e-6);   /* both fits: above the wire latencies, so the fitted one applies */
+        for (int fitted = 0; fitted <= 1; fitted++) {
+            e = cluster_experiment(2, 4, fitted_types[t]);
+            e.cluster_links_fitted = fitted;
+            sb_init(&sb);
+            ck_assert_int_eq(platform_cluster_xml(&e, &sb, &st), 0);
+            double nvl_s = link_latency_s(sb.data, "n0-g0-nvl"), nic_s = link_latency_s(sb.data, "n1-g3-nic");
+            double core_s = link_latency_s(sb.data, "ib-core-n0");
+            ck_assert_double_eq_tol(2 * nvl_s, fitted ? step_s : 1e-6, 1e-18);
+            ck_assert_double_eq_tol(2 * nic_s + core_s, fitted ? step_s : 2.6e-6, 1e-18);
+            ck_assert((strstr(sb.data, "fitted coll_latency") != NULL) == fitted);
+            sb_free(&sb);
+        }
+    }
     e = cluster_experiment(2, 4, "a100-80g");
     e.cluster_links_fitted = 1;
     double nvl, nic;

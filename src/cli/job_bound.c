@@ -66,18 +66,21 @@ void job_bound_free(job_bound *jb)
     memset(jb, 0, sizeof *jb);
 }
 
-/* The least bandwidth of the edges of a ring over GPUs g[0..n) of a
- * generated cluster: NVLink within a node, the NICs between nodes. */
-static double ring_min_bw(const job *j, const int *g, int n, double nvl_bw, double nic_bw)
+/* The least of a per-route quantity over the edges of a ring over GPUs
+ * g[0..n) of a generated cluster: `in_node` for an edge within a node
+ * (NVLink), `across` between nodes (the NICs).  With the routes' bandwidths
+ * it is the ring's slowest edge; with their latencies, what every step of
+ * the ring lasts at least (a step ends when all its edges' transfers have). */
+static double ring_min(const job *j, const int *g, int n, double in_node, double across)
 {
     const platform_desc *p = &j->plat;
-    double min_bw = 0.0;
+    double least = 0.0;
     for (int d = 0; d < n; d++) {
-        double bw = p->gpu[g[d]].node == p->gpu[g[(d + 1) % n]].node ? nvl_bw : nic_bw;
-        if (d == 0 || bw < min_bw)
-            min_bw = bw;
+        double v = p->gpu[g[d]].node == p->gpu[g[(d + 1) % n]].node ? in_node : across;
+        if (d == 0 || v < least)
+            least = v;
     }
-    return min_bw;
+    return least;
 }
 
 /* Least seconds per byte of one all-reduce on the dp group of GPUs g[0..dp)
@@ -91,7 +94,7 @@ static double ring_min_bw(const job *j, const int *g, int n, double nvl_bw, doub
 static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw, double nic_bw)
 {
     const platform_desc *p = &j->plat;
-    double ring = 2.0 * (dp - 1) / dp / ring_min_bw(j, g, dp, nvl_bw, nic_bw);
+    double ring = 2.0 * (dp - 1) / dp / ring_min(j, g, dp, nvl_bw, nic_bw);
     if ((dp_algo)j->exp.dp_algorithm == DP_ALGO_RING)
         return ring;
     int nn = 0, local = -1, even = 1;
@@ -135,8 +138,9 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
 {
     const sim_parallel *par = &jp->par;
     const schedule *s = &j->sched;
-    double nvl_bw, nic_bw;
-    if (par->tp < 2 || !par->tp_comm || par->tp_in_ops || !known_rates(j, jp, &nvl_bw, &nic_bw))
+    double nvl_bw, nic_bw, nvl_lat_s, nic_lat_s;
+    if (par->tp < 2 || !par->tp_comm || par->tp_in_ops || !known_rates(j, jp, &nvl_bw, &nic_bw) ||
+        !platform_cluster_gpu_latencies(&j->exp, &nvl_lat_s, &nic_lat_s))
         return 0;
     int tp = par->tp, any = 0;
     int *group = pg_xcalloc((size_t)tp, sizeof *group);
@@ -148,10 +152,13 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
         int r = s->stage_rank[st];
         for (int t = 0; t < tp; t++)   /* replica 0's group of the rank */
             group[t] = par->gpu[(size_t)r * par->dp * tp + t];
-        /* an all-reduce (or reduce-scatter + all-gather: the same bytes)
-         * puts 2(tp-1)/tp of its bytes on every ring edge */
+        /* an all-reduce (or reduce-scatter + all-gather: the same bytes and
+         * steps) puts 2(tp-1)/tp of its bytes on every ring edge, in
+         * 2(tp-1) steps of at least the least route latency each */
         int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
-        stage_s[st] = count * 2.0 * (tp - 1) / tp * c->boundary_bytes / ring_min_bw(j, group, tp, nvl_bw, nic_bw);
+        double steps = 2.0 * (tp - 1);
+        stage_s[st] = count * (steps * ring_min(j, group, tp, nvl_lat_s, nic_lat_s) +
+                               steps / tp * c->boundary_bytes / ring_min(j, group, tp, nvl_bw, nic_bw));
         any = 1;
     }
     free(group);

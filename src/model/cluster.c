@@ -15,6 +15,9 @@
  *             slots), so there the directions contend;
  *       nic   its InfiniBand NIC (one rail per GPU): GPU i to the gateway is
  *             [nic_i UP];
+ *     under cluster.links=fitted (the default) the NVLink ports and NICs
+ *     carry the GPU type's fitted NCCL ring-step latency (fitted_links), so
+ *     that every GPU-to-GPU route has the alpha the iteration model charges;
  *   - between nodes a FATPIPE core (a non-blocking fat tree: every flow
  *     gets the full rate, so only NICs limit), one core link ib-core-nNN per
  *     node (core_link: same timings as one shared link, far less solver
@@ -26,7 +29,7 @@
  * Names are zero-padded so that SimGrid's name order is the rank order.
  *
  * Mirror routes (platform_make_cluster_for only; the shipped platforms/
- * files have none): each GPU has a route to itself, [its NIC UP, the core,
+ * files have none): each GPU has a route to itself, [the core, its NIC UP,
  * its NIC DOWN], over mirror core links of the node (FATPIPE at the NIC rate
  * with the latencies a flow to another node crosses: one link of
  * CORE_LATENCY_S in the Full layout, two of half in the star), so that it
@@ -78,12 +81,32 @@ static int digits(int n)
     return d;
 }
 
+/* What cluster.links=fitted takes from the GPU type profile: coll_bw_eff
+ * and net_bw_eff, the share of the NVLink and NIC rates NCCL reached in the
+ * calibration, and coll_latency, the fitted alpha of one ring step (and of
+ * a p2p send) in the iteration model (costmodel_allreduce_s, itermodel.c).
+ * The generated links carry that alpha: every GPU-to-GPU route, inside a
+ * node or across nodes, then has latency coll_latency, so that a simulated
+ * ring of S steps pays S coll_latency as the analytic one does (before, it
+ * paid the modelled wire latencies, 1 us inside a node, and a simulated
+ * tensor-parallel job ran faster than the same collectives computed).
+ * Efficiencies 1 and no step latency (the modelled wire latencies) when
+ * the datasheet rates are asked for or the profile cannot be read (the
+ * header says which). */
+typedef struct link_fit {
+    double nvlink_eff, nic_eff;
+    double step_latency_s;      /* 0: the modelled latencies */
+} link_fit;
+
 typedef struct gen {
     strbuf *sb;
     int nw, gw;            /* zero-padding widths of node and GPU indices */
     const gpu_system *gs;
     int gpus;              /* per node */
     double nvl_bw, pcie_bw, nic_bw;
+    link_fit fit;          /* cluster.links (fitted_links) */
+    double nvl_port_lat_s, nic_lat_s;   /* link_latencies */
+    double core_lat_s;     /* one core link: CORE_LATENCY_S, half of it in the star (crossed twice) */
     double uplink_bw;      /* PCIe-switch uplink shared by GPUS_PER_PCIE_SWITCH GPUs */
     int uplink_shared;     /* the uplink's two directions share uplink_bw (measured host link) */
     const gpu_params *host_link;   /* cluster.host_link=measured: the GPU type's profile (its host_link block);
@@ -133,7 +156,7 @@ static int mirror_core_links(const gen *g)
 
 static void mirror_core_link(gen *g, int n, int k)
 {
-    double lat = g->star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S;
+    double lat = g->core_lat_s;
     sb_appendf(g->sb, IND "<link id=\"n%0*d-mirror-core%d\" bandwidth=\"%sBps\" latency=\"%ss\" "
                       "sharing_policy=\"FATPIPE\"/>\n", g->nw, n, k, NUM(g->nic_bw), NUM(lat));
 }
@@ -154,9 +177,9 @@ static void ctn(gen *g, int n, const char *kind, int idx, const char *dir)
 static void node_links(gen *g, int n)
 {
     for (int i = 0; i < g->gpus; i++) {
-        port_link(g, n, i, "nvl", g->nvl_bw, NVLINK_PORT_LATENCY_S);
+        port_link(g, n, i, "nvl", g->nvl_bw, g->nvl_port_lat_s);
         port_link(g, n, i, "pcie", g->pcie_bw, PCIE_LATENCY_S);
-        port_link(g, n, i, "nic", g->nic_bw, NIC_LATENCY_S);
+        port_link(g, n, i, "nic", g->nic_bw, g->nic_lat_s);
     }
     int nsw = (g->gpus + GPUS_PER_PCIE_SWITCH - 1) / GPUS_PER_PCIE_SWITCH;
     for (int s = 0; s < nsw; s++)
@@ -198,12 +221,17 @@ static void node_zone(gen *g, int n)
         ctn(g, n, "nic", i, "UP");
         sb_append(g->sb, "</route>\n");
     }
+    /* Mirror routes list the core links first: SimGrid 3.32 sums a route's
+     * latency in that order for a route between two node zones (the zone
+     * route's links, then the source's, then the destination's), and the
+     * order of a route's links changes nothing else, so both sums are the
+     * same double (tests/test_collectives.c compares them bit for bit). */
     for (int i = 0; g->mirror && i < g->gpus; i++) {
         sb_appendf(g->sb, IND "<route src=\"n%0*d-gpu%0*d\" dst=\"n%0*d-gpu%0*d\" symmetrical=\"NO\">", nw, n, gw,
                    i, nw, n, gw, i);
-        ctn(g, n, "nic", i, "UP");
         for (int k = 0; k < mirror_core_links(g); k++)
             sb_appendf(g->sb, "<link_ctn id=\"n%0*d-mirror-core%d\"/>", nw, n, k);
+        ctn(g, n, "nic", i, "UP");
         ctn(g, n, "nic", i, "DOWN");
         sb_append(g->sb, "</route>\n");
     }
@@ -214,25 +242,48 @@ static void node_zone(gen *g, int n)
     sb_append(g->sb, "</route>\n    </zone>\n");
 }
 
-/* The efficiencies cluster.links=fitted applies to the datasheet NVLink and
- * NIC rates: the GPU type profile's coll_bw_eff and net_bw_eff, the share
- * of the link rate NCCL reached in the calibration; 1 and 1 when the
- * datasheet rates are asked for or the profile cannot be read (the header
- * says which). */
-static void link_efficiencies(const experiment *e, const gpu_system *gs, double *nvlink_eff, double *nic_eff)
+static link_fit fitted_links(const experiment *e, const gpu_system *gs)
 {
-    *nvlink_eff = *nic_eff = 1.0;
+    link_fit f = {1.0, 1.0, 0.0};
     if (!e->cluster_links_fitted)
-        return;
+        return f;
     gpu_params prof;
     pg_status st;
     pg_status_clear(&st);
     if (gpu_params_load(gs->name, &prof, &st) != 0)
-        return;
+        return f;
     if (prof.v[GP_COLL_BW_EFF] > 0 && prof.v[GP_COLL_BW_EFF] <= 1)
-        *nvlink_eff = prof.v[GP_COLL_BW_EFF];
+        f.nvlink_eff = prof.v[GP_COLL_BW_EFF];
     if (prof.v[GP_NET_BW_EFF] > 0 && prof.v[GP_NET_BW_EFF] <= 1)
-        *nic_eff = prof.v[GP_NET_BW_EFF];
+        f.nic_eff = prof.v[GP_NET_BW_EFF];
+    if (prof.v[GP_COLL_LATENCY_S] > 0)
+        f.step_latency_s = prof.v[GP_COLL_LATENCY_S];
+    return f;
+}
+
+/* The NVLink and NIC rates: the cluster.*_bw keys, else the datasheet's
+ * times the fitted efficiencies. */
+static void link_bandwidths(const experiment *e, const gpu_system *gs, const link_fit *f, double *nvlink_bw,
+                            double *nic_bw)
+{
+    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw * f->nvlink_eff;
+    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw * f->nic_eff;
+}
+
+/* The latencies of a GPU's NVLink port, its NIC and a core link (in g).  A route between two GPUs
+ * of a node crosses two NVLink ports; one between nodes two NICs and the
+ * core (CORE_LATENCY_S in all, in either layout).  With a fitted step
+ * latency both routes total it, except that no link goes below its
+ * modelled wire latency (a fitted alpha under 1 us inside a node, or
+ * 2 NIC_LATENCY_S + CORE_LATENCY_S = 2.6 us across nodes, leaves that
+ * route at the wire's). */
+static void link_latencies(const link_fit *f, int star, gen *g)
+{
+    double nvl_fit_s = f->step_latency_s / 2.0;
+    double nic_fit_s = (f->step_latency_s - CORE_LATENCY_S) / 2.0;
+    g->nvl_port_lat_s = nvl_fit_s > NVLINK_PORT_LATENCY_S ? nvl_fit_s : NVLINK_PORT_LATENCY_S;
+    g->nic_lat_s = nic_fit_s > NIC_LATENCY_S ? nic_fit_s : NIC_LATENCY_S;
+    g->core_lat_s = star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S;
 }
 
 /* Where a link rate of the header comes from: a key, or the datasheet rate
@@ -259,12 +310,10 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                    e->cluster_nodes);
     sb_appendf(sb, "     GPU speed %s flop/s (dense BF16 peak), memory %s B, host memory per node %s B,\n",
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
-    double nvlink_eff, nic_eff;
-    link_efficiencies(e, gs, &nvlink_eff, &nic_eff);
     char why_nvl[96], why_nic[96];
-    link_rate_origin(e->cluster_nvlink_bw > 0, "cluster.nvlink_bw", gs->nvlink_bw, nvlink_eff, "coll_bw_eff", why_nvl,
-                     sizeof why_nvl);
-    link_rate_origin(e->cluster_ib_bw > 0, "cluster.ib_bw", gs->nic_bw, nic_eff, "net_bw_eff", why_nic,
+    link_rate_origin(e->cluster_nvlink_bw > 0, "cluster.nvlink_bw", gs->nvlink_bw, g->fit.nvlink_eff, "coll_bw_eff",
+                     why_nvl, sizeof why_nvl);
+    link_rate_origin(e->cluster_ib_bw > 0, "cluster.ib_bw", gs->nic_bw, g->fit.nic_eff, "net_bw_eff", why_nic,
                      sizeof why_nic);
     sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw), why_nvl);
     if (g->host_link)
@@ -278,6 +327,11 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                    NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
     sb_appendf(sb, "     InfiniBand NIC %s B/s per GPU per direction%s.\n", NUM(g->nic_bw), why_nic);
     sb_appendf(sb, "     Source of the %s figures: %s.\n", gs->name, gs->source);
+    if (g->fit.step_latency_s > 0)
+        sb_appendf(sb,
+                   "     Latencies of the GPU-to-GPU routes: the fitted coll_latency %s s of one NCCL ring step\n"
+                   "     (cluster.links=fitted; profiles/gpus/%s.yaml), at least the wire latencies below.\n",
+                   NUM(g->fit.step_latency_s), gs->name);
     sb_appendf(sb,
                "     Latencies (modelling choices of notes/simgrid.md section 4, not vendor figures): NVLink port\n"
                "     %s s (GPU to GPU crosses two ports), PCIe %s s, PCIe-switch uplink %s s, NIC %s s,\n"
@@ -286,8 +340,8 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                "     Layout: node zones with Full routing, per-GPU SPLITDUPLEX NVLink / PCIe / NIC links, a\n"
                "     PCIe-switch uplink per GPU pair to the node's host memory, the node's router nNN-ib as\n"
                "     gateway. -->\n",
-               NUM(NVLINK_PORT_LATENCY_S), NUM(PCIE_LATENCY_S), NUM(PCIE_UPLINK_LATENCY_S), NUM(NIC_LATENCY_S),
-               NUM(star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S),
+               NUM(g->nvl_port_lat_s), NUM(PCIE_LATENCY_S), NUM(PCIE_UPLINK_LATENCY_S), NUM(g->nic_lat_s),
+               NUM(g->core_lat_s),
                star ? "star layout: crossed twice, via the fabric zone" : "crossed once between two node zones");
 }
 
@@ -298,10 +352,23 @@ int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, doub
         *nvlink_bw = *nic_bw = 0.0;
         return 0;
     }
-    double nvlink_eff, nic_eff;
-    link_efficiencies(e, gs, &nvlink_eff, &nic_eff);
-    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw * nvlink_eff;
-    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw * nic_eff;
+    link_fit f = fitted_links(e, gs);
+    link_bandwidths(e, gs, &f, nvlink_bw, nic_bw);
+    return 1;
+}
+
+int platform_cluster_gpu_latencies(const experiment *e, double *nvlink_route_s, double *nic_route_s)
+{
+    const gpu_system *gs = gpu_system_find(e->cluster_gpu);
+    if (gs == NULL) {
+        *nvlink_route_s = *nic_route_s = 0.0;
+        return 0;
+    }
+    link_fit f = fitted_links(e, gs);
+    gen g = {0};
+    link_latencies(&f, 0, &g);
+    *nvlink_route_s = 2.0 * g.nvl_port_lat_s;
+    *nic_route_s = 2.0 * g.nic_lat_s + CORE_LATENCY_S;
     return 1;
 }
 
@@ -340,7 +407,8 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         .gpus = e->cluster_gpus_per_node,
         .pcie_bw = e->cluster_pcie_bw > 0 ? e->cluster_pcie_bw : gs->pcie_bw,
     };
-    platform_cluster_gpu_bandwidths(e, &g.nvl_bw, &g.nic_bw);
+    g.fit = fitted_links(e, gs);
+    link_bandwidths(e, gs, &g.fit, &g.nvl_bw, &g.nic_bw);
     g.uplink_bw = g.pcie_bw;
     gpu_params prof;
     if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0) {
@@ -355,6 +423,7 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         g.uplink_shared = 1;
     }
     int star = nodes > STAR_ABOVE_NODES;
+    link_latencies(&g.fit, star, &g);
     g.links_on_top = star;
     g.star = star;
     g.mirror = mirror;
@@ -372,7 +441,7 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
     if (star) {
         sb_append(out, "    <zone id=\"fabric\" routing=\"Full\"><router id=\"ib-core\"/></zone>\n");
         for (int a = 0; a < nodes; a++)
-            core_link(&g, a, CORE_LATENCY_S / 2);
+            core_link(&g, a, g.core_lat_s);
         for (int a = 0; a < nodes; a++)
             sb_appendf(out,
                        "    <zoneRoute src=\"node%0*d\" dst=\"fabric\" gw_src=\"n%0*d-ib\" gw_dst=\"ib-core\">"
@@ -380,7 +449,7 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
                        g.nw, a, g.nw, a, g.nw, a);
     } else if (nodes > 1) {
         for (int a = 0; a < nodes - 1; a++)   /* the last node's pairs all use their lower node's */
-            core_link(&g, a, CORE_LATENCY_S);
+            core_link(&g, a, g.core_lat_s);
         for (int a = 0; a < nodes; a++)
             for (int b = a + 1; b < nodes; b++)
                 sb_appendf(out,

@@ -90,6 +90,13 @@ int platform_load_text(const char *xml_text, const char *what, platform_desc *p,
  * cluster.gpu, 1 otherwise. */
 int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, double *nic_bw);
 
+/* network=cluster: the latency of a route between two GPUs of one node and
+ * between two nodes, in seconds: the GPU type's fitted NCCL ring-step
+ * latency under cluster.links=fitted (never below the modelled wire
+ * latencies, 1 us and 2.6 us), else the wire's.  Returns 0 (both 0) for an
+ * unknown cluster.gpu, 1 otherwise. */
+int platform_cluster_gpu_latencies(const experiment *e, double *nvlink_route_s, double *nic_route_s);
+
 /* The XML platform_make_cluster loads, as text (appended to out), so that
  * tools can ship it (platforms/NAME.xml are made this way).  Layout: see
  * cluster.c. */
