@@ -36,11 +36,21 @@ else not_ok "validate reports fit and held-out errors per file" "$(head -12 "$TM
 # the floor: Megatron-Bridge republishes jobs across releases at other times (a floor above 0 on its
 # held-out rows); vTrain measured each job once (0)
 if grep -Eq "^  mbridge_perf_summary\.csv +held-out .* floor +[1-9][0-9]*\.[0-9]+ %" "$TMP/out" &&
-   grep -Eq "^  MAPE floor: +all rows [1-9]" "$TMP/out"; then
+   grep -Eq "^  MAPE floor: +all rows ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*) %" "$TMP/out"; then
     ok "validate reports the MAPE floor of jobs measured more than once"
 else not_ok "validate reports the MAPE floor of jobs measured more than once" "$(head -12 "$TMP/out")"; fi
 if grep -q "98 x GPU type 'DGX-GB200': no profile in profiles/gpus" "$TMP/out"; then ok "rows without a GPU profile are listed, not dropped"
 else not_ok "rows without a GPU profile are listed, not dropped" "$(grep -A3 skipped "$TMP/out")"; fi
+# the releases NVIDIA documented as regressions of a configuration (data/validation/modern/regressions.csv) are
+# listed with their source, and predicted with --with-regressions (two H100 rows: 70 -> 72)
+if grep -Eq "^ +1 x documented software regression: .*issues/1998" "$TMP/out" && grep -Eq "^  all rows: +70 " "$TMP/out"
+then ok "documented regressions are listed as skipped, with their source"
+else not_ok "documented regressions are listed as skipped, with their source" "$(grep -E "all rows|regression" "$TMP/out")"; fi
+expect_rc "validate --with-regressions" 0 "$BIN" validate "$DATA/modern/nemo_perf_summary_2407.csv" "$M" --gpu h100-sxm \
+    --with-regressions
+if grep -Eq "^  all rows: +72 " "$TMP/out" && ! grep -q "documented software regression" "$TMP/out"
+then ok "--with-regressions predicts them too"
+else not_ok "--with-regressions predicts them too" "$(grep -E "all rows|regression" "$TMP/out")"; fi
 expect_rc "validate --format csv" 0 "$BIN" validate "$V" --format csv
 n=$(grep -c ',holdout,\|,fit,' "$TMP/out")
 if [ "$n" = 1440 ]; then ok "validate --format csv: one line per measured row"; else not_ok "validate --format csv: one line per measured row" "$n lines"; fi

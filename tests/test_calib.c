@@ -452,7 +452,7 @@ static calib_rows load_shipped(const char *rel)
     ck_assert_msg(datapath_find(rel, path, sizeof path) == 0, "%s not found", rel);
     calib_rows r;
     pg_status st;
-    int rc = calib_rows_load(path, &r, &st);
+    int rc = calib_rows_load(path, 0, &r, &st);
     ck_assert_msg(rc == 0, "%s", st.msg);
     return r;
 }
@@ -522,6 +522,47 @@ START_TEST(test_loaders_account_for_every_row)
     }
     ck_assert_int_gt(h100, 20);
     ck_assert_int_gt(b200, 10);
+    calib_rows_free(&r);
+}
+END_TEST
+
+/* The releases NVIDIA documented as regressions of a configuration
+ * (regressions.csv: Megatron-Bridge issue #1998, Qwen3-30B dropless in 25.11
+ * and 26.02 on H100 and B200; PR #1760, Qwen3-235B on B200 in 25.11) are
+ * listed as skipped with their source, only those rows (not the same
+ * configuration's token-dropping twin, not another release's), and kept as
+ * jobs with CALIB_KEEP_REGRESSIONS. */
+START_TEST(test_documented_regressions_are_listed)
+{
+    static const int lines[] = {230, 231, 261, 262, 267};
+    enum { NLINES = sizeof lines / sizeof lines[0] };
+    calib_rows r = load_shipped("data/validation/modern/mbridge_perf_summary.csv");
+    ck_assert_int_eq(skipped_with(&r, "documented software regression"), NLINES);
+    int seen = 0;
+    for (int i = 0; i < r.nskip; i++) {
+        if (!strstr(r.skip[i].reason, "documented software regression"))
+            continue;
+        ck_assert_ptr_nonnull(strstr(r.skip[i].reason, "https://github.com/NVIDIA-NeMo/Megatron-Bridge/"));
+        ck_assert_ptr_null(strstr(r.skip[i].label, "(tokendrop)"));
+        for (int k = 0; k < NLINES; k++)
+            seen += r.skip[i].line == lines[k];
+    }
+    ck_assert_int_eq(seen, NLINES);
+    int n = r.n, nskip = r.nskip;
+    calib_rows_free(&r);
+
+    char path[4096];
+    pg_status st;
+    ck_assert(datapath_find("data/validation/modern/mbridge_perf_summary.csv", path, sizeof path) == 0);
+    ck_assert_int_eq(calib_rows_load(path, CALIB_KEEP_REGRESSIONS, &r, &st), 0);
+    ck_assert_int_eq(r.n, n + NLINES);
+    ck_assert_int_eq(r.nskip, nskip - NLINES);
+    ck_assert_int_eq(skipped_with(&r, "documented software regression"), 0);
+    seen = 0;
+    for (int i = 0; i < r.n; i++)
+        for (int k = 0; k < NLINES; k++)
+            seen += r.row[i].line == lines[k];
+    ck_assert_int_eq(seen, NLINES);
     calib_rows_free(&r);
 }
 END_TEST
@@ -635,6 +676,17 @@ START_TEST(test_heldout_rows_do_not_move_a_multi_file_fit)
 }
 END_TEST
 
+/* Write text to dir/name. */
+static void write_in(const char *dir, const char *name, const char *text)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 /* Bad input names file, line and column. */
 START_TEST(test_loader_errors)
 {
@@ -643,15 +695,41 @@ START_TEST(test_loader_errors)
     char *path = write_temp("# SOURCE: x\nid,layers,hidden,heads,seq,vocab,mbs,gbs,tp,pp,dp,gpus,gpu,schedule,chunks,"
                             "recompute,seq_par,meas_iter_s\nk,48,6144,64,2048,51200,four,4,8,1,1,8,a100-80g,1f1b,1,"
                             "full,false,1.42\n");
-    ck_assert_int_eq(calib_rows_load(path, &r, &st), PG_EXIT_INPUT);
+    ck_assert_int_eq(calib_rows_load(path, 0, &r, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, ":3: key 'mbs': 'four'"));
     unlink(path);
     free(path);
     path = write_temp("a,b\n1,2\n");
-    ck_assert_int_eq(calib_rows_load(path, &r, &st), PG_EXIT_INPUT);
+    ck_assert_int_eq(calib_rows_load(path, 0, &r, &st), PG_EXIT_INPUT);
     ck_assert_ptr_nonnull(strstr(st.msg, "not a known table of measurements"));
     unlink(path);
     free(path);
+
+    /* a summary's regressions.csv: a missing column or an empty field is named with file and line */
+    char dir[] = "/tmp/pg-regressions-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    write_in(dir, "summary.csv", "source_id,step_time_s\n");
+    write_in(dir, "models.csv", "model_key,model_name\n");
+    char summary[4096], file[4096];
+    snprintf(summary, sizeof summary, "%s/summary.csv", dir);
+    snprintf(file, sizeof file, "%s/regressions.csv", dir);
+    write_in(dir, "regressions.csv", "# why\nsource_version,gpu_type,model_key,what\n");
+    ck_assert_int_eq(calib_rows_load(summary, 0, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "regressions.csv:2"));
+    ck_assert_ptr_nonnull(strstr(st.msg, "source"));
+    write_in(dir, "regressions.csv", "source_version,gpu_type,model_key,what,source\n25.11,DGX-H100,,slow,url\n");
+    ck_assert_int_eq(calib_rows_load(summary, 0, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "regressions.csv:2"));
+    ck_assert_ptr_nonnull(strstr(st.msg, "model_key"));
+    ck_assert_ptr_nonnull(strstr(st.msg, "empty"));
+    /* ... and is not read when the regressions are kept */
+    ck_assert_int_eq(calib_rows_load(summary, CALIB_KEEP_REGRESSIONS, &r, &st), PG_EXIT_INPUT);
+    ck_assert_ptr_nonnull(strstr(st.msg, "no data rows"));
+    unlink(file);
+    snprintf(file, sizeof file, "%s/models.csv", dir);
+    unlink(file);
+    unlink(summary);
+    rmdir(dir);
 }
 END_TEST
 
@@ -675,6 +753,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_loaders_account_for_every_row);
     tcase_add_test(tc, test_republished_measurements_share_a_side);
     tcase_add_test(tc, test_token_dropping_is_its_own_measurement);
+    tcase_add_test(tc, test_documented_regressions_are_listed);
     tcase_add_test(tc, test_heldout_rows_do_not_move_a_multi_file_fit);
     tcase_add_test(tc, test_loader_errors);
     suite_add_tcase(s, tc);

@@ -484,19 +484,101 @@ static int load_models(const char *path, model_entry **out, int *n, pg_status *s
     return more < 0 ? st->code : 0;
 }
 
+/* ---- documented software regressions (regressions.csv) --------------------------------- */
+
+/* A release whose published number NVIDIA itself documented as a software
+ * regression of that configuration (an issue or the fixing pull request):
+ * the row measures a defect of that release's recipe, not what the
+ * configuration costs, so it is listed in skip (rows.h) unless the caller
+ * keeps it (CALIB_KEEP_REGRESSIONS). */
+typedef struct regression {
+    char version[32], system[48], model_key[48];
+    char what[72], source[72];   /* fit the skip reason (rows.h: 200 bytes) */
+} regression;
+
+/* regressions.csv beside the summary, if there is one (columns
+ * source_version, gpu_type, model_key, what, source; every field given). */
+static int load_regressions(const char *path, regression **out, int *n, pg_status *st)
+{
+    *out = NULL;
+    *n = 0;
+    csv c = {.path = path};
+    c.f = fopen(path, "r");
+    if (!c.f)
+        return 0;   /* none documented */
+    size_t cap = 0;
+    int more = csv_next(&c, st);
+    if (more > 0) {
+        memcpy(c.header_buf, c.raw, sizeof c.raw);
+        c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
+    }
+    static const char *const cols[] = {"source_version", "gpu_type", "model_key", "what", "source"};
+    for (size_t i = 0; more > 0 && i < sizeof cols / sizeof cols[0]; i++)
+        if (col(&c, cols[i]) < 0) {
+            pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, c.lineno}, cols[i], "column missing");
+            more = -1;
+        }
+    while (more > 0 && (more = csv_next(&c, st)) > 0) {
+        pg_grow((void **)out, &cap, (size_t)*n + 1, sizeof **out);
+        regression *g = &(*out)[(*n)++];
+        char *dst[] = {g->version, g->system, g->model_key, g->what, g->source};
+        size_t len[] = {sizeof g->version, sizeof g->system, sizeof g->model_key, sizeof g->what, sizeof g->source};
+        for (size_t i = 0; i < sizeof cols / sizeof cols[0] && more > 0; i++) {
+            const char *v = get(&c, col(&c, cols[i]));
+            if (v[0] == '\0' || strlen(v) >= len[i]) {
+                pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, c.lineno}, cols[i],
+                           v[0] ? "longer than %zu characters" : "empty (every field is needed)", len[i] - 1);
+                more = -1;
+            } else
+                snprintf(dst[i], len[i], "%s", v);
+        }
+    }
+    fclose(c.f);
+    if (more < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return st->code;
+    }
+    return 0;
+}
+
+static const regression *find_regression(const regression *g, int n, const char *version, const char *system,
+                                         const char *model_key)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(g[i].version, version) == 0 && strcmp(g[i].system, system) == 0 &&
+            strcmp(g[i].model_key, model_key) == 0)
+            return &g[i];
+    return NULL;
+}
+
 /* ---- Megatron-Bridge / NeMo summaries -------------------------------------------------- */
 
-static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st)
+/* The file `name` in path's directory, into buf. */
+static void sibling_path(const char *path, const char *name, char *buf, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    snprintf(buf, len, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name);
+}
+
+static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *out, pg_status *st)
 {
     sink k = {out, 0, 0};
-    char mpath[4096];
-    const char *slash = strrchr(path, '/');
-    snprintf(mpath, sizeof mpath, "%.*smodels.csv", slash ? (int)(slash - path + 1) : 0, path);
+    char mpath[4096], gpath[4096];
+    sibling_path(path, "models.csv", mpath, sizeof mpath);
+    sibling_path(path, "regressions.csv", gpath, sizeof gpath);
     model_entry *models = NULL;
     int nmodels = 0;
+    regression *regs = NULL;
+    int nregs = 0;
     int rc = load_models(mpath, &models, &nmodels, st);
-    if (rc)
+    if (rc == 0 && !(flags & CALIB_KEEP_REGRESSIONS))
+        rc = load_regressions(gpath, &regs, &nregs, st);
+    if (rc) {
+        free(models);
         return rc;
+    }
     int more;
     while ((more = csv_next(c, st)) > 0) {
         const char *src = get(c, col(c, "source_id"));
@@ -517,6 +599,9 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
             if (strcmp(models[i].key, mkey) == 0)
                 me = &models[i];
         const char *task = get(c, col(c, "task"));
+        const regression *reg = strstr(get(c, col(c, "row_label")), TOKEN_DROP_LABEL)
+                                    ? NULL
+                                    : find_regression(regs, nregs, get(c, col(c, "source_version")), system, mkey);
         if (!calib_system(system, &gpu, &per_node, &nic))
             snprintf(why, sizeof why, "GPU type '%s': no profile in profiles/gpus", system);
         else if (strstr(task, "LoRA"))
@@ -527,6 +612,9 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
             snprintf(why, sizeof why, "model '%s' not in models.csv", mkey);
         else if (!me->ok)
             snprintf(why, sizeof why, "%s", me->why);
+        else if (reg)
+            snprintf(why, sizeof why, "documented software regression: %s (%s; regressions.csv)", reg->what,
+                     reg->source);
         if (why[0]) {
             add_skip(out, &k.cap_skip, c->lineno, label, why);
             continue;
@@ -541,8 +629,10 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
             get_int(c, "gbs", 0, 1, &r->global_batch, st) || get_int(c, "mbs", 1, 1, &r->micro_batch, st) ||
             get_int(c, "tp", 1, 1, &r->tp, st) || get_int(c, "pp", 1, 1, &r->pp, st) ||
             get_int(c, "vp", 1, 1, &r->vp, st) || get_int(c, "cp", 1, 1, &r->cp, st) ||
-            get_int(c, "ep", 1, 1, &r->ep, st) || get_double(c, "step_time_s", &r->measured_s, st))
-            return st->code;
+            get_int(c, "ep", 1, 1, &r->ep, st) || get_double(c, "step_time_s", &r->measured_s, st)) {
+            more = -1;
+            break;
+        }
         if (!source_runs_virtual_stages(get(c, col(c, "schedule"))))
             r->vp = 1;
         r->has_arch = 1;
@@ -600,12 +690,13 @@ static int load_summary(csv *c, const char *path, calib_rows *out, pg_status *st
         r->split_key = fnv1a(key);
     }
     free(models);
+    free(regs);
     return more < 0 ? st->code : 0;
 }
 
 /* ---- dispatch ------------------------------------------------------------------------ */
 
-int calib_rows_load(const char *path, calib_rows *out, pg_status *st)
+int calib_rows_load(const char *path, unsigned flags, calib_rows *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     csv c = {.path = path};
@@ -628,7 +719,7 @@ int calib_rows_load(const char *path, calib_rows *out, pg_status *st)
     else if (col(&c, "meas_fwd_ms") >= 0)
         rc = load_korthikanti(&c, 1, out, st);
     else if (col(&c, "step_time_s") >= 0)
-        rc = load_summary(&c, path, out, st);
+        rc = load_summary(&c, path, flags, out, st);
     else
         rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, c.lineno}, NULL,
                         "not a known table of measurements (no 'iteration time (ms)', 'meas_iter_s', "

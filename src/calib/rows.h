@@ -19,7 +19,7 @@
  * (GB200, GB300, B300), an architecture arch cannot describe (hybrid Mamba,
  * sliding-window attention, MoE on alternate layers, MLA given only in free
  * text), FP4, or a row with blank numbers -- is not dropped: it is listed in
- * skip with its reason.  Settings a file does not state are assumptions,
+ * skip with its reason (as are documented regressions, below).  Settings a file does not state are assumptions,
  * named where they are made (rows.c).
  *
  * split_key is the measurement's identity: in the summaries the same
@@ -50,8 +50,13 @@ typedef struct calib_rows {
 } calib_rows;
 
 /* Load path (any of the formats above).  Bad input: PG_EXIT_INPUT naming
- * file, line and column.  Rows that cannot be predicted go to skip. */
-int calib_rows_load(const char *path, calib_rows *out, pg_status *st);
+ * file, line and column.  Rows that cannot be predicted go to skip, and so
+ * do a summary's rows of a release whose number NVIDIA documented as a
+ * software regression of that configuration (regressions.csv beside the
+ * summary: release, system, model, what, the issue or fixing pull request;
+ * token-dropping rows never match), unless flags has CALIB_KEEP_REGRESSIONS. */
+#define CALIB_KEEP_REGRESSIONS 1u
+int calib_rows_load(const char *path, unsigned flags, calib_rows *out, pg_status *st);
 void calib_rows_free(calib_rows *r);
 
 /* Keep the rows of GPU type gpu; the others move to skip ("GPU type X:

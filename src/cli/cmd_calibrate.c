@@ -4,7 +4,7 @@
  *
  *   pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--folds K]
  *                          [--max-weight W] [--max-mape X] [--max-overall-mape Z]
- *                          [--max-error Y] [-o FILE]
+ *                          [--max-error Y] [--with-regressions] [-o FILE]
  *
  * Takes the GPU type's datasheet numbers from its parameter file
  * (profiles/gpus/TYPE.yaml) and fits the efficiency parameters globally --

@@ -4,7 +4,7 @@
  * model cannot describe are listed as skipped, with the reason).
  *
  *   pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
- *                         [--max-mape X] [--max-error Y]
+ *                         [--max-mape X] [--max-error Y] [--with-regressions]
  *
  * Reports MAPE and the largest relative error over all rows, over the
  * held-out rows (those `pipegrid calibrate` with the same --fit-fraction did
@@ -13,6 +13,8 @@
  * cost any model that predicts one time per job (iter_mape_floor).  With
  * --max-mape / --max-error the exit code is 1 when the held-out rows miss
  * them (for CI).  --format csv prints one line per row instead.
+ * --with-regressions also predicts the rows of documented software
+ * regressions (src/calib/rows.h), listed as skipped otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>

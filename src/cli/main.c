@@ -36,11 +36,12 @@ static const command_usage USAGES[] = {
      "      join chunk CSVs in grid order; names the missing combinations (exit 2)\n"},
     {"calibrate",
      "  pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--max-weight W] [--folds K]\n"
-     "                     [--max-mape X] [--max-overall-mape Z] [--max-error Y] [-o FILE]\n"
+     "                     [--max-mape X] [--max-overall-mape Z] [--max-error Y] [--with-regressions] [-o FILE]\n"
      "      fit the cost model's GPU parameters (workload=gpt) to measured iteration times\n"
-     "      (any file of data/validation/; rows of other GPU types are listed as skipped)\n"},
+     "      (any file of data/validation/; rows of other GPU types are listed as skipped, and so are\n"
+     "      rows of documented software regressions, regressions.csv, unless --with-regressions)\n"},
     {"validate",
-     "  pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]\n"
+     "  pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv] [--with-regressions]\n"
      "      predict measured iteration times with the cost model: MAPE, max error, per file and parallelism\n"},
     {"bound",
      "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"

@@ -37,6 +37,10 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
                     strcmp(o, "--max-weight") == 0 || strcmp(o, "--folds") == 0;
         if (takes && val == NULL)
             return pg_fail(st, PG_EXIT_INPUT, "%s: option '%s' needs a value", cmd, o);
+        if (strcmp(o, "--with-regressions") == 0) {
+            a->keep_regressions = 1;
+            continue;
+        }
         if (strcmp(o, "--gpu") == 0)
             a->gpu = val;
         else if (strcmp(o, "--fit-fraction") == 0) {
@@ -110,7 +114,7 @@ int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, i
     memset(rows, 0, sizeof *rows);
     for (int k = 0; k < a->nfiles && rc == 0; k++) {
         calib_rows one;
-        rc = calib_rows_load(a->files[k], &one, st);
+        rc = calib_rows_load(a->files[k], a->keep_regressions ? CALIB_KEEP_REGRESSIONS : 0, &one, st);
         if (rc == 0) {
             append_rows(rows, &one, k);
             calib_rows_free(&one);

@@ -28,6 +28,8 @@ typedef struct validate_args {
                                  * targets the cross-validation scores against (fit_select.h: every
                                  * file's MAPE, 8 % by default; the largest error, off by default) */
     double max_overall_mape;    /* calibrate --max-overall-mape: the target of all rows' MAPE (5 %) */
+    int keep_regressions;       /* --with-regressions: predict (and fit) the rows of documented software
+                                 * regressions too (rows.h), which are otherwise listed as skipped */
 } validate_args;
 
 /* argv[first] is the subcommand; calibrate = 1 accepts -o, --max-weight,
