@@ -237,8 +237,10 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("cluster.links", "fitted|datasheet", cluster_links_fitted, "fitted", LINK_RATES, NO_PATH, 0,
                "network=cluster: NVLink and NIC rates as NCCL achieves them, the datasheet rate x the GPU type's "
                "fitted coll_bw_eff (NVLink) and net_bw_eff (NIC) from profiles/gpus/TYPE.yaml, the efficiencies "
-               "the calibration measured (docs/validation.md); or the datasheet rates. cluster.nvlink_bw / "
-               "cluster.ib_bw, when given, are used as they are"),
+               "the calibration measured (docs/validation.md), and every GPU-to-GPU route with the fitted "
+               "coll_latency of one ring step (at least the wire's 1 us in a node, 2.6 us across); or the "
+               "datasheet rates and wire latencies. cluster.nvlink_bw / cluster.ib_bw, when given, are used as "
+               "they are"),
     CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
                NO_PATH, 0,
                "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "
