@@ -648,7 +648,11 @@ START_TEST(test_gpu_file_errors)
         {"kernel_queue: {host_waits: op}\n", "key 'kernel_queue': expected {host_waits: layer|op, source: TEXT}"},
         {"kernel_queue: {host_waits: op, source: \"\"}\n", "key 'kernel_queue': expected {host_waits"},
         {"kernel_queue: layer\n", "key 'kernel_queue': expected {host_waits"},
+        {NULL, "key 'kernel_queue': source is 600 characters long, at most 511"},   /* never cut */
     };
+    char long_source[700];
+    snprintf(long_source, sizeof long_source, "kernel_queue: {host_waits: op, source: %0600d}\n", 0);
+    bad_queue[sizeof bad_queue / sizeof bad_queue[0] - 1][0] = long_source;
     for (size_t i = 0; i < sizeof bad_queue / sizeof bad_queue[0]; i++)
         expect_bad_block(sb.data, bad_queue[i][0], bad_queue[i][1], queue_line);
     sb_free(&sb);

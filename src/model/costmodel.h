@@ -97,24 +97,28 @@ typedef enum {
     GP_COUNT
 } gpu_param_id;
 
+/* Bytes of a parameter's source text, with its terminator: the loader
+ * rejects a longer source (naming it) rather than cutting it. */
+#define GP_SOURCE_MAX 512
+
 typedef struct gpu_params {
     char name[64];
     char path[4096];                 /* file read ("" when built in memory) */
     double v[GP_COUNT];
-    char source[GP_COUNT][512];      /* where each number comes from (a calibrate sentence is ~300 chars) */
+    char source[GP_COUNT][GP_SOURCE_MAX];   /* where each number comes from (a calibrate sentence is ~300 chars) */
     /* The measured effective host link (the file's host_link block; not a
      * cost-model parameter): bytes/s per GPU and direction while both GPUs
      * behind one PCIe switch copy at once (PipeOffload's B_o); a GPU copying
      * alone gets it / HOST_LINK_SOLO_SHARE (platform.h).  0 = not given. */
     double host_link_bw;
-    char host_link_source[256];
+    char host_link_source[GP_SOURCE_MAX];
     /* Where the host waits for the GPU within an op (the file's kernel_queue
      * block, costmodel.c queue_append): 1 at every layer's end, 0 at the
      * op's end only (the default when the file has no block).  A property
      * of the training stack the type's measurements ran, chosen by
      * cross-validation, never fitted; calibrate writes it back as read. */
     int host_waits_each_layer;
-    char kernel_queue_source[256];
+    char kernel_queue_source[GP_SOURCE_MAX];
 } gpu_params;
 
 /* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet

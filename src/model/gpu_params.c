@@ -122,6 +122,18 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* A source text into dst (len bytes): whole, or an error naming key full
+ * at the text's line (a cut source would say less than the file does). */
+static int copy_source(const char *file, const yt_node *src, const char *full, char *dst, size_t len,
+                       pg_status *st)
+{
+    if (strlen(src->scalar) >= len)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, src->line}, full,
+                          "source is %zu characters long, at most %zu", strlen(src->scalar), len - 1);
+    snprintf(dst, len, "%s", src->scalar);
+    return 0;
+}
+
 /* One {value: NUMBER, source: TEXT} entry, key full (for messages) at where. */
 static int parse_entry(const char *file, const yt_node *item, pg_origin where, const char *full, param_kind kind,
                        double *v, char *source, size_t source_len, pg_status *st)
@@ -140,8 +152,7 @@ static int parse_entry(const char *file, const yt_node *item, pg_origin where, c
     const char *bad = range_problem(kind, *v);
     if (bad)
         return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, val->line}, full, "%s", bad);
-    snprintf(source, source_len, "%s", src->scalar);
-    return 0;
+    return copy_source(file, src, full, source, source_len, st);
 }
 
 /* The optional host_link block (header). */
@@ -185,8 +196,7 @@ static int load_kernel_queue(const char *file, const yt_node *root, gpu_params *
                           "'%.60s': expected " WAITS_LAYER " (the host waits for the GPU at every layer's end) or "
                           WAITS_OP " (at the op's end only)", waits->scalar);
     g->host_waits_each_layer = strcmp(waits->scalar, WAITS_LAYER) == 0;
-    snprintf(g->kernel_queue_source, sizeof g->kernel_queue_source, "%s", src->scalar);
-    return 0;
+    return copy_source(file, src, KERNEL_QUEUE_BLOCK, g->kernel_queue_source, sizeof g->kernel_queue_source, st);
 }
 
 static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
