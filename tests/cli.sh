@@ -171,6 +171,38 @@ then ok "tp.comm_overlap: collectives inside the ops, faster than not overlapped
 else not_ok "tp.comm_overlap: collectives inside the ops, faster than not overlapped (simulated = analytic), the bound still below" \
     "$(tail -1 "$TMP/pyerr")"; fi
 
+# ---- the tied embedding's gradient: first and last stage sum their copies after the dp reduction ----
+# GPT (tied word embedding, vocabulary 51200, h 2048), pp 2 on two single-GPU A100 nodes: one 2-GPU all-reduce of
+# the embedding's fp32 gradient across the NICs, 2 steps of coll_latency + bytes / NIC (the ring's closed form,
+# the iteration model's embed_sync); none when a V schedule puts both stages on one rank, none on network=ideal.
+EMB=(--set workload=gpt --set gpt.layers=8 --set gpt.hidden=2048 --set gpt.heads=16 --set gpt.seq=1024 --set pp=2
+     --set network=cluster --set cluster.gpu=a100-80g --set cluster.nodes=2 --set cluster.gpus_per_node=1)
+expect_rc "tied embedding: pp 2 across two nodes" 0 "$BIN" run "${EMB[@]}" --format json
+cp "$TMP/out" emb.json
+expect_rc "tied embedding: zb-v (first and last stage on rank 0)" 0 "$BIN" run "${EMB[@]}" --set schedule=zb-v --format json
+cp "$TMP/out" emb_v.json
+expect_rc "tied embedding: network=ideal" 0 "$BIN" run "${EMB[@]}" --set network=ideal --format json
+if python3 -c '
+import json, re, sys
+e, v, i = (json.load(open(f)) for f in sys.argv[1:4])
+prof = open(sys.argv[4]).read()
+val = lambda k: float(re.search(k + r": \{value: ([0-9.e+-]+)", prof).group(1))
+nic = 25e9 * val("net_bw_eff")   # a100-80g: HDR 200 Gb/s per GPU
+grad_bytes = 51200 * 2048 * 4
+want = 2 * val("coll_latency") + grad_bytes / nic
+it = e["iteration"]
+assert abs(it["embedding_allreduce_seconds"] / want - 1) < 1e-9, (it["embedding_allreduce_seconds"], want)
+total = it["pipeline_seconds"] + it["dp_allreduce_seconds"] + it["embedding_allreduce_seconds"] + it["optimizer_seconds"]
+assert abs(e["iteration_seconds"] / total - 1) < 1e-12, (e["iteration_seconds"], total)
+assert v["iteration"]["embedding_allreduce_seconds"] == 0 and i["iteration"]["embedding_allreduce_seconds"] == 0' \
+    emb.json emb_v.json "$TMP/out" "$TEST_HERE/../profiles/gpus/a100-80g.yaml" 2>"$TMP/pyerr"
+then ok "tied embedding: its all-reduce is the ring closed form, in the iteration; none on one rank or ideal"
+else not_ok "tied embedding: its all-reduce is the ring closed form, in the iteration; none on one rank or ideal" \
+    "$(tail -1 "$TMP/pyerr")"; fi
+if "$BIN" run "${EMB[@]}" 2>/dev/null | grep -Eq "^iteration .* \+ embedding all-reduce [0-9.]+ ms \+ optimizer"
+then ok "tied embedding: the text report's iteration line names it"
+else not_ok "tied embedding: the text report's iteration line names it" "$("$BIN" run "${EMB[@]}" 2>&1 | grep iteration)"; fi
+
 # ---- cluster.links: NVLink and NIC at NCCL's fitted rates (the default) or the datasheet's ----
 # Two replicas on two nodes, one GPU each: the gradient all-reduce crosses the NICs.
 LINKS=(--set workload=gpt --set gpt.layers=4 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=1024 --set dp=2 --set pp=1

@@ -997,8 +997,10 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             sc->act_b_bytes += HALF_BYTES * d.n + FLOAT_BYTES * d.c;
             sc->act_w_bytes += HALF_BYTES * d.n + HALF_BYTES * d.c;
             sc->param_count += arch_head_params_gpu(a, &r);
-            if (nstages > 1 && a->tied_embeddings)      /* the tied word embedding is held again */
+            if (nstages > 1 && a->tied_embeddings) {    /* the tied word embedding is held again */
                 sc->param_count += d.V * d.h / d.t;
+                w->tied_embedding_params = d.V * d.h / d.t;
+            }
             sc->fwd_flops += arch_head_fwd_flops(a, &r) / model_share;
             if (head_ws > sc->workspace_bytes)
                 sc->workspace_bytes = head_ws;

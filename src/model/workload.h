@@ -87,6 +87,9 @@ typedef struct workload {
     stage_cost *stage;           /* [nstages] */
     int seq_len;                 /* tokens per sample (0 = unknown) */
     int micro_batch_size;        /* samples per microbatch */
+    double tied_embedding_params; /* per GPU: the word embedding the last stage holds again for an LM head tied
+                                  * to it (nstages > 1); both copies' gradients are summed each iteration
+                                  * (sim.h embed_sync_bytes); 0 = none (untied, one stage, measured profiles) */
 } workload;
 
 /* Build the workload of experiment e cut into nstages stages (profiles

@@ -98,7 +98,7 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
 }
 
 /* The iteration's breakdown (metrics.h): pipeline + exposed dp all-reduce +
- * optimizer = iteration_seconds, plus the tp / dp collective totals. */
+ * tied embedding's all-reduce + optimizer = iteration_seconds, plus the tp / dp collective totals. */
 static void iteration(const run_metrics *m, rpt_json *w)
 {
     rpt_json_key(w, "iteration");
@@ -106,6 +106,7 @@ static void iteration(const run_metrics *m, rpt_json *w)
     sb_append(w->sb, "{");
     rpt_json_num(&it, "pipeline_seconds", m->pipeline_s);
     rpt_json_num(&it, "dp_allreduce_seconds", m->dp_allreduce_s);
+    rpt_json_num(&it, "embedding_allreduce_seconds", m->embed_allreduce_s);
     rpt_json_num(&it, "optimizer_seconds", m->optimizer_s);
     rpt_json_num(&it, "dp_allreduce_busy_seconds", m->dp_allreduce_busy_s);
     rpt_json_int(&it, "dp_buckets", m->dp_buckets);

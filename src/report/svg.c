@@ -804,7 +804,8 @@ static int coll_strip(int kind)
     case TLC_TP_ALLGATHER:
     case TLC_EP_ALLTOALL:
     case TLC_CP_KV: return STRIP_TP;
-    case TLC_DP_ALLREDUCE: return STRIP_DP;
+    case TLC_DP_ALLREDUCE:
+    case TLC_EMBED_ALLREDUCE: return STRIP_DP;
     default: return -1;
     }
 }
@@ -817,6 +818,7 @@ static const char *coll_name(int kind)
     case TLC_TP_ALLGATHER: return "tp all-gather";
     case TLC_DP_ALLREDUCE: return "dp all-reduce";
     case TLC_OPTIMIZER: return "optimizer step";
+    case TLC_EMBED_ALLREDUCE: return "tied embedding all-reduce";
     case TLC_EP_ALLTOALL: return "ep all-to-all";
     case TLC_CP_KV: return "cp key/value exchange";
     default: return "collective";

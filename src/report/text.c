@@ -239,10 +239,13 @@ static void totals(const report_input *in, strbuf *sb)
         total_line(sb, "lower bound", b);
     }
     if (m->iteration_s != m->makespan_s) {
-        char c[CELL_MAX], d[CELL_MAX], line[4 * CELL_MAX];
-        snprintf(line, sizeof line, "%s = pipeline %s + dp all-reduce %s + optimizer %s",
+        char c[CELL_MAX], d[CELL_MAX], e[CELL_MAX], embed[2 * CELL_MAX] = "", line[6 * CELL_MAX];
+        if (m->embed_allreduce_s > 0)
+            snprintf(embed, sizeof embed, " + embedding all-reduce %s",
+                     units_format_duration(m->embed_allreduce_s, e, sizeof e));
+        snprintf(line, sizeof line, "%s = pipeline %s + dp all-reduce %s%s + optimizer %s",
                  units_format_duration(m->iteration_s, a, sizeof a), units_format_duration(m->pipeline_s, b, sizeof b),
-                 units_format_duration(m->dp_allreduce_s, c, sizeof c),
+                 units_format_duration(m->dp_allreduce_s, c, sizeof c), embed,
                  units_format_duration(m->optimizer_s, d, sizeof d));
         total_line(sb, "iteration", line);
     }

@@ -177,6 +177,9 @@ typedef struct engine_state {
     /* data parallelism / optimizer only */
     dp_rank *dpr;               /* [pp] */
     sg_bar_t opt_barrier;
+    int embed_ranks[2];         /* the ranks of the first and the last stage (embed_sync_bytes > 0) */
+    coll_rings embed_rings;     /* one 2-GPU ring per simulated replica and tp x cp rank; count 0: none */
+    sg_bar_t embed_barrier;     /* the two ranks' reducers meet here once both have reduced */
     /* context / expert parallelism */
     int tp, cp, ep, grp;        /* grp = tp x cp GPUs per rank and replica */
     ep_group *epg;              /* [pp * dp / ep] */

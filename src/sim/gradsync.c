@@ -18,6 +18,12 @@
  *     nodes with the same number > 1 of its GPUs on each (AUTO).  With
  *     symmetric replicas (replicas.c) only replica 0 is simulated and the
  *     rings are mirror rings: a bucket is ready when replica 0 has it.
+ *   - tied embedding (embed_sync_bytes): with the word embedding on the
+ *     first stage and the LM head's copy of it on the last, on two ranks,
+ *     the two copies' gradients are summed once both ranks have reduced
+ *     their buckets: a 2-GPU all-reduce per replica and tp x cp rank, run by
+ *     the first stage's reducer (Megatron's _allreduce_embedding_grads, in
+ *     finalize_model_grads after the data-parallel reduction).
  *   - optimizer: when every reducer is done (a barrier: the step needs the
  *     global gradient norm), each rank spends its optimizer_s.
  */
@@ -47,6 +53,21 @@ void eng_dp_finished(dp_rank *dr)
     }
 }
 
+/* The tied embedding's all-reduce (header): both ranks' reducers meet,
+ * the first stage's runs it. */
+static void embed_sync(const dp_rank *dr)
+{
+    sg_barrier_wait(eng.embed_barrier);
+    if (dr->rank != eng.embed_ranks[0])
+        return;
+    double start_s = simgrid_get_clock();
+    eng.events += coll_run(COLL_ALLREDUCE, &eng.embed_rings, eng.par->embed_sync_bytes, 1, COLL_FUSED);
+    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = eng.par->embed_sync_bytes,
+                   .rank = dr->rank, .replica = -1, .stage = 0, .mb = -1, .count = 1,
+                   .kind = TLC_EMBED_ALLREDUCE};
+    timeline_add_coll(eng.tl, &rec);
+}
+
 static void reducer_actor(int argc, char **argv)
 {
     (void)argc;
@@ -73,6 +94,8 @@ static void reducer_actor(int argc, char **argv)
         dr->waiting = dr->nbuckets;
         sg_sem_acquire(dr->wake);
     }
+    if (eng.embed_rings.count > 0 && (dr->rank == eng.embed_ranks[0] || dr->rank == eng.embed_ranks[1]))
+        embed_sync(dr);
     sg_barrier_wait(eng.opt_barrier);
     if (eng.par->optimizer_s != NULL && eng.par->optimizer_s[dr->rank] > 0) {
         double start_s = simgrid_get_clock();
@@ -117,6 +140,9 @@ void eng_dp_free(void)
     free(eng.dpr);
     if (eng.opt_barrier)
         sg_barrier_destroy(eng.opt_barrier);
+    coll_rings_free(&eng.embed_rings);
+    if (eng.embed_barrier)
+        sg_barrier_destroy(eng.embed_barrier);
 }
 
 static int gpu_node(const sim_input *in, int g)
@@ -168,6 +194,30 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
     }
 }
 
+/* The tied embedding's rings (header): none when there is nothing to sum
+ * or the first and the last stage share a rank (V-shaped schedules). */
+static void embed_setup(const sim_input *in)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int a = s->stage_rank[0], b = s->stage_rank[s->nstages - 1];
+    if (!(par->embed_sync_bytes > 0) || a == b)
+        return;
+    eng.embed_ranks[0] = a;
+    eng.embed_ranks[1] = b;
+    eng.embed_barrier = sg_barrier_init(2);
+    for (int d = 0; d < eng.nrep; d++)
+        for (int t = 0; t < eng.grp; t++) {
+            sg_host_t pair[2];
+            for (int k = 0; k < 2; k++) {
+                int r = k == 0 ? a : b;
+                int g = par->gpu[((size_t)r * par->dp + d) * eng.grp + t];
+                pair[k] = sg_host_by_name(in->plat->gpu[g].host);
+            }
+            coll_rings_add(&eng.embed_rings, pair, 2);
+        }
+}
+
 /* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
 void eng_dp_setup(const sim_input *in)
 {
@@ -208,6 +258,7 @@ void eng_dp_setup(const sim_input *in)
     }
     free(hosts);
     free(node);
+    embed_setup(in);
 }
 
 /* One reducer actor per pipeline rank ("reduceR"), when dp or the

@@ -512,7 +512,7 @@ static void host_oom_ranks(const metrics_input *in, run_metrics *out)
 /* Iteration time and its breakdown from the collective records (metrics.h). */
 static void iteration_breakdown(const timeline *tl, double first_start, run_metrics *out)
 {
-    double pipeline_end = first_start + out->makespan_s, reduce_end = 0, opt_end = 0;
+    double pipeline_end = first_start + out->makespan_s, reduce_end = 0, embed_end = 0, opt_end = 0;
     double *busy = pg_xcalloc((size_t)out->pp + 1, sizeof *busy);
     double *tp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *tp_s);
     double *ep_s = pg_xcalloc((size_t)out->pp + 1, sizeof *ep_s);
@@ -528,6 +528,9 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
             if (c->end_s > reduce_end) reduce_end = c->end_s;
             if (r >= 0) busy[r] += c->end_s - c->start_s;
             out->dp_buckets++;
+            break;
+        case TLC_EMBED_ALLREDUCE:
+            if (c->end_s > embed_end) embed_end = c->end_s;
             break;
         case TLC_OPTIMIZER:
             if (c->end_s > opt_end) opt_end = c->end_s;
@@ -546,6 +549,8 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
     }
     out->pipeline_s = pipeline_end - first_start;
     out->dp_allreduce_s = reduce_end > pipeline_end ? reduce_end - pipeline_end : 0.0;
+    double reduced = pipeline_end + out->dp_allreduce_s;   /* the embedding's sum starts after the reduction */
+    out->embed_allreduce_s = embed_end > reduced ? embed_end - reduced : 0.0;
     for (int r = 0; r < out->pp; r++) {
         if (busy[r] > out->dp_allreduce_busy_s) out->dp_allreduce_busy_s = busy[r];
         if (tp_s[r] > out->tp_comm_s) out->tp_comm_s = tp_s[r];
@@ -555,7 +560,7 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
     free(ep_s);
     free(cp_s);
     /* The optimizer starts at the synchronisation: its end is the iteration's. */
-    double end = opt_end > 0 ? opt_end : pipeline_end + out->dp_allreduce_s;
+    double end = opt_end > 0 ? opt_end : reduced + out->embed_allreduce_s;
     out->iteration_s = end - first_start;
     free(busy);
     free(tp_s);

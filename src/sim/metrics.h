@@ -84,15 +84,17 @@ typedef struct run_metrics {
      * stay on the GPU. */
     int offloads_chosen;
     int offloads_copied;
-    double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + optimizer_s */
+    double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + embed_allreduce_s + optimizer_s */
     /* The iteration's breakdown (tensor / data parallelism, sim.h; without
      * collective records pipeline_s = makespan and the rest is 0):
      *   pipeline_s      first op start to the last op end over every replica
      *   dp_allreduce_s  exposed gradient all-reduce: from the pipeline's end
      *                   to the last bucket's end (0 when fully overlapped)
+     *   embed_allreduce_s  the tied embedding's all-reduce between the first
+     *                   and the last stage, after that (sim.h embed_sync_bytes)
      *   optimizer_s     the longest rank's optimizer step, which starts once
      *                   every all-reduce has ended (a global synchronisation) */
-    double pipeline_s, dp_allreduce_s, optimizer_s;
+    double pipeline_s, dp_allreduce_s, embed_allreduce_s, optimizer_s;
     double dp_allreduce_busy_s;  /* max over ranks of their buckets' summed time, exposed or not */
     double tp_comm_s;            /* max over ranks of time in tp collectives (replica 0) */
     double ep_comm_s;            /* the same for expert-parallel all-to-alls */

@@ -341,7 +341,7 @@ static int state_setup(const sim_input *in, timeline *tl, int mirror, pg_status 
         if (rc != 0)
             return rc;
     }
-    if (par && (eng.dp > 1 || par->optimizer_s != NULL))
+    if (par && (eng.dp > 1 || par->optimizer_s != NULL || par->embed_sync_bytes > 0))
         eng_dp_setup(in);
     if (eng.ep > 1)
         eng_ep_setup(in);

@@ -77,6 +77,10 @@ typedef struct sim_parallel {
     dp_algo algo;                /* AUTO: hierarchical when a group spans nodes evenly, else ring */
     int stepwise_collectives;    /* 1: ring steps one by one (collectives.h STEPWISE); 0: FUSED */
     const double *optimizer_s;   /* [pp] optimizer step of each rank, seconds; NULL = none */
+    double embed_sync_bytes;     /* per GPU: the tied word embedding's gradient, which the first stage's and the
+                                  * last stage's GPUs (of each replica and tp / cp rank) all-reduce after the
+                                  * data-parallel reduction, before the optimizer step (Megatron's
+                                  * _allreduce_embedding_grads); 0 = none, or both stages on one rank */
     /* Context and expert parallelism (0 or 1: none).  With cp > 1 a rank's
      * group is tp x cp GPUs, at index ((r * dp + d) * cp + c) * tp + t of gpu
      * (Megatron's order: tp, cp, dp, pp); split_compute then splits a stage's

@@ -80,6 +80,7 @@ typedef enum {
     TLC_TP_ALLGATHER,
     TLC_DP_ALLREDUCE,          /* one gradient bucket of a rank, across the dp replicas */
     TLC_OPTIMIZER,             /* a rank's optimizer step */
+    TLC_EMBED_ALLREDUCE,       /* the tied embedding's gradient, first and last stage (rank: the first's) */
     TLC_EP_ALLTOALL,           /* an op's expert-parallel all-to-alls (count of them, fused) */
     TLC_CP_KV,                 /* an op's context-parallel key/value ring exchanges (count: layers) */
     TLC_PIPELINE,              /* replica `replica`: first op start to last op end over its ranks */
