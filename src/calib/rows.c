@@ -178,6 +178,17 @@ static int csv_next(csv *c, pg_status *st)
     return 0;
 }
 
+/* The first line as the header: 1, or 0 at end, -1 on error (csv_next). */
+static int csv_header(csv *c, pg_status *st)
+{
+    int more = csv_next(c, st);
+    if (more > 0) {
+        memcpy(c->header_buf, c->raw, sizeof c->raw);
+        c->nheader = split_quoted(c->header_buf, c->header, MAX_FIELDS);
+    }
+    return more;
+}
+
 static int col(const csv *c, const char *name)
 {
     for (int i = 0; i < c->nheader; i++)
@@ -467,11 +478,7 @@ static int load_models(const char *path, model_entry **out, int *n, pg_status *s
     if (!c.f)
         return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open (the architectures of the summaries' models)", path);
     size_t cap = 0;
-    int more = csv_next(&c, st);
-    if (more > 0) {
-        memcpy(c.header_buf, c.raw, sizeof c.raw);
-        c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
-    }
+    int more = csv_header(&c, st);
     if (more <= 0) {
         fclose(c.f);
         return more < 0 ? st->code : pg_fail(st, PG_EXIT_INPUT, "%s: no header", path);
@@ -507,11 +514,7 @@ static int load_regressions(const char *path, regression **out, int *n, pg_statu
     if (!c.f)
         return 0;   /* none documented */
     size_t cap = 0;
-    int more = csv_next(&c, st);
-    if (more > 0) {
-        memcpy(c.header_buf, c.raw, sizeof c.raw);
-        c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
-    }
+    int more = csv_header(&c, st);
     static const char *const cols[] = {"source_version", "gpu_type", "model_key", "what", "source"};
     for (size_t i = 0; more > 0 && i < sizeof cols / sizeof cols[0]; i++)
         if (col(&c, cols[i]) < 0) {
@@ -703,13 +706,11 @@ int calib_rows_load(const char *path, unsigned flags, calib_rows *out, pg_status
     c.f = fopen(path, "r");
     if (!c.f)
         return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open", path);
-    int more = csv_next(&c, st), rc = 0;
+    int more = csv_header(&c, st), rc = 0;
     if (more <= 0) {
         fclose(c.f);
         return more < 0 ? st->code : pg_fail(st, PG_EXIT_INPUT, "%s: empty file", path);
     }
-    memcpy(c.header_buf, c.raw, sizeof c.raw);
-    c.nheader = split_quoted(c.header_buf, c.header, MAX_FIELDS);
     if (col(&c, "iteration time (ms)") >= 0 || col(&c, VTRAIN_FIRST_COLUMN) >= 0) {
         fclose(c.f);
         return load_vtrain(path, out, st);
