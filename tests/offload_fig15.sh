@@ -30,7 +30,7 @@
 #     piles up copies.
 #   - "MFU about 60 % on A100 in their evaluations": every 10.5B and 18.1B
 #     run within 5 points of 60 (the MFU tolerance).  The 42.9B runs
-#     are 61.7 to 66.9 %, five of six beyond: printed, NOT asserted, and
+#     are 61.6 to 66.9 %, five of six beyond: printed, NOT asserted, and
 #     stated as open in docs/offload.md.
 set -u
 BIN=${1:-src/pipegrid}
