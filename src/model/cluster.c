@@ -156,9 +156,8 @@ static int mirror_core_links(const gen *g)
 
 static void mirror_core_link(gen *g, int n, int k)
 {
-    double lat = g->core_lat_s;
     sb_appendf(g->sb, IND "<link id=\"n%0*d-mirror-core%d\" bandwidth=\"%sBps\" latency=\"%ss\" "
-                      "sharing_policy=\"FATPIPE\"/>\n", g->nw, n, k, NUM(g->nic_bw), NUM(lat));
+                      "sharing_policy=\"FATPIPE\"/>\n", g->nw, n, k, NUM(g->nic_bw), NUM(g->core_lat_s));
 }
 
 /* <link_ctn> of link nN-<what>I[-up] in direction dir (none for a SHARED
@@ -270,9 +269,9 @@ static void link_bandwidths(const experiment *e, const gpu_system *gs, const lin
     *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw * f->nic_eff;
 }
 
-/* The latencies of a GPU's NVLink port, its NIC and a core link (in g).  A route between two GPUs
- * of a node crosses two NVLink ports; one between nodes two NICs and the
- * core (CORE_LATENCY_S in all, in either layout).  With a fitted step
+/* The latencies of a GPU's NVLink port, its NIC and a core link (into g).
+ * A route between two GPUs of a node crosses two NVLink ports; one between
+ * nodes two NICs and the core (CORE_LATENCY_S in all, in either layout).  With a fitted step
  * latency both routes total it, except that no link goes below its
  * modelled wire latency (a fitted alpha under 1 us inside a node, or
  * 2 NIC_LATENCY_S + CORE_LATENCY_S = 2.6 us across nodes, leaves that
