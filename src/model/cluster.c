@@ -269,20 +269,19 @@ static void link_bandwidths(const experiment *e, const gpu_system *gs, const lin
     *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw * f->nic_eff;
 }
 
-/* The latencies of a GPU's NVLink port, its NIC and a core link (into g).
+/* The latencies of a GPU's NVLink port and its NIC.
  * A route between two GPUs of a node crosses two NVLink ports; one between
  * nodes two NICs and the core (CORE_LATENCY_S in all, in either layout).  With a fitted step
  * latency both routes total it, except that no link goes below its
  * modelled wire latency (a fitted alpha under 1 us inside a node, or
  * 2 NIC_LATENCY_S + CORE_LATENCY_S = 2.6 us across nodes, leaves that
  * route at the wire's). */
-static void link_latencies(const link_fit *f, int star, gen *g)
+static void link_latencies(const link_fit *f, double *nvl_port_s, double *nic_s)
 {
     double nvl_fit_s = f->step_latency_s / 2.0;
     double nic_fit_s = (f->step_latency_s - CORE_LATENCY_S) / 2.0;
-    g->nvl_port_lat_s = nvl_fit_s > NVLINK_PORT_LATENCY_S ? nvl_fit_s : NVLINK_PORT_LATENCY_S;
-    g->nic_lat_s = nic_fit_s > NIC_LATENCY_S ? nic_fit_s : NIC_LATENCY_S;
-    g->core_lat_s = star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S;
+    *nvl_port_s = nvl_fit_s > NVLINK_PORT_LATENCY_S ? nvl_fit_s : NVLINK_PORT_LATENCY_S;
+    *nic_s = nic_fit_s > NIC_LATENCY_S ? nic_fit_s : NIC_LATENCY_S;
 }
 
 /* Where a link rate of the header comes from: a key, or the datasheet rate
@@ -364,10 +363,10 @@ int platform_cluster_gpu_latencies(const experiment *e, double *nvlink_route_s, 
         return 0;
     }
     link_fit f = fitted_links(e, gs);
-    gen g = {0};
-    link_latencies(&f, 0, &g);
-    *nvlink_route_s = 2.0 * g.nvl_port_lat_s;
-    *nic_route_s = 2.0 * g.nic_lat_s + CORE_LATENCY_S;
+    double nvl_port_s, nic_s;
+    link_latencies(&f, &nvl_port_s, &nic_s);
+    *nvlink_route_s = 2.0 * nvl_port_s;
+    *nic_route_s = 2.0 * nic_s + CORE_LATENCY_S;
     return 1;
 }
 
@@ -422,7 +421,8 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         g.uplink_shared = 1;
     }
     int star = nodes > STAR_ABOVE_NODES;
-    link_latencies(&g.fit, star, &g);
+    link_latencies(&g.fit, &g.nvl_port_lat_s, &g.nic_lat_s);
+    g.core_lat_s = star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S;
     g.links_on_top = star;
     g.star = star;
     g.mirror = mirror;

@@ -208,12 +208,8 @@ static void embed_setup(const sim_input *in)
     eng.embed_barrier = sg_barrier_init(2);
     for (int d = 0; d < eng.nrep; d++)
         for (int t = 0; t < eng.grp; t++) {
-            sg_host_t pair[2];
-            for (int k = 0; k < 2; k++) {
-                int r = k == 0 ? a : b;
-                int g = par->gpu[((size_t)r * par->dp + d) * eng.grp + t];
-                pair[k] = sg_host_by_name(in->plat->gpu[g].host);
-            }
+            sg_host_t pair[2] = {sg_host_by_name(in->plat->gpu[eng_group_gpu(a, d, t)].host),
+                                 sg_host_by_name(in->plat->gpu[eng_group_gpu(b, d, t)].host)};
             coll_rings_add(&eng.embed_rings, pair, 2);
         }
 }
@@ -243,7 +239,7 @@ void eng_dp_setup(const sim_input *in)
         int hier = dp > 1 && par->algo != DP_ALGO_RING && !eng.mirror;
         for (int t = 0; t < tp && dp > 1; t++) {
             for (int d = 0; d < dp; d++) {
-                int g = par->gpu[((size_t)r * dp + d) * tp + t];
+                int g = eng_group_gpu(r, d, t);
                 hosts[d] = sg_host_by_name(in->plat->gpu[g].host);
                 node[d] = gpu_node(in, g);
             }
