@@ -705,6 +705,126 @@ START_TEST(test_gpu_file_errors)
 }
 END_TEST
 
+/* Measured layer profiles: the key names the layer's shape (not the
+ * model's depth or vocabulary), a profile scales exactly the layer's
+ * kernels, host and GPU alike, and nothing else. */
+START_TEST(test_layer_profile_scales_the_layer_only)
+{
+    gpt_shape m = {.layers = 12, .hidden = 1024, .heads = 16, .seq = 1024, .vocab = 50304, .micro_batch = 2, .tp = 2,
+                   .main_grad_bytes = 4};
+    char key[LAYER_KEY_MAX], other[LAYER_KEY_MAX];
+    costmodel_layer_key(&m, key, sizeof key);
+    ck_assert_str_eq(key, "h1024 ffn4096 heads16 kv16 hd64 gelu layernorm bias dropout s1024 b2 tp2 legacy mg4");
+    gpt_shape same = m;
+    same.layers = 24;
+    same.vocab = 51200;
+    costmodel_layer_key(&same, other, sizeof other);
+    ck_assert_str_eq(other, key);
+    gpt_shape diff[5] = {m, m, m, m, m};
+    diff[0].micro_batch = 4;
+    diff[1].tp = 4;
+    diff[2].flash = 1;
+    diff[3].seq = 2048;
+    diff[4].sequence_parallel = 1;
+    for (int i = 0; i < 5; i++) {
+        costmodel_layer_key(&diff[i], other, sizeof other);
+        ck_assert_str_ne(other, key);
+    }
+    gpu_params g = load("a100-80g");
+    g.nlayer_profiles = 0;   /* the shipped file profiles vTrain's shapes, this one among them */
+    ck_assert_ptr_null(costmodel_layer_profile(&g, &m));
+    op_cost plain[CM_OPS], scaled[CM_OPS], emb0[CM_OPS], emb1[CM_OPS], head0[CM_OPS], head1[CM_OPS];
+    costmodel_layer(&g, &m, plain);
+    costmodel_embedding(&g, &m, emb0);
+    costmodel_head(&g, &m, head0);
+    workload w0, w1;
+    pg_status st;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w0, &st), 0);
+    const double factor = 1.37;
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, key, factor, 9, &st), 0);
+    ck_assert_ptr_nonnull(costmodel_layer_profile(&g, &same));
+    ck_assert_ptr_null(costmodel_layer_profile(&g, &diff[0]));
+    costmodel_layer(&g, &m, scaled);
+    costmodel_embedding(&g, &m, emb1);
+    costmodel_head(&g, &m, head1);
+    for (int op = CM_F; op < CM_OPS; op++) {
+        ck_assert_rel(scaled[op].time_s, factor * plain[op].time_s, 1e-12);
+        ck_assert_rel(scaled[op].host_s, factor * plain[op].host_s, 1e-12);
+        ck_assert_rel(scaled[op].gpu_busy_s, factor * plain[op].gpu_busy_s, 1e-12);
+        ck_assert_exact(scaled[op].gemm_flops, plain[op].gemm_flops);   /* the work is the same */
+        ck_assert_exact(emb1[op].time_s, emb0[op].time_s);
+        ck_assert_exact(head1[op].time_s, head0[op].time_s);
+    }
+    /* the stages: their layers scaled, the first's embedding and the last's head not */
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w1, &st), 0);
+    for (int s = 0; s < 2; s++) {
+        ck_assert(w1.stage[s].f_s > w0.stage[s].f_s * 1.2 && w1.stage[s].f_s < w0.stage[s].f_s * factor);
+        ck_assert_rel(w1.stage[s].attn_core_s, factor * w0.stage[s].attn_core_s, 1e-12);
+    }
+    workload_free(&w0);
+    workload_free(&w1);
+    /* set replaces a key's profile; a key too long is refused */
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, key, 0.9, 3, &st), 0);
+    ck_assert_int_eq(g.nlayer_profiles, 1);
+    ck_assert_exact(costmodel_layer_profile(&g, &m)->factor, 0.9);
+    char longkey[LAYER_KEY_MAX + 8];
+    memset(longkey, 'x', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = '\0';
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, longkey, 1.0, 3, &st), PG_EXIT_INPUT);
+}
+END_TEST
+
+/* The layer_profiles block: written and read back; bad entries named with
+ * their line and key. */
+START_TEST(test_layer_profiles_block)
+{
+    gpu_params g = load("a100-80g"), back;
+    pg_status st;
+    g.nlayer_profiles = 0;
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, "h1024 s1024 b1 tp1", 1.25, 7, &st), 0);
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, "h2048 s1024 b1 tp1", 0.8, 4, &st), 0);
+    snprintf(g.layer_profiles_source, sizeof g.layer_profiles_source, "%s", "fitted on the test's rows");
+    strbuf sb;
+    sb_init(&sb);
+    gpu_params_write_yaml(&g, NULL, &sb);
+    char *path = write_temp(sb.data);
+    ck_assert_int_eq(gpu_params_load(path, &back, &st), 0);
+    ck_assert_int_eq(back.nlayer_profiles, 2);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_str_eq(back.layer_profile[i].key, g.layer_profile[i].key);
+        ck_assert_rel(back.layer_profile[i].factor, g.layer_profile[i].factor, 1e-9);
+        ck_assert_int_eq(back.layer_profile[i].rows, g.layer_profile[i].rows);
+    }
+    ck_assert_str_eq(back.layer_profiles_source, g.layer_profiles_source);
+    unlink(path);
+    free(path);
+    sb_free(&sb);
+    g.nlayer_profiles = 0;   /* no profiles: no block */
+    sb_init(&sb);
+    gpu_params_write_yaml(&g, NULL, &sb);
+    ck_assert_ptr_null(strstr(sb.data, "layer_profiles"));
+    int lines = 0;
+    for (const char *c = sb.data; *c; c++)
+        lines += *c == '\n';
+    const char *bad[][2] = {
+        {"layer_profiles:\n  source: s\n  shapes:\n    - {key: a, factor: 0, rows: 3}\n",
+         "key 'layer_profiles.shapes': factor '0': expected a number in [0.1, 10]"},
+        {"layer_profiles:\n  source: s\n  shapes:\n    - {key: a, factor: 1.1, rows: 2.5}\n",
+         "key 'layer_profiles.shapes': rows '2.5': expected a whole number"},
+        {"layer_profiles:\n  source: s\n  shapes:\n    - {key: a, factor: 1.1}\n",
+         "key 'layer_profiles.shapes': expected {key: TEXT, factor: NUMBER, rows: N}"},
+        {"layer_profiles:\n  source: s\n  shapes:\n    - {key: a, factor: 1.1, rows: 3}\n"
+         "    - {key: a, factor: 1.2, rows: 3}\n", "key 'layer_profiles.shapes': shape 'a' twice"},
+        {"layer_profiles:\n  shapes: []\n", "key 'layer_profiles': expected {source: TEXT, shapes: [{key"},
+        {"layer_profiles:\n  source: s\n  shapes: a\n", "key 'layer_profiles': expected {source"},
+    };
+    const int line_of[] = {4, 4, 4, 5, 1, 1};   /* counted from the block's first line */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_bad_block(sb.data, bad[i][0], bad[i][1], lines + line_of[i]);
+    sb_free(&sb);
+}
+END_TEST
+
 /* run's cost-model line: every parameter named exactly once, under the
  * basis its source gives it, each source said once. */
 START_TEST(test_describe_names_each_parameter_and_its_basis)
@@ -774,6 +894,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gpu_files_match_systems_and_have_sources);
     tcase_add_test(tc, test_gpu_file_errors);
     tcase_add_test(tc, test_describe_names_each_parameter_and_its_basis);
+    tcase_add_test(tc, test_layer_profile_scales_the_layer_only);
+    tcase_add_test(tc, test_layer_profiles_block);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -123,6 +123,8 @@ typedef struct kctx {
     int fp8;             /* the linear layers run FP8 GEMMs (cast their inputs first) */
     int sm_count;        /* of the GPU type (datasheet); 0 = unknown: no tile / wave quantization */
     double main_grad_bytes; /* gpt_shape.main_grad_bytes */
+    double scale;        /* the layer's measured profile (costmodel.h), 1 elsewhere: every kernel's launch
+                          * and GPU time are scaled by it */
 } kctx;
 
 /* GEMM shape.  cuBLAS and CUTLASS split a GEMM's M x N output into thread-
@@ -169,7 +171,8 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
  * kernels behind it. */
 static void issue(kctx k, double gpu_s)
 {
-    k.c->host_s += k.g->v[GP_KERNEL_LAUNCH_S];
+    gpu_s *= k.scale;
+    k.c->host_s += k.scale * k.g->v[GP_KERNEL_LAUNCH_S];
     double start = k.c->time_s > k.c->host_s ? k.c->time_s : k.c->host_s;
     k.c->time_s = start + gpu_s;
     k.c->gpu_busy_s += gpu_s;
@@ -280,7 +283,8 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
     double operand_bytes = fp8 ? FP8_BYTES : HALF_BYTES;   /* the result is bf16 either way */
     double traffic_s =
         (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / mem_rate(k.g);
-    k.c->last_gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
+    double gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
+    k.c->last_gemm_s = k.scale * gemm_s;
     double epilogue_s = 0.0;
     if (which == CM_W && k.main_grad_bytes > 0) {
         /* The weight gradient is added into the gradient buffer by the GEMM's
@@ -292,7 +296,7 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
         epilogue_s = accum_bytes / mem_rate(k.g);
         k.c->mem_bytes += accum_bytes;
     }
-    issue(k, k.c->last_gemm_s + epilogue_s);
+    issue(k, gemm_s + epilogue_s);
     k.c->gemm_flops += FLOPS_PER_MAC * m * n * kk * groups;
 }
 
@@ -406,6 +410,78 @@ static dims dims_of(const gpt_shape *m)
     return d;
 }
 
+/* ---- measured layer profiles (costmodel.h) ---------------------------------- */
+
+static void append(char *out, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void append(char *out, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + *used, len - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used = *used + (size_t)n < len ? *used + (size_t)n : len;
+}
+
+
+void costmodel_layer_key(const gpt_shape *m, char *out, size_t len)
+{
+    if (len == 0)
+        return;
+    dims d = dims_of(m);
+    const arch *a = &d.a;
+    size_t used = 0;
+    out[0] = '\0';
+    append(out, len, &used, "h%d ffn%d heads%d kv%d hd%d %s %s", a->hidden, a->ffn, a->heads, a->kv_heads,
+           a->head_dim, a->mlp == ARCH_MLP_SWIGLU ? "swiglu" : "gelu",
+           a->norm == ARCH_NORM_RMSNORM ? "rmsnorm" : "layernorm");
+    if (a->attn == ARCH_ATTN_MLA)
+        append(out, len, &used, " mla%d/%d/%d/%d/%d", a->mla.q_lora_rank, a->mla.kv_lora_rank,
+               a->mla.qk_nope_head_dim, a->mla.qk_rope_head_dim, a->mla.v_head_dim);
+    if (a->linear_bias)
+        append(out, len, &used, " bias");
+    if (a->qkv_bias)
+        append(out, len, &used, " qkvbias");
+    if (a->dropout)
+        append(out, len, &used, " dropout");
+    if (!a->learned_positions)
+        append(out, len, &used, " rope");
+    if (a->moe.experts > 0)
+        append(out, len, &used, " moe%d/top%d/effn%d/sffn%d%s/dense%d", a->moe.experts, a->moe.top_k,
+               a->moe.expert_ffn, a->moe.shared_ffn, a->moe.shared_gate ? "/gate" : "", a->moe.dense_layers);
+    append(out, len, &used, " s%d b%d tp%d", m->seq, m->micro_batch, m->tp);
+    if (m->cp > 1)
+        append(out, len, &used, " cp%d", m->cp);
+    if (m->ep > 1)
+        append(out, len, &used, " ep%d%s", m->ep, m->expert_tp1 ? "/etp1" : "");
+    if (m->sequence_parallel)
+        append(out, len, &used, " sp");
+    if (m->tp_comm_overlap)
+        append(out, len, &used, " tpoverlap");
+    append(out, len, &used, " %s", m->flash ? "flash" : "legacy");
+    if (m->doc_len > 0)
+        append(out, len, &used, " doc%d", m->doc_len);
+    if (m->fp8)
+        append(out, len, &used, " fp8");
+    if (m->capacity_factor > 0)
+        append(out, len, &used, " cf%g", m->capacity_factor);
+    if (m->recompute_lgd)
+        append(out, len, &used, " lgd");
+    if (m->main_grad_bytes > 0)
+        append(out, len, &used, " mg%g", m->main_grad_bytes);
+}
+
+const layer_profile *costmodel_layer_profile(const gpu_params *g, const gpt_shape *m)
+{
+    if (g->nlayer_profiles == 0)
+        return NULL;
+    char key[LAYER_KEY_MAX];
+    costmodel_layer_key(m, key, sizeof key);
+    return gpu_params_find_layer_profile(g, key);
+}
+
 int costmodel_fused_softmax(const gpt_shape *m)
 {
     int sk = m->seq, attn_batches = m->micro_batch * (m->heads / m->tp);
@@ -435,7 +511,18 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
     if (m->fp8 && sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
         /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
         peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
-    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes};
+    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes, 1.0};
+}
+
+/* The context of a transformer layer's kernels: at its measured profile's
+ * scale when g has one for m's shape. */
+static kctx layer_ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
+{
+    kctx k = ctx_of(g, m, c);
+    const layer_profile *p = costmodel_layer_profile(g, m);
+    if (p)
+        k.scale = p->factor;
+    return k;
 }
 
 /* ---- pieces of a layer, forward (F), input gradient (B), weight gradient (W) ---- */
@@ -634,7 +721,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     double hidden_bytes = HALF_BYTES * d->n;
     int bias = d->a.linear_bias;
 
-    kctx f = ctx_of(g, m, &out[CM_F]);
+    kctx f = layer_ctx_of(g, m, &out[CM_F]);
     norm_fwd(f, d);                                    /* norm 1 */
     qkv_linear(f, CM_F, d);                            /* QKV */
     rope(f, d);
@@ -647,7 +734,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     k_layer_allreduce(f, hidden_bytes, m);
     residual_fwd(f, d);
 
-    kctx b = ctx_of(g, m, &out[CM_B]);                 /* input gradient, in reverse order */
+    kctx b = layer_ctx_of(g, m, &out[CM_B]);           /* input gradient, in reverse order */
     if (m->recompute_lgd)
         lgd_recompute(b, d, moe);
     residual_bwd(b, d);
@@ -662,7 +749,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     k_layer_allreduce(b, hidden_bytes, m);
     norm_bwd(b, d);
 
-    kctx w = ctx_of(g, m, &out[CM_W]);                 /* weight gradients */
+    kctx w = layer_ctx_of(g, m, &out[CM_W]);           /* weight gradients */
     if (m->recompute_lgd)
         lgd_recompute(w, d, moe);
     mlp_op(w, d, moe, 2);
@@ -821,7 +908,7 @@ static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
 {
     op_cost c;
     memset(&c, 0, sizeof c);
-    core_fwd(ctx_of(g, m, &c), m, d);
+    core_fwd(layer_ctx_of(g, m, &c), m, d);
     return c.time_s;
 }
 
@@ -831,7 +918,7 @@ static double expert_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *
     memset(&c, 0, sizeof c);
     dims routed = *d;
     routed.a.moe.shared_ffn = 0;
-    mlp_op(ctx_of(g, m, &c), &routed, 1, 0);
+    mlp_op(layer_ctx_of(g, m, &c), &routed, 1, 0);
     return c.time_s;
 }
 
@@ -1038,19 +1125,6 @@ gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id)
 }
 
 /* Appends to out[len] as far as it fits (snprintf semantics, never past len). */
-static void append(char *out, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void append(char *out, size_t len, size_t *used, const char *fmt, ...)
-{
-    if (*used >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(out + *used, len - *used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used = *used + (size_t)n < len ? *used + (size_t)n : len;
-}
-
 /* Groups of parameters of one basis and one source, in parameter order,
  * each source said once: "datasheet a b; fitted c d (SOURCE); borrowed e
  * (SOURCE)".  Datasheet sources are long citations and stay in the file. */
@@ -1083,6 +1157,22 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
            g->host_waits_each_layer ? "every layer's end" : "each op's end only", g->kernel_queue_source);
 }
 
+/* Appended to the cost model's description: whether the job's layer runs
+ * at a measured profile, and on what it was measured. */
+static void describe_layer_profile(const gpu_params *g, const gpt_shape *m, int analytic, char *out, size_t len)
+{
+    size_t used = strlen(out);
+    const layer_profile *p = costmodel_layer_profile(g, m);
+    if (analytic)
+        append(out, len, &used, "; every layer at the analytic time (layer_profiles=analytic)");
+    else if (p)
+        append(out, len, &used, "; the layer's kernels at its measured profile, x%.4f the analytic time (%d measured "
+               "jobs of this shape: %s)", p->factor, p->rows, g->layer_profiles_source);
+    else if (g->nlayer_profiles > 0)
+        append(out, len, &used, "; the layer at the analytic time (%d measured layer profiles, none of this shape)",
+               g->nlayer_profiles);
+}
+
 int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
@@ -1098,6 +1188,8 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         snprintf(g.kernel_queue_source, sizeof g.kernel_queue_source, "set by kernel_queue.host_waits=%s",
                  e->host_waits == HOST_WAITS_LAYER ? "layer" : "op");
     }
+    if (e->layer_profiles_analytic)
+        g.nlayer_profiles = 0;
     arch model;
     int have_arch = 0;
     if (e->workload == WL_HF) {
@@ -1119,7 +1211,9 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .last_fixed = e->stage_last_layers != STAGE_LAYERS_EVEN, .last_layers = e->stage_last_layers,
     };
     rc = costmodel_build_shape(&g, &m, nstages, w, st);
-    if (rc == 0)
+    if (rc == 0) {
         gpu_params_describe(&g, w->cost_basis, sizeof w->cost_basis);
+        describe_layer_profile(&g, &m, e->layer_profiles_analytic, w->cost_basis, sizeof w->cost_basis);
+    }
     return rc;
 }

@@ -101,6 +101,29 @@ typedef enum {
  * rejects a longer source (naming it) rather than cutting it. */
 #define GP_SOURCE_MAX 512
 
+/* Measured layer profiles.  The analytic model sees a layer through its
+ * shape only, yet measured jobs carry, per layer shape, a bias that no
+ * smooth function of the shape follows (cuBLAS's kernel choice for these
+ * exact GEMMs, whether the host or the GPU bounds these kernels, ...):
+ * vTrain's rows leave one bias per (tp, micro batch, hidden), the same for
+ * every pipeline and data-parallel layout, batch and depth of the jobs
+ * that ran the shape.  Where a GPU type's measurements ran a layer shape
+ * in several jobs, calibrate records the ratio of measured to analytic
+ * layer time for that shape (itermodel.h, iter_fit_layer_profiles), and
+ * the cost model scales every kernel of that layer (host launches and GPU
+ * time alike) by it: the simulator replays the layer at its measured cost.
+ * Other shapes, embedding and head keep the analytic time.  The key is
+ * costmodel_layer_key's text, so a profile applies to exactly the shape it
+ * was measured on. */
+#define GP_MAX_LAYER_PROFILES 128
+#define LAYER_KEY_MAX 192
+
+typedef struct layer_profile {
+    char key[LAYER_KEY_MAX];        /* costmodel_layer_key of the shape */
+    double factor;                  /* measured / analytic time of the layer's kernels */
+    int rows;                       /* measured jobs it was fitted on */
+} layer_profile;
+
 typedef struct gpu_params {
     char name[64];
     char path[4096];                 /* file read ("" when built in memory) */
@@ -119,6 +142,11 @@ typedef struct gpu_params {
      * cross-validation, never fitted; calibrate writes it back as read. */
     int host_waits_each_layer;
     char kernel_queue_source[GP_SOURCE_MAX];
+    /* The file's layer_profiles block (optional): how they were fitted, and
+     * one entry per profiled shape, in the order written. */
+    int nlayer_profiles;
+    layer_profile layer_profile[GP_MAX_LAYER_PROFILES];
+    char layer_profiles_source[GP_SOURCE_MAX];
 } gpu_params;
 
 /* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet
@@ -223,6 +251,25 @@ double costmodel_layer_act_w_bytes(const gpt_shape *m);
 double costmodel_layer_params(const gpt_shape *m);
 double costmodel_embedding_params(const gpt_shape *m);
 double costmodel_head_params(const gpt_shape *m);                 /* final LayerNorm (tied weights live in the embedding) */
+
+/* The text that names a layer's shape for measured layer profiles: every
+ * dimension and setting the cost of one transformer layer of one
+ * microbatch depends on (architecture, sequence, micro batch, tp / cp / ep,
+ * sequence parallelism, attention kind, precision, MoE capacity,
+ * recomputation, gradient accumulation, tp overlap), e.g.
+ * "h1024 ffn4096 heads16 kv16 hd64 gelu layernorm bias dropout s1024 b1 tp1
+ * legacy mg4".  Truncated to len - 1 characters (LAYER_KEY_MAX holds every
+ * key). */
+void costmodel_layer_key(const gpt_shape *m, char *out, size_t len);
+
+/* The measured profile of m's layer shape in g, or NULL (analytic time). */
+const layer_profile *costmodel_layer_profile(const gpu_params *g, const gpt_shape *m);
+/* The same by key. */
+const layer_profile *gpu_params_find_layer_profile(const gpu_params *g, const char *key);
+
+/* Set (add or replace) the profile of key in g; PG_EXIT_INPUT when g holds
+ * GP_MAX_LAYER_PROFILES others already. */
+int gpu_params_set_layer_profile(gpu_params *g, const char *key, double factor, int rows, pg_status *st);
 
 /* 1 if Megatron's fused causal softmax kernel runs for this shape (batch
  * micro_batch * heads/tp, sequence seq), 0 if it falls back to PyTorch. */

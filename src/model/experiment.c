@@ -88,6 +88,7 @@ static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}
 static const choice LINK_RATES[] = {{"datasheet", 0}, {"fitted", 1}, {NULL, 0}};
 static const choice HOST_WAITS[] = {
     {"profile", HOST_WAITS_PROFILE}, {"layer", HOST_WAITS_LAYER}, {"op", HOST_WAITS_OP}, {NULL, 0}};
+static const choice LAYER_PROFILES[] = {{"measured", 0}, {"analytic", 1}, {NULL, 0}};
 static const choice OFFLOAD_RULES[] = {{"engine", 0}, {"pipeoffload", 1}, {NULL, 0}};
 static const choice OFFLOAD_PRESETS[] = {{"none", OFFLOAD_PRESET_NONE}, {"po-h", OFFLOAD_PRESET_PO_H},
                                          {"po-f", OFFLOAD_PRESET_PO_F}, {NULL, 0}};
@@ -152,6 +153,11 @@ static const key_spec SCHEMA[] = {
                "type's profile says (its kernel_queue block, chosen by the calibration: layer on a100-80g, op on "
                "h100-sxm, h200, b200), at every layer's end (layer: each layer's kernel queue starts standing), or "
                "at the op's end only (op: the host issues the next layer while the GPU runs this one)"),
+    CHOICE_KEY("layer_profiles", "measured|analytic", layer_profiles_analytic, "measured", LAYER_PROFILES, NO_PATH, 0,
+               "workload=gpt / hf: a layer whose shape the GPU type's measurements ran in several jobs runs at its "
+               "measured profile (the profile's layer_profiles block, fitted by calibrate: the analytic time times "
+               "the measured factor; `run` names it on its cost model line), or every layer at the cost model's "
+               "analytic time (analytic)"),
     NUM_KEY("dp.bucket_bytes", dp_bucket_bytes, T_BYTES, "bytes", "80MB", 0, HUGE_NUM, 0,
             "data-parallel gradient all-reduce bucket (Megatron: 40M bf16 gradients); 0 = one bucket per stage; "
             "floor: at least 1MiB and at least 1/256 of the largest stage's gradients (at most 256 buckets per "

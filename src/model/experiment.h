@@ -58,6 +58,7 @@ typedef struct experiment {
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
     int tp_comm_overlap;            /* 1: tp collectives overlap their GEMMs (Transformer Engine's userbuffers) */
     int host_waits;                 /* kernel_queue.host_waits: HOST_WAITS_PROFILE, _LAYER or _OP */
+    int layer_profiles_analytic;    /* layer_profiles=analytic: the GPU type's measured layer profiles ignored */
     double dp_bucket_bytes;         /* gradient all-reduce bucket; 0 = one per stage */
     int dp_overlap;                 /* 1: buckets start during the last backward ops */
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */

@@ -8,6 +8,10 @@
  *   host_link:
  *     measured_bw: {value: 15GBps, source: "measured: ..."}
  *   kernel_queue: {host_waits: layer, source: "..."}
+ *   layer_profiles:
+ *     source: "fitted ... by 'pipegrid calibrate ...'"
+ *     shapes:
+ *       - {key: "h1024 ffn4096 ... s1024 b1 tp1 legacy mg4", factor: 1.03, rows: 23}
  * Every parameter of the table below is required and carries a source, so a
  * number without provenance cannot enter the cost model.  The host_link
  * block (last in the file, optional) is not a cost-model parameter: it is
@@ -17,6 +21,10 @@
  * as it read it.  The kernel_queue block (optional, default op) says where
  * the host waits for the GPU within an op: at every layer's end (layer) or
  * at the op's end only (op); also never fitted, written back as read.
+ * The layer_profiles block (optional, last) holds the measured layer
+ * profiles calibrate fits (costmodel.h): one entry per layer shape, its
+ * key costmodel_layer_key's text, its factor the measured / analytic time,
+ * rows the measured jobs it rests on.
  */
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +81,13 @@ static const struct {
 #define WAITS_LAYER "layer"
 #define WAITS_OP "op"
 #define KERNEL_QUEUE_DEFAULT_SOURCE "not in the file: the default (the host waits at the op's end only)"
+
+#define LAYER_PROFILES_BLOCK "layer_profiles"
+#define LAYER_PROFILES_SHAPES "shapes"
+/* A factor outside this range is not a measurement of the same layer but a
+ * broken file or fit (calibrate bounds its fits well inside it). */
+#define LAYER_FACTOR_MIN 0.1
+#define LAYER_FACTOR_MAX 10.0
 
 #define GPU_DIR "profiles/gpus/"
 #define YAML_SUFFIX ".yaml"
@@ -199,6 +214,86 @@ static int load_kernel_queue(const char *file, const yt_node *root, gpu_params *
     return copy_source(file, src, KERNEL_QUEUE_BLOCK, g->kernel_queue_source, sizeof g->kernel_queue_source, st);
 }
 
+const layer_profile *gpu_params_find_layer_profile(const gpu_params *g, const char *key)
+{
+    for (int i = 0; i < g->nlayer_profiles; i++)
+        if (strcmp(g->layer_profile[i].key, key) == 0)
+            return &g->layer_profile[i];
+    return NULL;
+}
+
+int gpu_params_set_layer_profile(gpu_params *g, const char *key, double factor, int rows, pg_status *st)
+{
+    if (strlen(key) >= LAYER_KEY_MAX)
+        return pg_fail(st, PG_EXIT_INPUT, "layer profile key is %zu characters long, at most %d", strlen(key),
+                       LAYER_KEY_MAX - 1);
+    int i = 0;
+    while (i < g->nlayer_profiles && strcmp(g->layer_profile[i].key, key) != 0)
+        i++;
+    if (i == GP_MAX_LAYER_PROFILES)
+        return pg_fail(st, PG_EXIT_INPUT, "more than %d layer profiles", GP_MAX_LAYER_PROFILES);
+    if (i == g->nlayer_profiles)
+        g->nlayer_profiles++;
+    layer_profile *p = &g->layer_profile[i];
+    snprintf(p->key, sizeof p->key, "%s", key);
+    p->factor = factor;
+    p->rows = rows;
+    return 0;
+}
+
+/* One {key: TEXT, factor: NUMBER, rows: N} entry of layer_profiles.shapes. */
+static int load_layer_profile(const char *file, const yt_node *item, gpu_params *g, pg_status *st)
+{
+    const char *full = LAYER_PROFILES_BLOCK "." LAYER_PROFILES_SHAPES;
+    pg_origin at = {file, item->line};
+    const yt_node *key = item->kind == YT_MAP ? yt_get(item, "key") : NULL;
+    const yt_node *factor = item->kind == YT_MAP ? yt_get(item, "factor") : NULL;
+    const yt_node *rows = item->kind == YT_MAP ? yt_get(item, "rows") : NULL;
+    if (item->kind != YT_MAP || item->count != 3 || !key || !factor || !rows || key->kind != YT_SCALAR ||
+        factor->kind != YT_SCALAR || rows->kind != YT_SCALAR || key->scalar[0] == '\0')
+        return pg_fail_at(st, PG_EXIT_INPUT, at, full, "expected {key: TEXT, factor: NUMBER, rows: N}");
+    double f, n;
+    const char *why = NULL;
+    if (units_parse_double(factor->scalar, &f, &why) != 0 || !(f >= LAYER_FACTOR_MIN && f <= LAYER_FACTOR_MAX))
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, factor->line}, full,
+                          "factor '%.60s': expected a number in [%g, %g]", factor->scalar, LAYER_FACTOR_MIN,
+                          LAYER_FACTOR_MAX);
+    if (units_parse_double(rows->scalar, &n, &why) != 0 || !(n >= 1 && n <= 1e9) || n != (double)(int)n)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, rows->line}, full,
+                          "rows '%.60s': expected a whole number of measured jobs", rows->scalar);
+    if (gpu_params_find_layer_profile(g, key->scalar))
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, key->line}, full, "shape '%.120s' twice",
+                          key->scalar);
+    int rc = gpu_params_set_layer_profile(g, key->scalar, f, (int)n, st);
+    if (rc)
+        pg_status_prefix(st, "%s:%d: %s", file, key->line, full);
+    return rc;
+}
+
+/* The optional layer_profiles block: {source: TEXT, shapes: [entries]}. */
+static int load_layer_profiles(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
+{
+    const yt_node *lp = yt_get(root, LAYER_PROFILES_BLOCK);
+    if (lp == NULL)
+        return 0;
+    const yt_node *src = lp->kind == YT_MAP ? yt_get(lp, "source") : NULL;
+    const yt_node *shapes = lp->kind == YT_MAP ? yt_get(lp, LAYER_PROFILES_SHAPES) : NULL;
+    int line = lp->line;   /* the block's key's */
+    for (size_t i = 0; i < root->count; i++)
+        if (root->items[i] == lp)
+            line = root->key_lines[i];
+    if (lp->kind != YT_MAP || lp->count != 2 || !src || !shapes || src->kind != YT_SCALAR ||
+        src->scalar[0] == '\0' || shapes->kind != YT_SEQ)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, line}, LAYER_PROFILES_BLOCK,
+                          "expected {source: TEXT, " LAYER_PROFILES_SHAPES ": [{key: TEXT, factor: NUMBER, "
+                          "rows: N}, ...]}");
+    int rc = copy_source(file, src, LAYER_PROFILES_BLOCK, g->layer_profiles_source, sizeof g->layer_profiles_source,
+                         st);
+    for (size_t i = 0; i < shapes->count && rc == 0; i++)
+        rc = load_layer_profile(file, shapes->items[i], g, st);
+    return rc;
+}
+
 static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
 {
     pg_origin at = {file, root ? root->line : 1};
@@ -206,9 +301,11 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         return pg_fail_at(st, PG_EXIT_INPUT, at, NULL, "expected a mapping with keys name and params");
     for (size_t i = 0; i < root->count; i++)
         if (strcmp(root->keys[i], "name") != 0 && strcmp(root->keys[i], "params") != 0 &&
-            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0 && strcmp(root->keys[i], KERNEL_QUEUE_BLOCK) != 0)
+            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0 && strcmp(root->keys[i], KERNEL_QUEUE_BLOCK) != 0 &&
+            strcmp(root->keys[i], LAYER_PROFILES_BLOCK) != 0)
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, root->key_lines[i]}, root->keys[i],
-                              "unknown key (expected name, params, " HOST_LINK_BLOCK ", " KERNEL_QUEUE_BLOCK ")");
+                              "unknown key (expected name, params, " HOST_LINK_BLOCK ", " KERNEL_QUEUE_BLOCK ", "
+                              LAYER_PROFILES_BLOCK ")");
     const yt_node *name = yt_get(root, "name");
     if (name == NULL || name->kind != YT_SCALAR || name->scalar[0] == '\0' || strlen(name->scalar) >= sizeof g->name)
         return pg_fail_at(st, PG_EXIT_INPUT, name ? (pg_origin){file, name->line} : at, "name",
@@ -256,7 +353,9 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
     int rc = load_host_link(file, root, g, st);
-    return rc ? rc : load_kernel_queue(file, root, g, st);
+    if (rc == 0)
+        rc = load_kernel_queue(file, root, g, st);
+    return rc ? rc : load_layer_profiles(file, root, g, st);
 }
 
 /* load_doc on a parsed file, which it frees. */
@@ -332,4 +431,14 @@ void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strb
                g->host_waits_each_layer ? WAITS_LAYER : WAITS_OP);
     sb_append_json_string(out, g->kernel_queue_source);
     sb_append(out, "}\n");
+    if (g->nlayer_profiles > 0) {
+        sb_appendf(out, "%s:\n  source: ", LAYER_PROFILES_BLOCK);
+        sb_append_json_string(out, g->layer_profiles_source);
+        sb_appendf(out, "\n  %s:\n", LAYER_PROFILES_SHAPES);
+        for (int i = 0; i < g->nlayer_profiles; i++) {
+            sb_append(out, "    - {key: ");
+            sb_append_json_string(out, g->layer_profile[i].key);
+            sb_appendf(out, ", factor: %.9g, rows: %d}\n", g->layer_profile[i].factor, g->layer_profile[i].rows);
+        }
+    }
 }

@@ -1,7 +1,8 @@
 /* fuzz_gpu.c: libFuzzer harness for the GPU type profiles (profiles/gpus/).
  *
  * Any byte string goes through gpu_params_load_buffer (the YAML loader, then
- * every parameter with its source, the host_link and kernel_queue blocks);
+ * every parameter with its source, the host_link, kernel_queue and
+ * layer_profiles blocks);
  * the only acceptable outcomes are success (every parameter finite and not
  * negative, ratios in (0, 1], a source for each, and a profile that writes
  * back to one that loads with the same values) or PG_EXIT_INPUT with a
@@ -48,6 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         require(g.source[k][0] != '\0', "parameter without a source", &st);
     }
     require(g.kernel_queue_source[0] != '\0', "kernel_queue without a source", &st);
+    require(g.nlayer_profiles >= 0 && g.nlayer_profiles <= GP_MAX_LAYER_PROFILES, "layer profile count", &st);
+    for (int i = 0; i < g.nlayer_profiles; i++)
+        require(isfinite(g.layer_profile[i].factor) && g.layer_profile[i].factor > 0 && g.layer_profile[i].rows > 0 &&
+                    g.layer_profile[i].key[0] != '\0',
+                "layer profile not a positive factor of a named shape", &st);
     strbuf sb;
     sb_init(&sb);
     gpu_params_write_yaml(&g, "fuzz", &sb);
@@ -57,6 +63,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int k = 0; k < GP_COUNT; k++)
         require(fabs(back.v[k] - g.v[k]) <= 1e-8 * fabs(g.v[k]), "written value differs", &st);
     require(back.host_waits_each_layer == g.host_waits_each_layer, "kernel_queue not written back", &st);
+    require(back.nlayer_profiles == g.nlayer_profiles, "layer profiles not written back", &st);
+    for (int i = 0; i < g.nlayer_profiles; i++)
+        require(strcmp(back.layer_profile[i].key, g.layer_profile[i].key) == 0 &&
+                    fabs(back.layer_profile[i].factor - g.layer_profile[i].factor) <= 1e-8 * g.layer_profile[i].factor &&
+                    back.layer_profile[i].rows == g.layer_profile[i].rows,
+                "written layer profile differs", &st);
     sb_free(&sb);
     return 0;
 }
