@@ -91,10 +91,36 @@ if [ "$(wc -l <"$TMP/heldout_lines")" -gt 1000 ] && ! cmp -s "$V" "$TMP/perturbe
 else not_ok "perturbed copy differs in the held-out rows only"; fi
 expect_rc "calibrate the original with a given weight" 0 "$BIN" calibrate "$V" "${FIXED[@]}" -o "$TMP/fit1.yaml"
 expect_rc "calibrate the perturbed copy" 0 "$BIN" calibrate "$TMP/perturbed.csv" "${FIXED[@]}" -o "$TMP/fit2.yaml"
-values() { grep -o "value: [^,]*" "$1"; }
+values() { grep -o "value: [^,]*\|key: \"[^\"]*\", factor: [^,]*" "$1"; }
 if [ "$(values "$TMP/fit1.yaml")" = "$(values "$TMP/fit2.yaml")" ] && [ "$(values "$TMP/fit2.yaml" | wc -l)" -gt 5 ]; then
     ok "held-out measurements do not change the fitted parameters"
 else not_ok "held-out measurements do not change the fitted parameters" "$(diff "$TMP/fit1.yaml" "$TMP/fit2.yaml" | head -6)"; fi
+# ... nor the measured layer profiles (with a given weight calibrate fits them without selection)
+if grep -q "^layer_profiles:" "$TMP/fit1.yaml" && [ "$(grep -c "factor: " "$TMP/fit1.yaml")" -gt 0 ]; then
+    ok "the fixed-weight fit has measured layer profiles (compared above)"
+else not_ok "the fixed-weight fit has measured layer profiles (compared above)" "$(tail -3 "$TMP/fit1.yaml")"; fi
+expect_rc "calibrate --no-layer-profiles" 0 "$BIN" calibrate "$V" "${FIXED[@]}" --no-layer-profiles -o "$TMP/fit3.yaml"
+if ! grep -q "^layer_profiles:" "$TMP/fit3.yaml" && grep -q "Measured layer profiles: none (--no-layer-profiles)" "$TMP/fit3.yaml" &&
+   [ "$(grep -o "value: [^,]*" "$TMP/fit3.yaml")" = "$(grep -o "value: [^,]*" "$TMP/fit1.yaml")" ]; then
+    ok "--no-layer-profiles fits the same parameters and no profile"
+else not_ok "--no-layer-profiles fits the same parameters and no profile" "$(diff "$TMP/fit1.yaml" "$TMP/fit3.yaml" | head -6)"; fi
+
+# ---- validate with measured layer profiles: the rows of profiled shapes and the others apart ----
+expect_rc "validate a file with layer profiles" 0 "$BIN" validate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05
+if grep -Eq "^  profiled: +[1-9][0-9]* +MAPE" "$TMP/out" && grep -Eq "^  analytic: +[0-9]+ +MAPE" "$TMP/out"; then
+    ok "validate reports the held-out rows of profiled shapes and of the others"
+else not_ok "validate reports the held-out rows of profiled shapes and of the others" "$(head -8 "$TMP/out")"; fi
+held_with=$(grep -E "^  held-out rows:" "$TMP/out")
+expect_rc "validate --no-layer-profiles" 0 "$BIN" validate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05 --no-layer-profiles
+if ! grep -q "^  profiled:" "$TMP/out" && [ "$(grep -E "^  held-out rows:" "$TMP/out")" != "$held_with" ]; then
+    ok "--no-layer-profiles predicts every layer analytically"
+else not_ok "--no-layer-profiles predicts every layer analytically" "$(head -6 "$TMP/out")"; fi
+expect_rc "validate --format csv with layer profiles" 0 "$BIN" validate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05 \
+    --format csv
+if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "layer_profile") c = i; next }
+            $c > 0 { p++ } END { exit !(c > 0 && p > 0) }' "$TMP/out"; then
+    ok "validate --format csv gives each row's layer profile"
+else not_ok "validate --format csv gives each row's layer profile" "$(head -2 "$TMP/out")"; fi
 
 # a parameter said to be calibrate's fixed starting value is that value in every fit
 # (one the fit drove to about 0 moves no prediction afterwards, yet it was fitted)

@@ -145,6 +145,29 @@ else not_ok "kernel_queue.host_waits: the profile's by default, the host running
 expect_rc "kernel_queue.host_waits=sometimes exits 2" 2 "$BIN" run "${KQ[@]}" --set kernel_queue.host_waits=sometimes
 expect_err "... naming the key" "key 'kernel_queue.host_waits': expected one of profile, layer, op"
 
+# ---- layer_profiles: a layer shape the GPU type's measurements ran runs at its measured profile ----
+# (a100-80g profiles vTrain's single-node shapes: legacy attention, s 1024, 16 heads; KQ's is one of them)
+expect_rc "layer_profiles=measured (default) on a profiled shape" 0 "$BIN" run "${KQ[@]}" --set attention=legacy
+cp "$TMP/out" lp_measured.json
+expect_rc "layer_profiles=analytic" 0 "$BIN" run "${KQ[@]}" --set attention=legacy --set layer_profiles=analytic
+cp "$TMP/out" lp_analytic.json
+expect_rc "a shape without a profile (flash attention)" 0 "$BIN" run "${KQ[@]}"
+if python3 -c '
+import json, re, sys
+m, a, f = (json.load(open(x)) for x in sys.argv[1:4])
+factor = float(re.search(r"measured profile, x([0-9.]+) the analytic time \(([0-9]+) measured jobs", m["cost_model"]).group(1))
+assert factor != 1.0, factor
+ratio = m["makespan"] / a["makespan"]
+assert min(1.0, factor) < ratio < max(1.0, factor), (ratio, factor)   # layers scaled, embedding and head not
+assert "every layer at the analytic time (layer_profiles=analytic)" in a["cost_model"], a["cost_model"]
+assert "none of this shape" in f["cost_model"], f["cost_model"]' \
+    lp_measured.json lp_analytic.json "$TMP/out" 2>"$TMP/pyerr"
+then ok "layer_profiles: a profiled layer at its factor, said on the cost model line; analytic on request or for other shapes"
+else not_ok "layer_profiles: a profiled layer at its factor, said on the cost model line; analytic on request or for other shapes" \
+    "$(tail -1 "$TMP/pyerr")"; fi
+expect_rc "layer_profiles=sometimes exits 2" 2 "$BIN" run "${KQ[@]}" --set layer_profiles=sometimes
+expect_err "... naming the key" "key 'layer_profiles': expected one of measured, analytic"
+
 # ---- tp.comm_overlap: each layer's tp collective under its GEMM (the cost model's exposed part) ----
 TPO=(--set workload=hf:"$TEST_HERE/../profiles/models/llama3-8b.json" --set gpt.seq=8192 --set tp=8 --set pp=2
      --set tp.sequence_parallel=true --set network=cluster --set cluster.nodes=2 --format json)

@@ -9,6 +9,7 @@
 
 #include "calib/fit_select.h"
 #include "calib/itermodel.h"
+#include "calib/layer_fit.h"
 #include "calib/nelder_mead.h"
 #include "calib/rows.h"
 #include "util/datapath.h"
@@ -173,6 +174,7 @@ START_TEST(test_selection_uses_no_heldout_row)
     ck_assert_int_eq(b1, b2);
     for (int k = 0; k < 2; k++) {
         ck_assert(r1[k].mape == r2[k].mape && r1[k].max_err == r2[k].max_err);
+        ck_assert(r1[k].profiled.mape == r2[k].profiled.mape && r1[k].profiled.score == r2[k].profiled.score);
     }
     ck_assert(memcmp(g1.v, g2.v, sizeof g1.v) == 0);
     /* the check can fail: a fit row's measurement does move the result */
@@ -180,6 +182,70 @@ START_TEST(test_selection_uses_no_heldout_row)
     changed[0].measured_s *= 2.0;
     select_and_fit(changed, N, mask, &g3, r3, &b3);
     ck_assert(memcmp(g1.v, g3.v, sizeof g1.v) != 0);
+}
+END_TEST
+
+/* Measured layer profiles: rows measured at the model's time with one
+ * shape's layers 1.3x slower give that shape the factor 1.3 (and its rows
+ * are then predicted exactly); a shape run in one layout only gets no
+ * profile, nor does a shape of fewer rows than LAYER_FIT_MIN_ROWS; rows
+ * outside the mask are not read. */
+START_TEST(test_layer_profiles_recover_a_shape_factor)
+{
+    enum { N = 10 };
+    train_row rows[N];
+    /* shape A (h1024 mb1 tp1) in 4 rows and 2 layouts; shape B (h2048 mb2 tp2) in 3 rows of one layout;
+     * shape C (h1024 mb2 tp1) in 2 rows of 2 layouts; row 9: A again, outside the mask */
+    const int hidden[N] = {1024, 1024, 1024, 1024, 2048, 2048, 2048, 1024, 1024, 1024};
+    const int mb[N] = {1, 1, 1, 1, 2, 2, 2, 2, 2, 1}, tp[N] = {1, 1, 1, 1, 2, 2, 2, 1, 1, 1};
+    const int pp[N] = {1, 1, 2, 2, 1, 1, 1, 1, 2, 4}, layers[N] = {12, 16, 12, 16, 12, 16, 20, 12, 12, 24};
+    int mask[N];
+    for (int i = 0; i < N; i++) {
+        rows[i] = (train_row){.line = i + 2, .global_batch = 32, .micro_batch = mb[i], .hidden = hidden[i],
+                              .heads = 16, .layers = layers[i], .seq = 1024,
+                              .vocab = megatron_padded_vocab(50257, tp[i]), .tp = tp[i], .dp = 8 / (tp[i] * pp[i]),
+                              .pp = pp[i], .gpus = 8, .measured_s = 1};
+        calib_row_defaults(&rows[i]);
+        mask[i] = i < 9;
+    }
+    iter_set set;
+    pg_status st;
+    ck_assert_int_eq(iter_set_prepare(&set, rows, N, &st), 0);
+    char key_a[LAYER_KEY_MAX], key_b[LAYER_KEY_MAX];
+    iter_row_layer_key(&set, 0, key_a, sizeof key_a);
+    iter_row_layer_key(&set, 4, key_b, sizeof key_b);
+    ck_assert_str_ne(key_a, key_b);
+    gpu_params truth = load("a100-80g");
+    truth.nlayer_profiles = 0;   /* only the two below */
+    ck_assert_int_eq(gpu_params_set_layer_profile(&truth, key_a, 1.3, 4, &st), 0);
+    ck_assert_int_eq(gpu_params_set_layer_profile(&truth, key_b, 0.7, 3, &st), 0);
+    for (int i = 0; i < N; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&truth, &set, i, &bd, &st), 0);
+        rows[i].measured_s = bd.total_s * (i == 9 ? 5.0 : 1.0);   /* the unread row: far off */
+    }
+    gpu_params g = load("a100-80g");
+    layer_fit_stats ls;
+    ck_assert_int_eq(layer_profiles_fit(&g, &set, mask, &ls, &st), 0);
+    ck_assert_int_eq(ls.shapes, 1);
+    ck_assert_int_eq(ls.rows, 4);
+    ck_assert_int_eq(ls.bounded, 0);
+    ck_assert_int_eq(g.nlayer_profiles, 1);
+    ck_assert_str_eq(g.layer_profile[0].key, key_a);
+    ck_assert_rel(g.layer_profile[0].factor, 1.3, 1e-6);
+    ck_assert_int_eq(g.layer_profile[0].rows, 4);
+    for (int i = 0; i < 4; i++) {
+        iter_breakdown bd;
+        ck_assert_int_eq(iter_predict(&g, &set, i, &bd, &st), 0);
+        ck_assert_rel(bd.total_s, rows[i].measured_s, 1e-6);
+    }
+    /* a factor beyond the bounds ends at the bound, and says so */
+    for (int i = 0; i < 4; i++)
+        rows[i].measured_s *= 3.0;
+    ck_assert_int_eq(layer_profiles_fit(&g, &set, mask, &ls, &st), 0);
+    ck_assert_int_eq(ls.bounded, 1);
+    ck_assert_rel(g.layer_profile[0].factor, LAYER_FIT_FACTOR_MAX, 1e-6);
+    iter_set_free(&set);
 }
 END_TEST
 
@@ -742,6 +808,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_split_is_deterministic);
     tcase_add_test(tc, test_predict_pp1_closed_form);
     tcase_add_test(tc, test_calibrate_recovers_synthetic);
+    tcase_add_test(tc, test_layer_profiles_recover_a_shape_factor);
     tcase_add_test(tc, test_selection_uses_no_heldout_row);
     tcase_add_test(tc, test_folds_deterministic_and_balanced);
     tcase_add_test(tc, test_worst_file_mape);

@@ -24,7 +24,7 @@ int cv_fold_of(int i, int folds)
 }
 
 /* max of value / target over the targets that are set (> 0). */
-static double score_of(const cv_result *r, const cv_targets *t)
+static double score_of(const cv_errors *r, const cv_targets *t)
 {
     double score = 0.0;
     if (t->file_mape > 0)
@@ -36,6 +36,16 @@ static double score_of(const cv_result *r, const cv_targets *t)
     return score;
 }
 
+static cv_errors errors_of(const iter_set *set, const double *pred, const int *scored, const cv_targets *t)
+{
+    error_stats e = iter_errors_by_file(set, pred, scored);
+    cv_errors r = {.n = e.n, .mape = e.mape, .max_err = e.max_err};
+    r.worst_file_mape = iter_worst_file_mape(set, pred, scored);
+    r.overall_mape = iter_errors(set, pred, scored).mape;
+    r.score = score_of(&r, t);
+    return r;
+}
+
 int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, const fit_hyper *h, int folds,
                 const cv_targets *t, cv_result *out, pg_status *st)
 {
@@ -44,6 +54,7 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
     int *test = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *test);
     int *scored = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *scored);
     double *pred = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *pred);
+    double *pred_prof = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *pred_prof);
     int rc = 0;
     memset(out, 0, sizeof *out);
     out->folds = folds;
@@ -68,28 +79,37 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
         error_stats fe;
         rc = iter_fit(&g, set, train, h, &fe, st);
         memcpy(out->fold_v[k], g.v, sizeof out->fold_v[k]);
+        gpu_params gp = g;
+        layer_fit_stats ls;
+        if (rc == 0)
+            rc = layer_profiles_fit(&gp, set, train, &ls, st);
         for (int i = 0; i < n && rc == 0; i++)
             if (test[i]) {
                 iter_breakdown b;
                 rc = iter_predict(&g, set, i, &b, st);
                 pred[i] = b.total_s;
+                if (rc == 0)
+                    rc = iter_predict(&gp, set, i, &b, st);
+                pred_prof[i] = b.total_s;
                 scored[i] = 1;
             }
     }
     if (rc == 0) {
-        error_stats e = iter_errors_by_file(set, pred, scored);
+        cv_errors plain = errors_of(set, pred, scored, t);
         out->h = *h;
-        out->n = e.n;
-        out->mape = e.mape;
-        out->worst_file_mape = iter_worst_file_mape(set, pred, scored);
-        out->overall_mape = iter_errors(set, pred, scored).mape;
-        out->max_err = e.max_err;
-        out->score = score_of(out, t);
+        out->n = plain.n;
+        out->mape = plain.mape;
+        out->worst_file_mape = plain.worst_file_mape;
+        out->overall_mape = plain.overall_mape;
+        out->max_err = plain.max_err;
+        out->score = plain.score;
+        out->profiled = errors_of(set, pred_prof, scored, t);
     }
     free(train);
     free(test);
     free(scored);
     free(pred);
+    free(pred_prof);
     return rc;
 }
 
@@ -138,7 +158,7 @@ static int final_fit(gpu_params *g, const iter_set *set, const int *fit, const f
 }
 
 int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, double max_weight, int folds,
-                        const cv_targets *t, calib_result *out, pg_status *st)
+                        int profile_layers, const cv_targets *t, calib_result *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     out->best = -1;
@@ -160,5 +180,12 @@ int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, doub
         out->nres = CALIB_NWEIGHTS;
         out->h = cand[out->best];
     }
-    return final_fit(g, set, fit, &out->h, out->nres ? &out->res[out->best] : NULL, &out->fit_err, st);
+    int rc = final_fit(g, set, fit, &out->h, out->nres ? &out->res[out->best] : NULL, &out->fit_err, st);
+    if (rc == 0 && profile_layers) {
+        const cv_result *b = out->nres ? &out->res[out->best] : NULL;
+        out->layer_profiles = !b || b->profiled.score < b->score;
+    }
+    if (rc == 0 && out->layer_profiles)
+        rc = layer_profiles_fit(g, set, fit, &out->layer_stats, st);
+    return rc;
 }

@@ -15,13 +15,17 @@
  * largest error is off by default: one row sets it in every fold, so it
  * scores the row and not the setting (docs/validation.md, fifth round).
  * The candidate with the smallest score wins; ties go to the earlier
- * candidate.  Rows outside the mask are never read: changing their
+ * candidate.  Each fold is scored twice: with the fitted parameters alone,
+ * and with measured layer profiles (layer_fit.h) fitted on the same
+ * training folds after them; the winner's two scores decide whether the
+ * final fit profiles layers (only when they score strictly better).  Rows outside the mask are never read: changing their
  * measured times cannot change the choice.  Deterministic.
  */
 #ifndef PG_CALIB_FIT_SELECT_H
 #define PG_CALIB_FIT_SELECT_H
 
 #include "calib/itermodel.h"
+#include "calib/layer_fit.h"
 
 #define CV_DEFAULT_FOLDS 5
 #define CV_MAX_FOLDS 50
@@ -36,6 +40,15 @@ typedef struct cv_targets {
     double max_err;                 /* the largest error (0 by default: off) */
 } cv_targets;
 
+/* Out-of-fold errors of one setting, and their score. */
+typedef struct cv_errors {
+    int n;                          /* out-of-fold rows scored */
+    double mape;                    /* mean over files of each file's MAPE */
+    double worst_file_mape;         /* the largest file MAPE */
+    double overall_mape;            /* over all rows pooled */
+    double max_err, score;
+} cv_errors;
+
 typedef struct cv_result {
     fit_hyper h;
     int n;                          /* out-of-fold rows scored */
@@ -43,6 +56,7 @@ typedef struct cv_result {
     double worst_file_mape;         /* the largest file MAPE */
     double overall_mape;            /* over all rows pooled */
     double max_err, score;
+    cv_errors profiled;             /* the same with layer profiles fitted on each fold's training rows */
     int folds;
     double fold_v[CV_MAX_FOLDS][GP_COUNT]; /* each fold's fitted parameters: further starting
                                             * points for the final fit (local optima) */
@@ -73,6 +87,8 @@ typedef struct calib_result {
     int best;                       /* index of the chosen one in res, -1 if none */
     cv_result res[CALIB_NWEIGHTS];
     error_stats fit_err;            /* of the final fit, on the fit part */
+    int layer_profiles;             /* 1: the final fit profiled layers (layer_stats) */
+    layer_fit_stats layer_stats;
 } calib_result;
 
 /* Calibrate g on the rows of fit: reset the fitted parameters to the fixed
@@ -81,9 +97,12 @@ typedef struct calib_result {
  * whole fit part from the fixed start and, after a selection, also from each
  * fold's solution of the chosen setting (the objective has local optima;
  * these are fits to parts of the same rows); the lowest fit-part objective
- * wins, ties keep the earlier.  Rows outside fit are never read.
+ * wins, ties keep the earlier.  Then, with profile_layers, measured layer
+ * profiles (layer_fit.h) on the fit part, when the selection's winner
+ * scored strictly better with them, or always when the weight was given
+ * (no selection).  Rows outside fit are never read.
  * PG_EXIT_INPUT when the fit part has fewer rows than folds. */
 int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, double max_weight, int folds,
-                        const cv_targets *t, calib_result *out, pg_status *st);
+                        int profile_layers, const cv_targets *t, calib_result *out, pg_status *st);
 
 #endif

@@ -273,6 +273,13 @@ static gpu_params row_links(const gpu_params *g, const train_row *r)
     return gl;
 }
 
+void iter_row_layer_key(const iter_set *set, int i, char *out, size_t len)
+{
+    const train_row *r = &set->row[i];
+    gpt_shape m = row_shape(r, r->layers);
+    costmodel_layer_key(&m, out, len);
+}
+
 /* Table 4 rows: one layer's forward + backward (the backward with its
  * recompute), as the difference of one-stage workloads of 2 and 1 layers
  * (embedding, head and per-op overheads cancel). */
@@ -678,6 +685,8 @@ void iter_fit_initial(gpu_params *g)
     g->v[GP_OP_OVERHEAD_S] = INIT_OP_OVERHEAD_S;
     g->v[GP_NET_BW_EFF] = INIT_NET_BW_EFF;
     g->v[GP_FP8_GEMM_EFF] = INIT_FP8_GEMM_EFF;
+    g->nlayer_profiles = 0;   /* measured layer profiles are fitted after these (layer_fit.h) */
+    g->layer_profiles_source[0] = '\0';
 }
 
 int iter_fit(gpu_params *g, const iter_set *set, const int *mask, const fit_hyper *h, error_stats *fit_err,

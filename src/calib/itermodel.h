@@ -106,6 +106,9 @@ void iter_set_free(iter_set *set);
 /* Predict row i of set. */
 int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st);
 
+/* The layer shape row i runs (costmodel_layer_key), into out. */
+void iter_row_layer_key(const iter_set *set, int i, char *out, size_t len);
+
 /* The deterministic split: 1 if row index i (0-based data row) belongs to
  * the fit part for fraction f of the rows (a hash of i, not of the data). */
 int iter_in_fit_part(int i, double fit_fraction);
@@ -173,8 +176,9 @@ typedef struct fit_hyper {
 #define FIT_GEMM_EFF_CAP 0.9
 
 /* Reset the fitted parameters of g to fixed, data-independent starting
- * values (plausible A100-class numbers, named in itermodel.c), so that a
- * calibration does not depend on the file it starts from. */
+ * values (plausible A100-class numbers, named in itermodel.c), and drop its
+ * measured layer profiles, so that a calibration does not depend on the
+ * file it starts from. */
 void iter_fit_initial(gpu_params *g);
 
 /* Fit the fitted parameters of g (gpu_param_fitted) to the rows with

@@ -4,7 +4,7 @@
  *
  *   pipegrid calibrate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--folds K]
  *                          [--max-weight W] [--max-mape X] [--max-overall-mape Z]
- *                          [--max-error Y] [--with-regressions] [-o FILE]
+ *                          [--max-error Y] [--with-regressions] [--no-layer-profiles] [-o FILE]
  *
  * Takes the GPU type's datasheet numbers from its parameter file
  * (profiles/gpus/TYPE.yaml) and fits the efficiency parameters globally --
@@ -21,6 +21,10 @@
  * final fit on the whole fit part (final_fit).  The held-out rows are not
  * read by any of this, and calibrate does not report on them: `pipegrid
  * validate` evaluates the result on them once.
+ * Then measured layer profiles (src/calib/layer_fit.h): when the
+ * cross-validation scored them better (each fold profiled on its training
+ * rows), or always when --max-weight fixed the weight; never with
+ * --no-layer-profiles.
  * The file written (stdout, or FILE) records what was chosen and why.
  */
 #include <stdio.h>
@@ -92,6 +96,23 @@ static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h
     }
 }
 
+/* The layer_profiles block's source: how the profiles were fitted and why. */
+static void layer_provenance(gpu_params *g, const validate_args *a, const calib_result *cr, const char *date)
+{
+    char why[160];
+    if (cr->nres) {
+        const cv_result *b = &cr->res[cr->best];
+        snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (score %.4f with them, %.4f without)",
+                 a->folds, b->profiled.score, b->score);
+    } else
+        snprintf(why, sizeof why, "fitted without selection (--max-weight given)");
+    snprintf(g->layer_profiles_source, sizeof g->layer_profiles_source,
+             "fitted %.16s by 'pipegrid calibrate --fit-fraction %g' after the parameters above: each layer shape "
+             "that at least %d fit rows ran in at least %d layouts (pp, dp, global batch), %d shapes from %d rows; %s",
+             date, a->fit_fraction, LAYER_FIT_MIN_ROWS, LAYER_FIT_MIN_LAYOUTS, cr->layer_stats.shapes,
+             cr->layer_stats.rows, why);
+}
+
 #define CV_LINE_MAX 160
 
 /* One candidate's cross-validation errors and score, in out. */
@@ -129,6 +150,33 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
         sb_appendf(sb, "max-weight %g given on the command line (no selection).\n", a->max_weight);
     sb_appendf(sb, "Final fit on the whole fit part: MAPE %.2f %% (mean of the files'), max %.2f %%.", PCT * fe->mape,
                PCT * fe->max_err);
+}
+
+/* What the header says of the layer profiles: what CV scored, what was done. */
+static void header_layers(strbuf *sb, const calib_result *cr, int asked)
+{
+    if (!asked) {
+        sb_appendf(sb, "\nMeasured layer profiles: none (--no-layer-profiles).");
+        return;
+    }
+    if (cr->nres) {
+        const cv_result *b = &cr->res[cr->best];
+        char cvl[CV_LINE_MAX];
+        cv_result p = *b;
+        p.worst_file_mape = b->profiled.worst_file_mape;
+        p.overall_mape = b->profiled.overall_mape;
+        p.max_err = b->profiled.max_err;
+        p.score = b->profiled.score;
+        sb_appendf(sb, "\nMeasured layer profiles (src/calib/layer_fit.h), max-weight %g, each fold's profiles fitted "
+                   "on its training rows:\n  with profiles    %s%s", b->h.max_weight, cv_line(&p, cvl, sizeof cvl),
+                   cr->layer_profiles ? "  <- chosen" : "");
+    }
+    if (cr->layer_profiles)
+        sb_appendf(sb, "\nLayer profiles fitted: %d shapes on %d fit rows (%d at a bound of [%g, %g]).",
+                   cr->layer_stats.shapes, cr->layer_stats.rows, cr->layer_stats.bounded, LAYER_FIT_FACTOR_MIN,
+                   LAYER_FIT_FACTOR_MAX);
+    else
+        sb_appendf(sb, "\nNo layer profiles: the cross-validation scored them no better.");
 }
 
 static int write_file(const gpu_params *g, const char *header, const char *path, pg_status *st)
@@ -171,7 +219,7 @@ int cmd_calibrate(int argc, char **argv)
     exercised_at_start(&g, &set, fit, exercised);
     calib_result *cr = pg_xcalloc(1, sizeof *cr);
     const cv_targets targets = {.file_mape = a.max_mape, .overall_mape = a.max_overall_mape, .max_err = a.max_error};
-    int rc = calib_fit_procedure(&g, &set, fit, a.max_weight, a.folds, &targets, cr, &st);
+    int rc = calib_fit_procedure(&g, &set, fit, a.max_weight, a.folds, !a.no_layer_profiles, &targets, cr, &st);
     if (rc == 0) {
         char why[128];
         if (cr->nres) {
@@ -191,9 +239,14 @@ int cmd_calibrate(int argc, char **argv)
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
         provenance(&g, &a, &cr->h, why, nfit, n, date, exercised);
+        if (cr->layer_profiles)
+            layer_provenance(&g, &a, cr, date);
+        fprintf(stderr, "calibrate: layer profiles: %s\n",
+                cr->layer_profiles ? g.layer_profiles_source : "none");
         strbuf hdr;
         sb_init(&hdr);
         header_text(&hdr, &g, &a, cr->res, cr->nres, cr->best, fe);
+        header_layers(&hdr, cr, !a.no_layer_profiles);
         rc = write_file(&g, hdr.data, a.output, &st);
         sb_free(&hdr);
     } else

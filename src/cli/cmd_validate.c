@@ -4,7 +4,7 @@
  * model cannot describe are listed as skipped, with the reason).
  *
  *   pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
- *                         [--max-mape X] [--max-error Y] [--with-regressions]
+ *                         [--max-mape X] [--max-error Y] [--with-regressions] [--no-layer-profiles]
  *
  * Reports MAPE and the largest relative error over all rows, over the
  * held-out rows (those `pipegrid calibrate` with the same --fit-fraction did
@@ -15,6 +15,9 @@
  * them (for CI).  --format csv prints one line per row instead.
  * --with-regressions also predicts the rows of documented software
  * regressions (src/calib/rows.h), listed as skipped otherwise.
+ * When the GPU file has measured layer profiles (costmodel.h), the report
+ * says how many rows ran a profiled shape and the errors of both kinds;
+ * --no-layer-profiles predicts every layer analytically.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +49,27 @@ static void report_group(const iter_set *set, const double *pred, const int *bas
     free(mask);
 }
 
+/* The held-out errors of the rows that ran a profiled layer shape and of
+ * the others (nothing when the GPU file has no profile). */
+static void report_profiled(const iter_set *set, const double *pred, const int *holdout, const double *factor,
+                            int nprofiles)
+{
+    if (nprofiles == 0)
+        return;
+    int *mask = pg_xcalloc((size_t)set->n, sizeof *mask);
+    for (int profiled = 1; profiled >= 0; profiled--) {
+        for (int i = 0; i < set->n; i++)
+            mask[i] = holdout[i] && (factor[i] != 0) == profiled;
+        error_stats e = iter_errors(set, pred, mask);
+        printf("  %-14s %5d  MAPE %6.2f %%  max error %6.2f %%  (held-out rows %s)\n",
+               profiled ? "profiled:" : "analytic:", e.n, PCT * e.mape, PCT * e.max_err,
+               profiled ? "whose layer shape has a measured profile" : "of other layer shapes");
+    }
+    free(mask);
+}
+
 static void report_text(const iter_set *set, const double *pred, const int *holdout, const validate_args *a,
-                        const calib_rows *rows)
+                        const calib_rows *rows, const double *factor, int nprofiles)
 {
     error_stats all = iter_errors(set, pred, NULL), held = iter_errors(set, pred, holdout);
     int *fit = pg_xcalloc((size_t)set->n, sizeof *fit);
@@ -65,6 +87,7 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
            PCT * fitted.mape, PCT * fitted.max_err, PCT * a->fit_fraction);
     printf("  held-out rows: %5d  MAPE %6.2f %%  max error %6.2f %%  (not in the %.0f %% fit part)\n", held.n,
            PCT * held.mape, PCT * held.max_err, PCT * a->fit_fraction);
+    report_profiled(set, pred, holdout, factor, nprofiles);
     /* how much of the error no model of the job can remove: one job measured at different times */
     printf("  MAPE floor:    all rows %.2f %%, fit %.2f %%, held-out %.2f %%  (jobs measured more than once, at"
            " different times: no model that predicts one time per job goes below)\n",
@@ -123,17 +146,18 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
     free(shown);
 }
 
-static void report_csv(const iter_set *set, const double *pred, const int *holdout, const iter_breakdown *bd)
+static void report_csv(const iter_set *set, const double *pred, const int *holdout, const iter_breakdown *bd,
+                       const double *factor)
 {
     printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
-           "error,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,label\n");
+           "error,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,layer_profile,label\n");
     for (int i = 0; i < set->n; i++) {
         const train_row *r = &set->row[i];
-        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,\"%s\"\n", r->line,
+        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,\"%s\"\n", r->line,
                holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden, r->heads,
                r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
                pred[i] / r->measured_s - 1, 1e3 * bd[i].pipeline_s, 1e3 * bd[i].embed_sync_s,
-               1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s, r->label);
+               1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s, factor[i], r->label);
     }
 }
 
@@ -154,17 +178,22 @@ int cmd_validate(int argc, char **argv)
     double *pred = pg_xcalloc((size_t)n, sizeof *pred);
     iter_breakdown *bd = pg_xcalloc((size_t)n, sizeof *bd);
     int *holdout = pg_xcalloc((size_t)n, sizeof *holdout);
+    double *factor = pg_xcalloc((size_t)n, sizeof *factor);   /* the row's layer profile; 0 = none */
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
+        char key[LAYER_KEY_MAX];
+        iter_row_layer_key(&set, i, key, sizeof key);
+        const layer_profile *p = gpu_params_find_layer_profile(&g, key);
+        factor[i] = p ? p->factor : 0.0;
         rc = iter_predict(&g, &set, i, &bd[i], &st);
         pred[i] = bd[i].total_s;
         holdout[i] = !iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
     }
     if (rc == 0) {
         if (a.csv_out)
-            report_csv(&set, pred, holdout, bd);
+            report_csv(&set, pred, holdout, bd, factor);
         else
-            report_text(&set, pred, holdout, &a, &rows);
+            report_text(&set, pred, holdout, &a, &rows, factor, g.nlayer_profiles);
         error_stats held = iter_errors(&set, pred, holdout);
         if ((a.max_mape > 0 && held.mape > a.max_mape) || (a.max_error > 0 && held.max_err > a.max_error)) {
             fprintf(stderr, "pipegrid: validate: held-out MAPE %.2f %% / max %.2f %% miss the limits\n",
@@ -176,6 +205,7 @@ int cmd_validate(int argc, char **argv)
     free(pred);
     free(bd);
     free(holdout);
+    free(factor);
     iter_set_free(&set);
     calib_rows_free(&rows);
     return rc;

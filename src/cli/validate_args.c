@@ -41,6 +41,10 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
             a->keep_regressions = 1;
             continue;
         }
+        if (strcmp(o, "--no-layer-profiles") == 0) {
+            a->no_layer_profiles = 1;
+            continue;
+        }
         if (strcmp(o, "--gpu") == 0)
             a->gpu = val;
         else if (strcmp(o, "--fit-fraction") == 0) {
@@ -128,6 +132,8 @@ int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, i
     if (!gpu)
         gpu = rows->n > 0 ? rows->row[0].gpu : "a100-80g";
     rc = gpu_params_load(gpu, g, st);
+    if (rc == 0 && a->no_layer_profiles)
+        g->nlayer_profiles = 0;
     if (rc == 0) {
         calib_rows_keep_gpu(rows, g->name);
         if (rows->n == 0)

@@ -30,6 +30,8 @@ typedef struct validate_args {
     double max_overall_mape;    /* calibrate --max-overall-mape: the target of all rows' MAPE (5 %) */
     int keep_regressions;       /* --with-regressions: predict (and fit) the rows of documented software
                                  * regressions too (rows.h), which are otherwise listed as skipped */
+    int no_layer_profiles;      /* --no-layer-profiles: validate predicts every layer analytically (the
+                                 * file's measured layer profiles ignored); calibrate fits none */
 } validate_args;
 
 /* argv[first] is the subcommand; calibrate = 1 accepts -o, --max-weight,
