@@ -763,6 +763,18 @@ START_TEST(test_layer_profile_scales_the_layer_only)
     }
     workload_free(&w0);
     workload_free(&w1);
+    /* with the tp collectives overlapping their GEMMs, the exposed rest scales with the layer */
+    gpt_shape ov = m;
+    ov.tp_comm_overlap = 1;
+    costmodel_layer_key(&ov, other, sizeof other);
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, other, factor, 9, &st), 0);
+    g.layer_profile[g.nlayer_profiles - 1].factor = 1.0;
+    costmodel_layer(&g, &ov, plain);
+    g.layer_profile[g.nlayer_profiles - 1].factor = factor;
+    costmodel_layer(&g, &ov, scaled);
+    for (int op = CM_F; op < CM_OPS; op++)
+        ck_assert_rel(scaled[op].time_s, factor * plain[op].time_s, 1e-12);
+    g.nlayer_profiles--;
     /* set replaces a key's profile; a key too long is refused */
     ck_assert_int_eq(gpu_params_set_layer_profile(&g, key, 0.9, 3, &st), 0);
     ck_assert_int_eq(g.nlayer_profiles, 1);
@@ -821,6 +833,11 @@ START_TEST(test_layer_profiles_block)
     const int line_of[] = {4, 4, 4, 5, 1, 1};   /* counted from the block's first line */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_bad_block(sb.data, bad[i][0], bad[i][1], lines + line_of[i]);
+    char long_key[LAYER_KEY_MAX + 96];   /* never cut: a cut key would name another shape */
+    snprintf(long_key, sizeof long_key, "layer_profiles:\n  source: s\n  shapes:\n    - {key: %0*d, factor: 1, rows: 3}\n",
+             LAYER_KEY_MAX, 0);
+    expect_bad_block(sb.data, long_key, "key 'layer_profiles.shapes': key is 192 characters long, at most 191",
+                     lines + 4);
     sb_free(&sb);
 }
 END_TEST

@@ -95,14 +95,8 @@ int cv_evaluate(const gpu_params *start, const iter_set *set, const int *mask, c
             }
     }
     if (rc == 0) {
-        cv_errors plain = errors_of(set, pred, scored, t);
         out->h = *h;
-        out->n = plain.n;
-        out->mape = plain.mape;
-        out->worst_file_mape = plain.worst_file_mape;
-        out->overall_mape = plain.overall_mape;
-        out->max_err = plain.max_err;
-        out->score = plain.score;
+        out->plain = errors_of(set, pred, scored, t);
         out->profiled = errors_of(set, pred_prof, scored, t);
     }
     free(train);
@@ -121,7 +115,7 @@ int cv_select(const gpu_params *start, const iter_set *set, const int *mask, con
         int rc = cv_evaluate(start, set, mask, &cand[k], folds, t, &res[k], st);
         if (rc)
             return rc;
-        if (*best < 0 || res[k].score < res[*best].score)
+        if (*best < 0 || res[k].plain.score < res[*best].plain.score)
             *best = k;
     }
     return *best < 0 ? pg_fail(st, PG_EXIT_INPUT, "cross-validation: no candidate setting") : 0;
@@ -183,7 +177,7 @@ int calib_fit_procedure(gpu_params *g, const iter_set *set, const int *fit, doub
     int rc = final_fit(g, set, fit, &out->h, out->nres ? &out->res[out->best] : NULL, &out->fit_err, st);
     if (rc == 0 && profile_layers) {
         const cv_result *b = out->nres ? &out->res[out->best] : NULL;
-        out->layer_profiles = !b || b->profiled.score < b->score;
+        out->layer_profiles = !b || b->profiled.score < b->plain.score;
     }
     if (rc == 0 && out->layer_profiles)
         rc = layer_profiles_fit(g, set, fit, &out->layer_stats, st);

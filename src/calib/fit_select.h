@@ -51,11 +51,7 @@ typedef struct cv_errors {
 
 typedef struct cv_result {
     fit_hyper h;
-    int n;                          /* out-of-fold rows scored */
-    double mape;                    /* mean over files of each file's MAPE */
-    double worst_file_mape;         /* the largest file MAPE */
-    double overall_mape;            /* over all rows pooled */
-    double max_err, score;
+    cv_errors plain;                /* each fold predicted with its fitted parameters */
     cv_errors profiled;             /* the same with layer profiles fitted on each fold's training rows */
     int folds;
     double fold_v[CV_MAX_FOLDS][GP_COUNT]; /* each fold's fitted parameters: further starting

@@ -103,7 +103,7 @@ static void layer_provenance(gpu_params *g, const validate_args *a, const calib_
     if (cr->nres) {
         const cv_result *b = &cr->res[cr->best];
         snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (score %.4f with them, %.4f without)",
-                 a->folds, b->profiled.score, b->score);
+                 a->folds, b->profiled.score, b->plain.score);
     } else
         snprintf(why, sizeof why, "fitted without selection (--max-weight given)");
     snprintf(g->layer_profiles_source, sizeof g->layer_profiles_source,
@@ -116,7 +116,7 @@ static void layer_provenance(gpu_params *g, const validate_args *a, const calib_
 #define CV_LINE_MAX 160
 
 /* One candidate's cross-validation errors and score, in out. */
-static const char *cv_line(const cv_result *r, char *out, size_t size)
+static const char *cv_line(const cv_errors *r, char *out, size_t size)
 {
     snprintf(out, size, "CV MAPE worst file %6.2f %%  all rows %6.2f %%  max %6.2f %%  score %.4f",
              PCT * r->worst_file_mape, PCT * r->overall_mape, PCT * r->max_err, r->score);
@@ -144,7 +144,7 @@ static void header_text(strbuf *sb, const gpu_params *g, const validate_args *a,
             sb_appendf(sb, ", CV max error / %g", a->max_error);
         sb_appendf(sb, "), smallest wins:\n");
         for (int k = 0; k < nres; k++)
-            sb_appendf(sb, "  max-weight %-5g %s%s\n", res[k].h.max_weight, cv_line(&res[k], cvl, sizeof cvl),
+            sb_appendf(sb, "  max-weight %-5g %s%s\n", res[k].h.max_weight, cv_line(&res[k].plain, cvl, sizeof cvl),
                        k == best ? "  <- chosen" : "");
     } else
         sb_appendf(sb, "max-weight %g given on the command line (no selection).\n", a->max_weight);
@@ -162,13 +162,8 @@ static void header_layers(strbuf *sb, const calib_result *cr, int asked)
     if (cr->nres) {
         const cv_result *b = &cr->res[cr->best];
         char cvl[CV_LINE_MAX];
-        cv_result p = *b;
-        p.worst_file_mape = b->profiled.worst_file_mape;
-        p.overall_mape = b->profiled.overall_mape;
-        p.max_err = b->profiled.max_err;
-        p.score = b->profiled.score;
         sb_appendf(sb, "\nMeasured layer profiles (src/calib/layer_fit.h), max-weight %g, each fold's profiles fitted "
-                   "on its training rows:\n  with profiles    %s%s", b->h.max_weight, cv_line(&p, cvl, sizeof cvl),
+                   "on its training rows:\n  with profiles    %s%s", b->h.max_weight, cv_line(&b->profiled, cvl, sizeof cvl),
                    cr->layer_profiles ? "  <- chosen" : "");
     }
     if (cr->layer_profiles)
@@ -225,11 +220,11 @@ int cmd_calibrate(int argc, char **argv)
         if (cr->nres) {
             const cv_result *b = &cr->res[cr->best];
             snprintf(why, sizeof why, "chosen by %d-fold CV in the fit part (CV MAPE worst file %.2f %%, all rows %.2f %%)",
-                     a.folds, PCT * b->worst_file_mape, PCT * b->overall_mape);
+                     a.folds, PCT * b->plain.worst_file_mape, PCT * b->plain.overall_mape);
             char cvl[CV_LINE_MAX];
             for (int k = 0; k < cr->nres; k++)
                 fprintf(stderr, "calibrate: CV max-weight %-5g %s%s\n", cr->res[k].h.max_weight,
-                        cv_line(&cr->res[k], cvl, sizeof cvl), k == cr->best ? "  <- chosen" : "");
+                        cv_line(&cr->res[k].plain, cvl, sizeof cvl), k == cr->best ? "  <- chosen" : "");
         } else
             snprintf(why, sizeof why, "given on the command line");
         const error_stats *fe = &cr->fit_err;

@@ -283,8 +283,7 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
     double operand_bytes = fp8 ? FP8_BYTES : HALF_BYTES;   /* the result is bf16 either way */
     double traffic_s =
         (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / mem_rate(k.g);
-    double gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
-    k.c->last_gemm_s = k.scale * gemm_s;
+    k.c->last_gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
     double epilogue_s = 0.0;
     if (which == CM_W && k.main_grad_bytes > 0) {
         /* The weight gradient is added into the gradient buffer by the GEMM's
@@ -296,7 +295,7 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
         epilogue_s = accum_bytes / mem_rate(k.g);
         k.c->mem_bytes += accum_bytes;
     }
-    issue(k, gemm_s + epilogue_s);
+    issue(k, k.c->last_gemm_s + epilogue_s);
     k.c->gemm_flops += FLOPS_PER_MAC * m * n * kk * groups;
 }
 
@@ -410,8 +409,8 @@ static dims dims_of(const gpt_shape *m)
     return d;
 }
 
-/* ---- measured layer profiles (costmodel.h) ---------------------------------- */
-
+/* Appends printf-style text at out + *used, never past len (snprintf's
+ * truncation); *used stops at len. */
 static void append(char *out, size_t len, size_t *used, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void append(char *out, size_t len, size_t *used, const char *fmt, ...)
 {
@@ -425,6 +424,7 @@ static void append(char *out, size_t len, size_t *used, const char *fmt, ...)
         *used = *used + (size_t)n < len ? *used + (size_t)n : len;
 }
 
+/* ---- measured layer profiles (costmodel.h) ---------------------------------- */
 
 void costmodel_layer_key(const gpt_shape *m, char *out, size_t len)
 {

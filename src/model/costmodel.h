@@ -236,7 +236,8 @@ typedef struct op_cost {
     double mem_bytes;        /* moved by memory-bound kernels */
     double comm_bytes;       /* tensor-parallel all-reduce payload */
     int kernels;             /* launches (all-reduces included) */
-    double last_gemm_s;      /* GPU time of the op's latest linear-layer GEMM (what tp_comm_overlap hides under) */
+    double last_gemm_s;      /* GPU time of the op's latest linear-layer GEMM (what tp_comm_overlap hides under),
+                              * before a measured layer profile's factor (which scales the exposed rest) */
 } op_cost;
 
 /* One transformer layer / the embedding / the head + loss, ops F, B, W. */

@@ -261,13 +261,15 @@ static int load_layer_profile(const char *file, const yt_node *item, gpu_params 
     if (units_parse_double(rows->scalar, &n, &why) != 0 || !(n >= 1 && n <= 1e9) || n != (double)(int)n)
         return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, rows->line}, full,
                           "rows '%.60s': expected a whole number of measured jobs", rows->scalar);
+    if (strlen(key->scalar) >= LAYER_KEY_MAX)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, key->line}, full,
+                          "key is %zu characters long, at most %d", strlen(key->scalar), LAYER_KEY_MAX - 1);
     if (gpu_params_find_layer_profile(g, key->scalar))
         return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, key->line}, full, "shape '%.120s' twice",
                           key->scalar);
-    int rc = gpu_params_set_layer_profile(g, key->scalar, f, (int)n, st);
-    if (rc)
-        pg_status_prefix(st, "%s:%d: %s", file, key->line, full);
-    return rc;
+    if (g->nlayer_profiles == GP_MAX_LAYER_PROFILES)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, full, "more than %d shapes", GP_MAX_LAYER_PROFILES);
+    return gpu_params_set_layer_profile(g, key->scalar, f, (int)n, st);
 }
 
 /* The optional layer_profiles block: {source: TEXT, shapes: [entries]}. */
