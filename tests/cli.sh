@@ -159,6 +159,8 @@ factor = float(re.search(r"measured profile, x([0-9.]+) the analytic time \(([0-
 assert factor != 1.0, factor
 ratio = m["makespan"] / a["makespan"]
 assert min(1.0, factor) < ratio < max(1.0, factor), (ratio, factor)   # layers scaled, embedding and head not
+assert abs(m["layer_profile"]["factor"] - factor) < 1e-4 and m["layer_profile"]["measured_jobs"] > 0, m["layer_profile"]
+assert a["layer_profile"] is None and f["layer_profile"] is None
 assert "every layer at the analytic time (layer_profiles=analytic)" in a["cost_model"], a["cost_model"]
 assert "none of this shape" in f["cost_model"], f["cost_model"]' \
     lp_measured.json lp_analytic.json "$TMP/out" 2>"$TMP/pyerr"

@@ -1214,6 +1214,11 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     if (rc == 0) {
         gpu_params_describe(&g, w->cost_basis, sizeof w->cost_basis);
         describe_layer_profile(&g, &m, e->layer_profiles_analytic, w->cost_basis, sizeof w->cost_basis);
+        const layer_profile *p = costmodel_layer_profile(&g, &m);
+        if (p) {
+            w->layer_profile_factor = p->factor;
+            w->layer_profile_rows = p->rows;
+        }
     }
     return rc;
 }

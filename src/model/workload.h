@@ -82,6 +82,9 @@ typedef struct workload {
     char cost_basis[2048];       /* modelled workloads: which GPU-type parameters were fitted, on what, and
                                   * which are borrowed from another type ("" for measured workloads) */
     char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
+    double layer_profile_factor; /* modelled workloads: the measured layer profile the layers ran at
+                                  * (costmodel.h); 0 = the analytic time */
+    int layer_profile_rows;      /* the measured jobs it rests on */
     double ref_speed_flops;      /* 0 = absolute times */
     int nstages;
     stage_cost *stage;           /* [nstages] */

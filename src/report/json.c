@@ -240,8 +240,17 @@ void report_json(const report_input *in, strbuf *sb)
     rpt_json_int(&w, "stages_per_rank", rpt_stages_per_rank(in));
     if (in->exp) configuration(in, &w);
     rpt_json_str(&w, "workload", rpt_workload_label(in, label, sizeof label));
-    if (in->wl && in->wl->cost_basis[0])
+    if (in->wl && in->wl->cost_basis[0]) {
         rpt_json_str(&w, "cost_model", in->wl->cost_basis);
+        if (in->wl->layer_profile_factor > 0) {   /* the measured layer profile the layers ran at */
+            rpt_json_key(&w, "layer_profile");
+            rpt_json lp = rpt_json_open(sb);
+            rpt_json_num(&lp, "factor", in->wl->layer_profile_factor);
+            rpt_json_int(&lp, "measured_jobs", in->wl->layer_profile_rows);
+            rpt_json_close(&lp);
+        } else
+            rpt_json_null(&w, "layer_profile");
+    }
     rpt_json_str(&w, "network", rpt_network_label(in, label, sizeof label));
     rpt_json_int(&w, "exit_code", report_exit_code(in));
     if (in->m) metrics_fields(in, &w);
