@@ -264,13 +264,17 @@ static gpt_shape row_shape(const train_row *r, int layers)
 
 /* The cost model's view of the row's links: tensor parallelism over more
  * GPUs than a node has runs its all-reduces across nodes (group_bw before
- * the efficiency, which the cost model applies). */
-static gpu_params row_links(const gpu_params *g, const train_row *r)
+ * the efficiency, which the cost model applies).  g itself when the row's
+ * tp fits a node, else a copy in buf with that link rate (a prediction is
+ * a fit's inner loop, and the parameters with their sources and layer
+ * profiles are tens of kilobytes: copied only when they change). */
+static const gpu_params *row_links(const gpu_params *g, const train_row *r, gpu_params *buf)
 {
-    gpu_params gl = *g;
-    if (r->tp > r->gpus_per_node && g->v[GP_COLL_BW_EFF] > 0)
-        gl.v[GP_NVLINK_BW] = group_bw(g, r, r->tp, 1) / g->v[GP_COLL_BW_EFF];
-    return gl;
+    if (!(r->tp > r->gpus_per_node && g->v[GP_COLL_BW_EFF] > 0))
+        return g;
+    *buf = *g;
+    buf->v[GP_NVLINK_BW] = group_bw(g, r, r->tp, 1) / g->v[GP_COLL_BW_EFF];
+    return buf;
 }
 
 void iter_row_layer_key(const iter_set *set, int i, char *out, size_t len)
@@ -285,7 +289,8 @@ void iter_row_layer_key(const iter_set *set, int i, char *out, size_t len)
  * (embedding, head and per-op overheads cancel). */
 static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown *out, pg_status *st)
 {
-    gpu_params gl = row_links(g, r);
+    gpu_params buf;
+    const gpu_params *gl = row_links(g, r, &buf);
     workload w1, w2;
     gpt_shape m1 = row_shape(r, 1), m2 = row_shape(r, 2);
     arch a1, a2;
@@ -296,10 +301,10 @@ static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown
         m1.arch = &a1;
         m2.arch = &a2;
     }
-    int rc = costmodel_build_shape(&gl, &m1, 1, &w1, st);
+    int rc = costmodel_build_shape(gl, &m1, 1, &w1, st);
     if (rc)
         return rc;
-    rc = costmodel_build_shape(&gl, &m2, 1, &w2, st);
+    rc = costmodel_build_shape(gl, &m2, 1, &w2, st);
     if (rc) {
         workload_free(&w1);
         return rc;
@@ -327,10 +332,11 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         return rc;
     }
     const schedule *s = &set->sched[i];
-    gpu_params gl = row_links(g, r);
+    gpu_params buf;
+    const gpu_params *gl = row_links(g, r, &buf);
     gpt_shape m = row_shape(r, r->layers);
     workload w;
-    int rc = costmodel_build_shape(&gl, &m, s->nstages, &w, st);
+    int rc = costmodel_build_shape(gl, &m, s->nstages, &w, st);
     if (rc) {
         pg_status_prefix(st, "line %d", r->line);
         return rc;

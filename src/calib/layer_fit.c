@@ -85,11 +85,9 @@ int layer_profiles_fit(gpu_params *g, const iter_set *set, const int *mask, laye
     for (int i = 0; i < n; i++)
         if (!mask || mask[i])
             iter_row_layer_key(set, i, key[i], sizeof key[i]);
-    /* the fits below change g's profiles one shape at a time; a shape not
-     * (yet) fitted must predict analytically, so the profiles found are
-     * collected apart and set at the end */
-    layer_profile *found = pg_xcalloc(GP_MAX_LAYER_PROFILES, sizeof *found);
-    int nfound = 0, rc = 0;
+    /* each shape's fit sets its own profile in g: the rows of other shapes
+     * do not depend on it, so fitting one after the other is exact */
+    int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         if ((mask && !mask[i]) || done[i])
             continue;
@@ -101,23 +99,16 @@ int layer_profiles_fit(gpu_params *g, const iter_set *set, const int *mask, laye
             }
         if (gr.n < LAYER_FIT_MIN_ROWS || layouts_of(set, &gr) < LAYER_FIT_MIN_LAYOUTS)
             continue;
-        if (nfound == GP_MAX_LAYER_PROFILES) {
-            rc = pg_fail(st, PG_EXIT_INPUT, "calibrate: more than %d layer shapes to profile", GP_MAX_LAYER_PROFILES);
-            break;
-        }
-        gpu_params trial = *g;
         double factor = 1.0;
-        rc = fit_group(&trial, set, &gr, &factor, st);
-        found[nfound] = (layer_profile){.factor = factor, .rows = gr.n};
-        snprintf(found[nfound].key, sizeof found[nfound].key, "%s", gr.key);
-        nfound++;
+        rc = fit_group(g, set, &gr, &factor, st);
+        if (rc == 0)
+            rc = gpu_params_set_layer_profile(g, gr.key, factor, gr.n, st);
+        out->shapes++;
         out->rows += gr.n;
         out->bounded += factor <= LAYER_FIT_FACTOR_MIN * (1 + 1e-6) || factor >= LAYER_FIT_FACTOR_MAX * (1 - 1e-6);
     }
-    for (int k = 0; k < nfound && rc == 0; k++)
-        rc = gpu_params_set_layer_profile(g, found[k].key, found[k].factor, found[k].rows, st);
-    out->shapes = rc == 0 ? nfound : 0;
-    free(found);
+    if (rc)
+        *out = (layer_fit_stats){0};
     free(key);
     free(done);
     free(rows);

@@ -375,6 +375,8 @@ typedef struct dims {
     double local_experts;
     double gate; /* 2 for a gated (SwiGLU) MLP's FC1, else 1 */
     double te;   /* the experts' tensor-parallel degree: t, or 1 (gpt_shape.expert_tp1) */
+    double layer_scale; /* the layer's measured profile factor (costmodel.h), 1 without one: set by the
+                         * callers that have the GPU's parameters (dims_of does not) */
 } dims;
 
 static dims dims_of(const gpt_shape *m)
@@ -406,6 +408,7 @@ static dims dims_of(const gpt_shape *m)
     d.local_experts = a->moe.experts > 0 ? a->moe.experts / ep : 0;
     d.gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
     d.te = m->expert_tp1 ? 1.0 : d.t;
+    d.layer_scale = 1.0;
     return d;
 }
 
@@ -515,14 +518,19 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
 }
 
 /* The context of a transformer layer's kernels: at its measured profile's
- * scale when g has one for m's shape. */
-static kctx layer_ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
+ * scale (d->layer_scale). */
+static kctx layer_ctx_of(const gpu_params *g, const gpt_shape *m, const dims *d, op_cost *c)
 {
     kctx k = ctx_of(g, m, c);
-    const layer_profile *p = costmodel_layer_profile(g, m);
-    if (p)
-        k.scale = p->factor;
+    k.scale = d->layer_scale;
     return k;
+}
+
+/* The factor of m's layer shape in g's measured profiles, 1 without one. */
+static double layer_scale_of(const gpu_params *g, const gpt_shape *m)
+{
+    const layer_profile *p = costmodel_layer_profile(g, m);
+    return p ? p->factor : 1.0;
 }
 
 /* ---- pieces of a layer, forward (F), input gradient (B), weight gradient (W) ---- */
@@ -721,7 +729,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     double hidden_bytes = HALF_BYTES * d->n;
     int bias = d->a.linear_bias;
 
-    kctx f = layer_ctx_of(g, m, &out[CM_F]);
+    kctx f = layer_ctx_of(g, m, d, &out[CM_F]);
     norm_fwd(f, d);                                    /* norm 1 */
     qkv_linear(f, CM_F, d);                            /* QKV */
     rope(f, d);
@@ -734,7 +742,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     k_layer_allreduce(f, hidden_bytes, m);
     residual_fwd(f, d);
 
-    kctx b = layer_ctx_of(g, m, &out[CM_B]);           /* input gradient, in reverse order */
+    kctx b = layer_ctx_of(g, m, d, &out[CM_B]);        /* input gradient, in reverse order */
     if (m->recompute_lgd)
         lgd_recompute(b, d, moe);
     residual_bwd(b, d);
@@ -749,7 +757,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
     k_layer_allreduce(b, hidden_bytes, m);
     norm_bwd(b, d);
 
-    kctx w = layer_ctx_of(g, m, &out[CM_W]);           /* weight gradients */
+    kctx w = layer_ctx_of(g, m, d, &out[CM_W]);        /* weight gradients */
     if (m->recompute_lgd)
         lgd_recompute(w, d, moe);
     mlp_op(w, d, moe, 2);
@@ -767,6 +775,7 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, in
 void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS])
 {
     dims d = dims_of(m);
+    d.layer_scale = layer_scale_of(g, m);
     layer_ops(g, m, &d, arch_is_moe_layer(&d.a, d.a.layers - 1), out);
 }
 
@@ -908,7 +917,7 @@ static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
 {
     op_cost c;
     memset(&c, 0, sizeof c);
-    core_fwd(layer_ctx_of(g, m, &c), m, d);
+    core_fwd(layer_ctx_of(g, m, d, &c), m, d);
     return c.time_s;
 }
 
@@ -918,7 +927,7 @@ static double expert_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *
     memset(&c, 0, sizeof c);
     dims routed = *d;
     routed.a.moe.shared_ffn = 0;
-    mlp_op(layer_ctx_of(g, m, &c), &routed, 1, 0);
+    mlp_op(layer_ctx_of(g, m, d, &c), &routed, 1, 0);
     return c.time_s;
 }
 
@@ -1005,6 +1014,12 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     w->nstages = nstages;
     w->stage = pg_xcalloc((size_t)nstages, sizeof *w->stage);
 
+    const layer_profile *profile = costmodel_layer_profile(g, m);   /* once: the key is text */
+    if (profile) {
+        d.layer_scale = profile->factor;
+        w->layer_profile_factor = profile->factor;
+        w->layer_profile_rows = profile->rows;
+    }
     op_cost dense[CM_OPS], moe[CM_OPS], emb[CM_OPS], head[CM_OPS];
     layer_ops(g, m, &d, 0, dense);
     if (a->moe.experts > 0)
@@ -1159,15 +1174,14 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
 
 /* Appended to the cost model's description: whether the job's layer runs
  * at a measured profile, and on what it was measured. */
-static void describe_layer_profile(const gpu_params *g, const gpt_shape *m, int analytic, char *out, size_t len)
+static void describe_layer_profile(const gpu_params *g, const workload *w, int analytic, char *out, size_t len)
 {
     size_t used = strlen(out);
-    const layer_profile *p = costmodel_layer_profile(g, m);
     if (analytic)
         append(out, len, &used, "; every layer at the analytic time (layer_profiles=analytic)");
-    else if (p)
+    else if (w->layer_profile_factor > 0)
         append(out, len, &used, "; the layer's kernels at its measured profile, x%.4f the analytic time (%d measured "
-               "jobs of this shape: %s)", p->factor, p->rows, g->layer_profiles_source);
+               "jobs of this shape: %s)", w->layer_profile_factor, w->layer_profile_rows, g->layer_profiles_source);
     else if (g->nlayer_profiles > 0)
         append(out, len, &used, "; the layer at the analytic time (%d measured layer profiles, none of this shape)",
                g->nlayer_profiles);
@@ -1213,12 +1227,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     rc = costmodel_build_shape(&g, &m, nstages, w, st);
     if (rc == 0) {
         gpu_params_describe(&g, w->cost_basis, sizeof w->cost_basis);
-        describe_layer_profile(&g, &m, e->layer_profiles_analytic, w->cost_basis, sizeof w->cost_basis);
-        const layer_profile *p = costmodel_layer_profile(&g, &m);
-        if (p) {
-            w->layer_profile_factor = p->factor;
-            w->layer_profile_rows = p->rows;
-        }
+        describe_layer_profile(&g, w, e->layer_profiles_analytic, w->cost_basis, sizeof w->cost_basis);
     }
     return rc;
 }

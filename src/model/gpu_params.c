@@ -214,12 +214,19 @@ static int load_kernel_queue(const char *file, const yt_node *root, gpu_params *
     return copy_source(file, src, KERNEL_QUEUE_BLOCK, g->kernel_queue_source, sizeof g->kernel_queue_source, st);
 }
 
+/* Index of key's profile in g, or g->nlayer_profiles when it has none. */
+static int layer_profile_index(const gpu_params *g, const char *key)
+{
+    int i = 0;
+    while (i < g->nlayer_profiles && strcmp(g->layer_profile[i].key, key) != 0)
+        i++;
+    return i;
+}
+
 const layer_profile *gpu_params_find_layer_profile(const gpu_params *g, const char *key)
 {
-    for (int i = 0; i < g->nlayer_profiles; i++)
-        if (strcmp(g->layer_profile[i].key, key) == 0)
-            return &g->layer_profile[i];
-    return NULL;
+    int i = layer_profile_index(g, key);
+    return i < g->nlayer_profiles ? &g->layer_profile[i] : NULL;
 }
 
 int gpu_params_set_layer_profile(gpu_params *g, const char *key, double factor, int rows, pg_status *st)
@@ -227,9 +234,7 @@ int gpu_params_set_layer_profile(gpu_params *g, const char *key, double factor, 
     if (strlen(key) >= LAYER_KEY_MAX)
         return pg_fail(st, PG_EXIT_INPUT, "layer profile key is %zu characters long, at most %d", strlen(key),
                        LAYER_KEY_MAX - 1);
-    int i = 0;
-    while (i < g->nlayer_profiles && strcmp(g->layer_profile[i].key, key) != 0)
-        i++;
+    int i = layer_profile_index(g, key);
     if (i == GP_MAX_LAYER_PROFILES)
         return pg_fail(st, PG_EXIT_INPUT, "more than %d layer profiles", GP_MAX_LAYER_PROFILES);
     if (i == g->nlayer_profiles)
