@@ -382,6 +382,44 @@ START_TEST(hf_truncations_and_flips)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------ writing */
+
+/* arch a written as a config.json and read back equals a but for its name
+ * (and max_positions of rotary models, which nothing costs). */
+static void assert_round_trip(const arch *a)
+{
+    strbuf sb;
+    sb_init(&sb);
+    hfconfig_write(a, &sb);
+    arch back;
+    pg_status st;
+    pg_status_clear(&st);
+    int rc = hfconfig_load_buffer(sb.data, sb.len, "written", &back, &st);
+    ck_assert_msg(rc == 0, "%s: %s\n%s", a->name, st.msg, sb.data);
+    arch want = *a;
+    memcpy(want.name, back.name, sizeof want.name);
+    if (!want.learned_positions)
+        want.max_positions = back.max_positions;
+    ck_assert_msg(memcmp(&want, &back, sizeof want) == 0, "%s does not read back equal:\n%s", a->name, sb.data);
+    sb_free(&sb);
+}
+
+START_TEST(hf_write_round_trips)
+{
+    const char *files[] = {"llama2-7b.json", "llama3-70b.json", "mixtral-8x7b.json", "qwen-moe-a2.7b.json",
+                           "deepseek-v3.json", "gpt3-175b.json", "pipeoffload-10.5b.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        arch a;
+        load_model(files[i], &a);
+        assert_round_trip(&a);
+    }
+    arch g;
+    arch_gpt(&g, 24, 2048, 16, 2048, 51200);   /* learned positions, biases, dropout, LayerNorm */
+    assert_round_trip(&g);
+}
+END_TEST
+
 static Suite *hfconfig_suite(void)
 {
     Suite *s = suite_create("hfconfig");
@@ -394,6 +432,7 @@ static Suite *hfconfig_suite(void)
     tcase_add_test(tc, hf_llama3_8b_layer_flops_by_hand);
     tcase_add_test(tc, hf_moe_fields);
     tcase_add_test(tc, hf_truncations_and_flips);
+    tcase_add_test(tc, hf_write_round_trips);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("inputs");
     tcase_add_checked_fixture(bad, pg_tmpdir_setup, pg_tmpdir_teardown);

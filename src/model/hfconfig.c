@@ -545,3 +545,61 @@ int hfconfig_load_buffer(const char *text, size_t len, const char *label, arch *
     json_decref(root);
     return rc;
 }
+
+/* ---- writing (hfconfig.h) -------------------------------------------------- */
+
+/* The epsilon written to say which norm a model has (its value is not costed). */
+#define HF_WRITE_NORM_EPS "1e-05"
+/* The dropout probability written for a model that trains with dropout (GPT's). */
+#define HF_WRITE_DROPOUT "0.1"
+
+static void put_int(strbuf *out, const char *key, long value)
+{
+    sb_appendf(out, ",\n  \"%s\": %ld", key, value);
+}
+
+static void put_bool(strbuf *out, const char *key, int value)
+{
+    sb_appendf(out, ",\n  \"%s\": %s", key, value ? "true" : "false");
+}
+
+void hfconfig_write(const arch *a, strbuf *out)
+{
+    /* Only Qwen2-MoE gates its shared expert: the one default taken from a family. */
+    int qwen_moe = a->moe.experts > 0 && a->moe.shared_gate;
+    sb_appendf(out, "{\n  \"model_type\": \"%s\"", qwen_moe ? "qwen2_moe" : "pipegrid");
+    put_int(out, "hidden_size", a->hidden);
+    put_int(out, "num_hidden_layers", a->layers);
+    put_int(out, "num_attention_heads", a->heads);
+    put_int(out, "num_key_value_heads", a->kv_heads);
+    put_int(out, "head_dim", a->head_dim);
+    put_int(out, "intermediate_size", a->ffn);
+    put_int(out, "vocab_size", a->vocab);
+    sb_appendf(out, ",\n  \"hidden_act\": \"%s\"", a->mlp == ARCH_MLP_SWIGLU ? "silu" : "gelu");
+    sb_appendf(out, ",\n  \"%s\": %s", a->norm == ARCH_NORM_RMSNORM ? "rms_norm_eps" : "layer_norm_epsilon",
+               HF_WRITE_NORM_EPS);
+    put_bool(out, "tie_word_embeddings", a->tied_embeddings);
+    /* Without a family, a learned position table is what n_positions says. */
+    if (a->learned_positions)
+        put_int(out, "n_positions", a->max_positions);
+    else if (a->max_positions > 0)
+        put_int(out, "max_position_embeddings", a->max_positions);
+    put_bool(out, "qkv_bias", a->qkv_bias);
+    put_bool(out, "mlp_bias", a->linear_bias);
+    sb_appendf(out, ",\n  \"attention_dropout\": %s", a->dropout ? HF_WRITE_DROPOUT : "0.0");
+    if (a->moe.experts > 0) {
+        put_int(out, "num_local_experts", a->moe.experts);
+        put_int(out, "num_experts_per_tok", a->moe.top_k);
+        put_int(out, "moe_intermediate_size", a->moe.expert_ffn);
+        put_int(out, "shared_expert_intermediate_size", a->moe.shared_ffn);
+        put_int(out, "first_k_dense_replace", a->moe.dense_layers);
+    }
+    if (a->attn == ARCH_ATTN_MLA) {
+        put_int(out, "kv_lora_rank", a->mla.kv_lora_rank);
+        put_int(out, "q_lora_rank", a->mla.q_lora_rank);
+        put_int(out, "qk_nope_head_dim", a->mla.qk_nope_head_dim);
+        put_int(out, "qk_rope_head_dim", a->mla.qk_rope_head_dim);
+        put_int(out, "v_head_dim", a->mla.v_head_dim);
+    }
+    sb_append(out, "\n}\n");
+}

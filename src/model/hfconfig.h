@@ -35,6 +35,7 @@
 
 #include "model/arch.h"
 #include "util/error.h"
+#include "util/strbuf.h"
 
 /* arch.name is the file's stem ("llama3-8b" for llama3-8b.json), or the
  * directory's name for a file called config.json (a downloaded model). */
@@ -43,5 +44,13 @@ int hfconfig_load(const char *path, arch *out, pg_status *st);
 /* The same from text in memory (len bytes, need not be NUL-terminated);
  * label names it in messages and gives arch.name.  For tests and fuzzing. */
 int hfconfig_load_buffer(const char *text, size_t len, const char *label, arch *out, pg_status *st);
+
+/* The inverse: a config.json that hfconfig_load reads back as an arch equal
+ * to a in every field but name (max_positions only where positions are
+ * learned: rotary models do not cost it).  It states every field
+ * explicitly, so no model_type default is involved, except Qwen2-MoE's for
+ * a gated shared expert (only that family has one).  Appended to out.
+ * What `validate --emit` writes beside each measured row's experiment. */
+void hfconfig_write(const arch *a, strbuf *out);
 
 #endif
