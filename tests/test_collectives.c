@@ -24,6 +24,7 @@
 #include <xbt/config.h>
 #include <xbt/log.h>
 
+#include "model/costmodel.h"
 #include "model/experiment.h"
 #include "model/platform.h"
 #include "model/workload.h"
@@ -255,6 +256,61 @@ START_TEST(test_hierarchical_allreduce)
     double across = 2 * ib_lat + 2.0 / 2 * (BYTES / 4) / ib_bw;
     ck_assert_exact(t, 2 * in_node + across);
     coll_hier_free(&J.h);
+    platform_free(&p);
+}
+END_TEST
+
+
+/* NCCL's channel rings: 16 GPUs on 2 nodes run 8 rings of 1/8 of the bytes,
+ * ring c entering each node at its GPU c; each GPU's NIC carries one ring,
+ * its NVLink port the other 7.  Fused, the slowest edge's transfer and the
+ * other steps' latencies (collectives.h). */
+START_TEST(test_channel_rings_across_nodes)
+{
+    enum { N = 16, M = 8 };
+    platform_desc p;
+    cluster(2, &p);
+    simgrid_start(&p);
+    memset(&J, 0, sizeof J);
+    J.kind = _i ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE;
+    J.mode = COLL_FUSED;
+    J.count = 1;
+    J.bytes = BYTES;
+    sg_host_t hosts[N];
+    int node[N];
+    for (int i = 0; i < N; i++) {
+        hosts[i] = gpu(i / M, i % M);
+        node[i] = i / M;
+    }
+    ck_assert_int_eq(coll_rings_add_channels(&J.rings, hosts, node, N), M);
+    ck_assert_int_eq(J.rings.count, M);
+    for (int c = 0; c < M; c++) {
+        ck_assert_ptr_eq(J.rings.ring[c].host[0], gpu(0, c));   /* rotated by c */
+        ck_assert_ptr_eq(J.rings.ring[c].host[M], gpu(1, c));
+        ck_assert_double_eq(J.rings.ring[c].share, 1.0 / M);
+    }
+    double nvl_lat = sg_host_get_route_latency(hosts[0], hosts[1]);
+    double nvl_bw = sg_host_get_route_bandwidth(hosts[0], hosts[1]);
+    double ib_lat = sg_host_get_route_latency(hosts[0], hosts[M]);
+    double ib_bw = sg_host_get_route_bandwidth(hosts[0], hosts[M]);
+    double t = run_job();
+    int steps = coll_steps(J.kind, N);
+    double edge_bytes = (double)steps * BYTES / N / M;
+    double ib_s = ib_lat + edge_bytes / ib_bw, nvl_s = nvl_lat + (M - 1) * edge_bytes / nvl_bw;
+    double lat_s = ib_lat > nvl_lat ? ib_lat : nvl_lat;
+    ck_assert_rel(t, (ib_s > nvl_s ? ib_s : nvl_s) + (steps - 1) * lat_s, 1e-12);
+    /* the rate the cost model and the surrogate use (costmodel_ring_bw), when the latencies agree */
+    if (ib_lat == nvl_lat)
+        ck_assert_rel(t, steps * lat_s + (double)steps / N * BYTES / costmodel_ring_bw(nvl_bw, ib_bw, M, N, 1),
+                      1e-12);
+    /* inside one node, or one GPU per node: one ring */
+    coll_rings one = {0};
+    ck_assert_int_eq(coll_rings_add_channels(&one, hosts, node, M), 1);
+    int spread[2] = {0, 1};
+    sg_host_t two[2] = {hosts[0], hosts[M]};
+    ck_assert_int_eq(coll_rings_add_channels(&one, two, spread, 2), 1);
+    coll_rings_free(&one);
+    coll_rings_free(&J.rings);
     platform_free(&p);
 }
 END_TEST
@@ -642,6 +698,7 @@ static Suite *collectives_suite(void)
     tcase_add_loop_test(tc, test_mirror_ring_allreduce, 0, 4);
     tcase_add_loop_test(tc, test_reduce_scatter_and_allgather, 0, 3);
     tcase_add_loop_test(tc, test_hierarchical_allreduce, 0, 2);
+    tcase_add_loop_test(tc, test_channel_rings_across_nodes, 0, 2);
     tcase_add_test(tc, test_hierarchical_needs_even_nodes);
     tcase_add_loop_test(tc, test_allreduce_contends_with_pipeline_on_nic, 0, 2);
     suite_add_tcase(s, tc);

@@ -747,14 +747,34 @@ START_TEST(test_layer_profile_scales_the_layer_only)
     costmodel_layer(&g, &m, scaled);
     costmodel_embedding(&g, &m, emb1);
     costmodel_head(&g, &m, head1);
+    /* every kernel but the tensor-parallel all-reduces, whose bytes the links
+     * carry at their own rate (the simulator runs them unscaled: op_cost) */
+    gpt_shape sim = m;
+    sim.tp_comm_simulated = 1;
+    op_cost coll[CM_OPS];
+    costmodel_layer(&g, &sim, coll);
+    ck_assert(coll[CM_F].sim_coll_s > 0);
     for (int op = CM_F; op < CM_OPS; op++) {
-        ck_assert_rel(scaled[op].time_s, factor * plain[op].time_s, 1e-12);
-        ck_assert_rel(scaled[op].host_s, factor * plain[op].host_s, 1e-12);
-        ck_assert_rel(scaled[op].gpu_busy_s, factor * plain[op].gpu_busy_s, 1e-12);
+        double comm_s = coll[op].sim_coll_s;
+        ck_assert_rel(scaled[op].gpu_busy_s, factor * (plain[op].gpu_busy_s - comm_s) + comm_s, 1e-12);
         ck_assert_exact(scaled[op].gemm_flops, plain[op].gemm_flops);   /* the work is the same */
         ck_assert_exact(emb1[op].time_s, emb0[op].time_s);
         ck_assert_exact(head1[op].time_s, head0[op].time_s);
     }
+    /* without tensor parallelism, the layer's whole queue scales */
+    gpt_shape t1 = m;
+    t1.tp = 1;
+    costmodel_layer_key(&t1, other, sizeof other);
+    ck_assert_int_eq(gpu_params_set_layer_profile(&g, other, 1.0, 9, &st), 0);
+    costmodel_layer(&g, &t1, plain);
+    g.layer_profile[g.nlayer_profiles - 1].factor = factor;
+    costmodel_layer(&g, &t1, scaled);
+    for (int op = CM_F; op < CM_OPS; op++) {
+        ck_assert_rel(scaled[op].time_s, factor * plain[op].time_s, 1e-12);
+        ck_assert_rel(scaled[op].host_s, factor * plain[op].host_s, 1e-12);
+        ck_assert_rel(scaled[op].gpu_busy_s, factor * plain[op].gpu_busy_s, 1e-12);
+    }
+    g.nlayer_profiles--;
     /* the stages: their layers scaled, the first's embedding and the last's head not */
     ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w1, &st), 0);
     for (int s = 0; s < 2; s++) {

@@ -215,16 +215,8 @@ void iter_set_free(iter_set *set)
  * net_bw_eff). */
 static double group_bw(const gpu_params *g, const train_row *r, int n, long stride)
 {
-    double bw = g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF];
-    long extent = (long)(n - 1) * stride + 1;   /* ranks from the group's first to its last */
-    if (extent > r->gpus_per_node && r->nic_bw > 0) {
-        long per_node = stride >= r->gpus_per_node ? 1 : r->gpus_per_node / stride;
-        if (per_node > n)
-            per_node = n;
-        double nics = (double)per_node * r->nic_bw * g->v[GP_NET_BW_EFF];
-        bw = nics < bw ? nics : bw;
-    }
-    return bw;
+    return costmodel_ring_bw(g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF], r->nic_bw * g->v[GP_NET_BW_EFF],
+                             r->gpus_per_node, n, stride);
 }
 
 /* Ring all-reduce of bytes over n ranks `stride` apart. */

@@ -25,9 +25,12 @@
 
 #include "cli/cli.h"
 #include "calib/itermodel.h"
+#include "calib/row_experiment.h"
+#include "cli/sweep.h"
 #include "cli/validate_args.h"
 
 #define PCT 100.0
+#define MS_PER_S 1000.0
 #define WORST_SHOWN 5
 
 typedef struct group {
@@ -161,6 +164,78 @@ static void report_csv(const iter_set *set, const double *pred, const int *holdo
     }
 }
 
+/* The stem of a file's name: "data/x/ground_truth_single.csv" -> "ground_truth_single". */
+static void file_stem(const char *path, char *out, size_t len)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    snprintf(out, len, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+}
+
+static int write_text(const char *path, const strbuf *text, pg_status *st)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fwrite(text->data, 1, text->len, f) != text->len || fclose(f) != 0) {
+        if (f)
+            fclose(f);
+        return pg_fail(st, PG_EXIT_INTERNAL, "validate: --emit: cannot write %s", path);
+    }
+    return 0;
+}
+
+/* --emit DIR: each row as DIR/STEM-line-N.yaml (and its model as
+ * STEM-line-N.json), and DIR/rows.csv listing them with the measured times. */
+static int emit_rows(const validate_args *a, const iter_set *set, pg_status *st)
+{
+    strbuf index, text;
+    sb_init(&index);
+    sb_init(&text);
+    sb_append(&index, "file,line,experiment,measured_ms,not_simulated,label\n");
+    int rc = 0;
+    for (int i = 0; i < set->n && rc == 0; i++) {
+        const train_row *r = &set->row[i];
+        char stem[256], name[512], path[4096];
+        file_stem(a->files[r->file], stem, sizeof stem);
+        snprintf(name, sizeof name, "%s-line-%d", stem, r->line);
+        char hf[600];
+        snprintf(hf, sizeof hf, "%s.json", name);
+        row_experiment x;
+        pg_status why;
+        pg_status_clear(&why);
+        if (row_experiment_make(r, hf, &x, &why) != 0) {
+            sb_appendf(&index, "%s,%d,,%.6f,", stem, r->line, MS_PER_S * r->measured_s);
+            csv_field(&index, why.msg);
+            sb_append(&index, ",");
+            csv_field(&index, r->label);
+            sb_append(&index, "\n");
+            continue;
+        }
+        sb_reset(&text);
+        row_experiment_yaml(&x, r, stem, &text);
+        snprintf(path, sizeof path, "%s/%s.yaml", a->emit_dir, name);
+        rc = write_text(path, &text, st);
+        if (rc == 0 && x.hf_json) {
+            strbuf json = {.data = x.hf_json, .len = strlen(x.hf_json)};
+            snprintf(path, sizeof path, "%s/%s", a->emit_dir, hf);
+            rc = write_text(path, &json, st);
+        }
+        sb_appendf(&index, "%s,%d,%s.yaml,%.6f,", stem, r->line, name, MS_PER_S * r->measured_s);
+        csv_field(&index, x.unmodelled);
+        sb_append(&index, ",");
+        csv_field(&index, r->label);
+        sb_append(&index, "\n");
+        row_experiment_free(&x);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rows.csv", a->emit_dir);
+    if (rc == 0)
+        rc = write_text(path, &index, st);
+    sb_free(&index);
+    sb_free(&text);
+    return rc;
+}
+
 int cmd_validate(int argc, char **argv)
 {
     validate_args a;
@@ -189,6 +264,8 @@ int cmd_validate(int argc, char **argv)
         pred[i] = bd[i].total_s;
         holdout[i] = !iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
     }
+    if (rc == 0 && a.emit_dir)
+        rc = emit_rows(&a, &set, &st) ? cli_report_error(&st) : 0;
     if (rc == 0) {
         if (a.csv_out)
             report_csv(&set, pred, holdout, bd, factor);

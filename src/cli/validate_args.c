@@ -32,7 +32,8 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
         const char *o = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(o, "--gpu") == 0 || strcmp(o, "--fit-fraction") == 0 || strcmp(o, "-o") == 0 ||
-                    strcmp(o, "--format") == 0 || strcmp(o, "--max-mape") == 0 || strcmp(o, "--max-error") == 0 ||
+                    strcmp(o, "--format") == 0 || strcmp(o, "--emit") == 0 || strcmp(o, "--max-mape") == 0 ||
+                    strcmp(o, "--max-error") == 0 ||
                     strcmp(o, "--max-overall-mape") == 0 ||
                     strcmp(o, "--max-weight") == 0 || strcmp(o, "--folds") == 0;
         if (takes && val == NULL)
@@ -67,7 +68,9 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
             if (strcmp(val, "csv") != 0 && strcmp(val, "text") != 0)
                 return pg_fail(st, PG_EXIT_INPUT, "%s: option '--format': '%s' (expected text or csv)", cmd, val);
             a->csv_out = strcmp(val, "csv") == 0;
-        } else if (strcmp(o, "--max-mape") == 0) {
+        } else if (!calibrate && strcmp(o, "--emit") == 0)
+            a->emit_dir = val;
+        else if (strcmp(o, "--max-mape") == 0) {
             if (parse_fraction(o, val, 0.0, 1e9, &a->max_mape, st))
                 return st->code;
         } else if (calibrate && strcmp(o, "--max-overall-mape") == 0) {

@@ -24,6 +24,7 @@ typedef struct validate_args {
                                  * < 0 (default): chosen by cross-validation in the fit part */
     int folds;                  /* calibrate --folds: of that cross-validation */
     int csv_out;                /* validate --format csv */
+    const char *emit_dir;       /* validate --emit DIR: each row written as an experiment file there */
     double max_mape, max_error; /* validate limits on the held-out rows, 0 = none; calibrate: the
                                  * targets the cross-validation scores against (fit_select.h: every
                                  * file's MAPE, 8 % by default; the largest error, off by default) */

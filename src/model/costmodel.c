@@ -193,12 +193,14 @@ static void issue(kctx k, double gpu_s)
  *   - at every layer's end: each layer starts standing, after the last. */
 typedef struct op_queue {
     double host_s, gpu_s;
+    double sim_coll_s;   /* of gpu_s, the collectives the simulator runs (op_cost.sim_coll_s) */
 } op_queue;
 
 static void queue_append(op_queue *q, const op_cost *c, int host_waits_each_layer)
 {
     if (c->kernels == 0)
         return;
+    q->sim_coll_s += c->sim_coll_s;
     if (host_waits_each_layer) {
         q->gpu_s += c->time_s;
         q->host_s = q->gpu_s;
@@ -328,13 +330,22 @@ static void k_allreduce(kctx k, double bytes, int tp)
  * right after one): only the excess is exposed. */
 static void k_layer_allreduce(kctx k, double bytes, const gpt_shape *m)
 {
-    if (m->tp_comm_simulated || m->tp <= 1) {
-        if (m->tp > 1)
-            k.c->comm_bytes += bytes;
+    if (m->tp <= 1)
         return;
-    }
     if (!m->tp_comm_overlap) {
-        k_allreduce(k, bytes, m->tp);
+        /* A measured layer profile's factor is the layer's kernels' (its
+         * collectives move the bytes the links carry: the simulator runs
+         * them unscaled, and so does this queue, so that both agree). */
+        kctx unscaled = k;
+        unscaled.scale = 1.0;
+        double coll_s = costmodel_allreduce_s(k.g, bytes, m->tp);
+        issue(unscaled, coll_s);
+        k.c->comm_bytes += bytes;
+        /* In the queue at its uncontended time (op_cost.sim_coll_s): when
+         * the simulator runs it on the links in its place, uncontended the
+         * op costs what the queue says and contention adds to it. */
+        if (m->tp_comm_simulated)
+            k.c->sim_coll_s += coll_s;
         return;
     }
     double exposed_s = costmodel_allreduce_s(k.g, bytes, m->tp) - k.c->last_gemm_s;
@@ -351,6 +362,23 @@ double costmodel_allreduce_s(const gpu_params *g, double bytes, int n)
     double steps = 2.0 * (n - 1);
     double wire = steps / n * bytes;
     return steps * g->v[GP_COLL_LATENCY_S] + wire / (g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF]);
+}
+
+double costmodel_ring_bw(double nvlink_bw, double nic_bw, int gpus_per_node, int n, long stride)
+{
+    long extent = (long)(n - 1) * stride + 1;   /* ranks from the group's first to its last */
+    if (extent <= gpus_per_node || !(nic_bw > 0))
+        return nvlink_bw;
+    long per_node = stride >= gpus_per_node ? 1 : gpus_per_node / stride;
+    if (per_node > n)
+        per_node = n;
+    double nics = (double)per_node * nic_bw;
+    if (per_node <= 1)
+        return nics;
+    /* each member's NVLink port carries per_node - 1 of the per_node rings
+     * (the last leaves through the NIC) */
+    double ports = nvlink_bw * (double)per_node / (double)(per_node - 1);
+    return nics < ports ? nics : ports;
 }
 
 double costmodel_optimizer_s(const gpu_params *g, double params)
@@ -1045,7 +1073,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         /* each op one kernel queue (queue_append): the forward runs the embedding, the layers in order and
          * the head; the input and weight gradients the other way round */
         int first_layer = layer;
-        op_queue q[CM_OPS] = {{0, 0}, {0, 0}, {0, 0}};
+        op_queue q[CM_OPS] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
         if (s == 0)
             queue_append(&q[CM_F], &emb[CM_F], sync);
         for (int i = 0; i < nl; i++, layer++) {
@@ -1086,9 +1114,10 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             if (s == 0)
                 queue_append(&q[op], &emb[op], sync);
         }
-        sc->f_s = q[CM_F].gpu_s;
-        sc->b_s = q[CM_B].gpu_s;
-        sc->w_s = q[CM_W].gpu_s;
+        sc->f_s = q[CM_F].gpu_s - q[CM_F].sim_coll_s;
+        sc->b_s = q[CM_B].gpu_s - q[CM_B].sim_coll_s;
+        sc->w_s = q[CM_W].gpu_s - q[CM_W].sim_coll_s;
+        sc->f_tp_coll_s = q[CM_F].sim_coll_s;
         add_op_overhead(sc, g);
         if (s == 0) {
             sc->act_b_bytes += arch_embedding_act_bytes(a, &r);   /* embedding dropout mask */
@@ -1204,6 +1233,13 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     }
     if (e->layer_profiles_analytic)
         g.nlayer_profiles = 0;
+    /* The tensor-parallel collectives the cost model times (in the kernel
+     * queue, where the simulated ones also sit uncontended: op_cost) run at
+     * the rate of the platform's links, across nodes when tp spans them. */
+    double nvlink_bw, nic_bw;
+    if (e->network == NET_CLUSTER && g.v[GP_COLL_BW_EFF] > 0 && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw))
+        g.v[GP_NVLINK_BW] =
+            costmodel_ring_bw(nvlink_bw, nic_bw, e->cluster_gpus_per_node, e->tp, 1) / g.v[GP_COLL_BW_EFF];
     arch model;
     int have_arch = 0;
     if (e->workload == WL_HF) {

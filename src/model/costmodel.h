@@ -236,6 +236,10 @@ typedef struct op_cost {
     double mem_bytes;        /* moved by memory-bound kernels */
     double comm_bytes;       /* tensor-parallel all-reduce payload */
     int kernels;             /* launches (all-reduces included) */
+    double sim_coll_s;       /* of time_s, the uncontended time of the tp collectives the simulator runs
+                              * itself (gpt_shape.tp_comm_simulated): they sit in the kernel queue like
+                              * every kernel, so that a host-bound op hides them as it would, and the op's
+                              * compute is time_s less this; the simulator adds them back as it runs them */
     double last_gemm_s;      /* GPU time of the op's latest linear-layer GEMM (what tp_comm_overlap hides under),
                               * before a measured layer profile's factor (which scales the exposed rest) */
 } op_cost;
@@ -293,6 +297,16 @@ double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, dou
 double costmodel_allreduce_s(const gpu_params *g, double bytes, int n);
 /* One mixed-precision Adam step over params parameters (memory-bound). */
 double costmodel_optimizer_s(const gpu_params *g, double params);
+
+/* Bytes/s per member that a ring collective over n GPUs `stride` ranks
+ * apart achieves (Megatron's rank order: a group of stride 1 fills nodes of
+ * gpus_per_node in turn), from the links' effective rates: NVLink inside a
+ * node; across nodes NCCL runs one ring per member of a node, each through
+ * its own NIC (src/sim/collectives.h), so the m members in one node share
+ * as many NICs, and each member's NVLink port carries m - 1 of the m rings:
+ * min(nvlink_bw x m / (m - 1), m x nic_bw) (nic_bw when m = 1).  What the
+ * simulator runs uncontended, and what the calibration's surrogate uses. */
+double costmodel_ring_bw(double nvlink_bw, double nic_bw, int gpus_per_node, int n, long stride);
 
 /* ---- workload --------------------------------------------------------------- */
 

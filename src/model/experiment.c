@@ -166,8 +166,10 @@ static const key_spec SCHEMA[] = {
                "start each gradient bucket's all-reduce during the stage's last backward op, as soon as its "
                "gradients exist (Megatron's overlap_grad_reduce)"),
     CHOICE_KEY("dp.algorithm", "auto|ring|hierarchical", dp_algorithm, "auto", DP_ALGOS, NO_PATH, 0,
-               "gradient all-reduce: ring over the replicas, or reduce-scatter in node + all-reduce across "
-               "nodes + all-gather in node; auto = hierarchical when a group spans nodes evenly"),
+               "gradient all-reduce: ring over the replicas, as NCCL runs it (a group spread evenly over "
+               "several nodes runs one ring per member of a node, each leaving through its own NIC: "
+               "src/sim/collectives.h), or hierarchical: reduce-scatter in node + all-reduce across nodes + "
+               "all-gather in node; auto = ring"),
     CHOICE_KEY("dp.replicas", "auto|all", dp_replicas, "auto", DP_REPLICAS, NO_PATH, 0,
                "data-parallel replicas simulated: auto = one for all when the job is symmetric (a generated "
                "cluster, every node holding GPUs of one replica, every replica placed alike, no ep), exactly "

@@ -57,6 +57,11 @@ double memory_attn_core_bytes(const stage_cost *c)
     return bytes < c->act_b_bytes ? bytes : c->act_b_bytes;
 }
 
+double memory_fwd_recompute_s(const stage_cost *c)
+{
+    return c->f_s + c->f_tp_coll_s;
+}
+
 double memory_attn_core_s(const stage_cost *c)
 {
     if (c->has_attn_core)

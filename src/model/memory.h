@@ -46,5 +46,9 @@ double memory_input_bytes(const workload *w, int stage);
  * zero-bubble reference shape (h 4096, s 1024) as the uniform workload is. */
 double memory_attn_core_bytes(const stage_cost *c);
 double memory_attn_core_s(const stage_cost *c);
+/* Reference seconds to recompute the stage's whole forward: F again with
+ * the tensor-parallel collectives in it (f_s + f_tp_coll_s; Megatron's full
+ * recomputation reruns the layer's all-reduces too). */
+double memory_fwd_recompute_s(const stage_cost *c);
 
 #endif

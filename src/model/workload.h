@@ -37,7 +37,10 @@
 #include "util/error.h"
 
 typedef struct stage_cost {
-    double f_s, b_s, w_s;        /* seconds on the reference GPU */
+    double f_s, b_s, w_s;        /* seconds on the reference GPU: the op's compute; the tensor-parallel
+                                  * collectives the simulator runs on the links are not in them */
+    double f_tp_coll_s;          /* the cost model's time of F's simulated tp collectives (uncontended, as
+                                  * they sat in F's kernel queue): what recomputing F runs again with it */
     double act_b_bytes;          /* stored by F for B */
     double act_w_bytes;          /* still held after B, for W */
     double boundary_bytes;       /* output activation sent to the next stage; the gradient back is the same size */

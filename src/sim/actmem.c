@@ -25,7 +25,7 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
     if (ch.fwd == PLAN_FWD_FULL) {
         out->f_alloc = at_most(c->full_keep_bytes > 0 ? c->full_keep_bytes : input, c->act_b_bytes);
         out->has_r = 1;
-        out->r_ref_s = c->f_s;
+        out->r_ref_s = memory_fwd_recompute_s(c);
     } else if (ch.fwd == PLAN_FWD_SELECTIVE) {
         out->f_alloc = c->act_b_bytes - memory_attn_core_bytes(c);
         out->has_r = 1;
@@ -46,7 +46,7 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
         out->b_release = c->act_b_bytes - kept;
         out->has_rw = 1;
         out->rw_alloc = c->act_w_bytes - kept;
-        out->rw_ref_s = c->f_s;
+        out->rw_ref_s = memory_fwd_recompute_s(c);
     }
     if (ch.offload)
         out->offload_bytes = out->f_alloc;

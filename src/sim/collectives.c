@@ -32,6 +32,7 @@ static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int mirror)
             r->max_latency_s = lat_s;
     }
     r->mirror = mirror;
+    r->share = 1.0;
 }
 
 void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
@@ -42,6 +43,59 @@ void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
 void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n)
 {
     rings_add(rs, hosts, n, 1);
+}
+
+/* The group's distinct nodes in first-seen order (into nodes) and how many
+ * of its members each has; returns the members per node when every node
+ * has the same number, else 0. */
+static int even_nodes(const int *node, int n, int *nodes, int *nn)
+{
+    int *per = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *per);
+    *nn = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < *nn && nodes[k] != node[i])
+            k++;
+        if (k == *nn)
+            nodes[(*nn)++] = node[i];
+        per[k]++;
+    }
+    int local = *nn > 0 ? per[0] : 0;
+    for (int k = 1; k < *nn; k++)
+        if (per[k] != local)
+            local = 0;
+    free(per);
+    return local;
+}
+
+int coll_rings_add_channels(coll_rings *rs, const sg_host_t *hosts, const int *node, int n)
+{
+    int *nodes = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *nodes), nn;
+    int m = even_nodes(node, n, nodes, &nn);
+    if (nn <= 1 || m <= 1) {
+        free(nodes);
+        coll_rings_add(rs, hosts, n);
+        return 1;
+    }
+    sg_host_t *ring = pg_xmalloc((size_t)n * sizeof *ring);
+    sg_host_t *members = pg_xmalloc((size_t)m * sizeof *members);
+    for (int c = 0; c < m; c++) {
+        int len = 0;
+        for (int k = 0; k < nn; k++) {
+            int seen = 0;
+            for (int i = 0; i < n; i++)
+                if (node[i] == nodes[k])
+                    members[seen++] = hosts[i];
+            for (int j = 0; j < m; j++)
+                ring[len++] = members[(j + c) % m];
+        }
+        coll_rings_add(rs, ring, n);
+        rs->ring[rs->count - 1].share = 1.0 / m;
+    }
+    free(members);
+    free(ring);
+    free(nodes);
+    return m;
 }
 
 /* The transfers one round of ring r starts (edges simulated), and the
@@ -70,8 +124,8 @@ static size_t start_edges(const coll_rings *rs, double bytes_per_gpu, double sca
         const coll_ring *r = &rs->ring[i];
         if (r->n <= 1)
             continue;
-        double chunk = fused ? (double)coll_steps(k, r->n) * count * bytes_per_gpu / r->n
-                             : scale * bytes_per_gpu / r->n;
+        double chunk = r->share * (fused ? (double)coll_steps(k, r->n) * count * bytes_per_gpu / r->n
+                                         : scale * bytes_per_gpu / r->n);
         for (int j = 0; j < (int)ring_edges(r); j++)
             comms[started++] = sgx_sendto_async(r->host[j], edge_dst(r, j), chunk);
     }
@@ -156,20 +210,9 @@ long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_m
 int coll_hier_add(coll_hier *h, const sg_host_t *hosts, const int *node, int n)
 {
     /* Distinct nodes in first-seen order, and the group's GPUs on each. */
-    int *nodes = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *nodes);
-    int *per = pg_xcalloc((size_t)(n > 0 ? n : 1), sizeof *per);
-    int nn = 0;
-    for (int i = 0; i < n; i++) {
-        int k = 0;
-        while (k < nn && nodes[k] != node[i])
-            k++;
-        if (k == nn)
-            nodes[nn++] = node[i];
-        per[k]++;
-    }
-    int local = nn > 0 ? per[0] : 0, ok = nn > 1 && local > 1 && (h->local == 0 || h->local == local);
-    for (int k = 1; ok && k < nn; k++)
-        ok = per[k] == local;
+    int *nodes = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *nodes), nn;
+    int local = even_nodes(node, n, nodes, &nn);
+    int ok = nn > 1 && local > 1 && (h->local == 0 || h->local == local);
     if (ok) {
         h->local = local;
         sg_host_t *ring = pg_xmalloc((size_t)(nn > local ? nn : local) * sizeof *ring);
@@ -192,7 +235,6 @@ int coll_hier_add(coll_hier *h, const sg_host_t *hosts, const int *node, int n)
         free(ring);
     }
     free(nodes);
-    free(per);
     return ok;
 }
 

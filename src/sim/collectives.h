@@ -34,6 +34,19 @@
  * the resulting bytes/g shard across nodes on g rings at once (one per local
  * index, each over its own NIC: rail-aligned), all-gather inside each node.
  *
+ * Channel rings (coll_rings_add_channels): NCCL's rings on DGX-class nodes,
+ * one per NIC.  A group spread over several nodes with m > 1 of its GPUs
+ * on each runs m rings at once, each carrying 1/m of the bytes; ring c
+ * visits every node's members rotated by c, so it leaves node k from its
+ * member (c - 1) mod m and enters node k + 1 at member c: each member's NIC
+ * carries one ring out and one in, and the group's cross-node traffic
+ * spreads over all its NICs (rail-aligned, as NCCL lays its channels).
+ * Each member's NVLink port carries m - 1 of the rings, its NIC one, so
+ * uncontended, with one latency L on every route, a pass of n - 1 steps takes
+ *   (n - 1) L + (n - 1)/n x bytes / min(B_nvlink x m/(m - 1), m x B_nic)
+ * (costmodel_ring_bw: the calibration's surrogate uses the same).
+ * A group inside one node (or unevenly spread) is one ring.
+ *
  * Mirror rings (coll_rings_add_mirror): a ring of n GPUs of which only
  * host[0] is simulated, because the other members are exact copies of it
  * (symmetric data-parallel replicas, src/sim/replicas.c).  Its one edge
@@ -64,6 +77,7 @@ typedef struct coll_ring {
     sg_host_t *host;          /* [n] */
     double max_latency_s;     /* largest route latency of an edge (FUSED's sleeps) */
     int mirror;               /* 1: one edge, host[0] to its mirror, stands for the n */
+    double share;             /* part of the collective's bytes this ring carries (channel rings: 1/m) */
 } coll_ring;
 
 /* Several rings that run together. */
@@ -81,6 +95,10 @@ void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n);
 /* The same ring as a mirror ring (header): hosts[0..n) give the latencies,
  * only hosts[0] sends. */
 void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n);
+/* The group hosts[0..n), whose node numbers are node[i], as NCCL's channel
+ * rings (header): m rings of share 1/m when it spans nodes with m > 1 of its
+ * GPUs on each, else one ring.  Returns the number of rings added. */
+int coll_rings_add_channels(coll_rings *rs, const sg_host_t *hosts, const int *node, int n);
 void coll_rings_free(coll_rings *rs);
 
 /* Run count back-to-back collectives of kind k, bytes per GPU each, on every

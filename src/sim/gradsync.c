@@ -236,7 +236,7 @@ void eng_dp_setup(const sim_input *in)
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
         /* Mirrored (symmetric replicas): every member of a group is on a
          * node of its own, where the hierarchical algorithm never applies. */
-        int hier = dp > 1 && par->algo != DP_ALGO_RING && !eng.mirror;
+        int hier = dp > 1 && par->algo == DP_ALGO_HIERARCHICAL && !eng.mirror;
         for (int t = 0; t < tp && dp > 1; t++) {
             for (int d = 0; d < dp; d++) {
                 int g = eng_group_gpu(r, d, t);
@@ -246,7 +246,7 @@ void eng_dp_setup(const sim_input *in)
             if (eng.mirror)
                 coll_rings_add_mirror(&dr->flat, hosts, dp);
             else
-                coll_rings_add(&dr->flat, hosts, dp);
+                coll_rings_add_channels(&dr->flat, hosts, node, dp);
             if (hier && !coll_hier_add(&dr->hier, hosts, node, dp))
                 hier = 0;
         }

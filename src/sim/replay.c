@@ -192,12 +192,16 @@ static int rank_setup(replica *rep, int r, pg_status *st)
     rs->record = d == 0;
     rs->tp = tp;
     rs->wake = sg_sem_init(0);
+    int *node = pg_xcalloc((size_t)tp, sizeof *node);   /* each group member's node: NCCL's channel rings */
     for (int t = 0; t < tp; t++) {
         int g = eng_group_gpu(r, d, t);
+        node[t] = in->plat->gpu[g].node;
         sg_host_t h = sg_host_by_name(in->plat->gpu[g].host);
-        if (h == NULL)
+        if (h == NULL) {
+            free(node);
             return pg_fail(st, PG_EXIT_INPUT, "%s: no host '%s' for rank %d", in->plat->xml_path,
                            in->plat->gpu[g].host, r);
+        }
         double fl = in->wl->ref_speed_flops > 0 ? in->wl->ref_speed_flops : sg_host_get_speed(h);
         if (t == 0) {
             rs->host = h;
@@ -214,12 +218,16 @@ static int rank_setup(replica *rep, int r, pg_status *st)
     }
     if (tp > 1) {
         for (int c = 0; c < cp && tp_degree > 1; c++)
-            coll_rings_add(&rs->tp_ring, rs->tp_host + (size_t)c * tp_degree, tp_degree);
+            coll_rings_add_channels(&rs->tp_ring, rs->tp_host + (size_t)c * tp_degree, node + (size_t)c * tp_degree,
+                                    tp_degree);
         for (int t = 0; t < tp_degree && cp > 1; t++) {
             sg_host_t ring[cp];
-            for (int c = 0; c < cp; c++)
+            int ring_node[cp];
+            for (int c = 0; c < cp; c++) {
                 ring[c] = rs->tp_host[(size_t)c * tp_degree + t];
-            coll_rings_add(&rs->cp_ring, ring, cp);
+                ring_node[c] = node[(size_t)c * tp_degree + t];
+            }
+            coll_rings_add_channels(&rs->cp_ring, ring, ring_node, cp);
         }
         rs->tp_same_time = 1;
         for (int t = 1; t < tp; t++)
@@ -227,6 +235,7 @@ static int rank_setup(replica *rep, int r, pg_status *st)
                 rs->flops_per_ref_s / sg_host_get_speed(rs->host))
                 rs->tp_same_time = 0;
     }
+    free(node);
     return 0;
 }
 

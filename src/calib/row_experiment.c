@@ -1,0 +1,113 @@
+/* row_experiment.c: a measured row as an experiment (row_experiment.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calib/row_experiment.h"
+#include "model/hfconfig.h"
+
+#define SET_MAX 256
+#define MS_PER_S 1000.0
+
+static void add(row_experiment *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(row_experiment *x, const char *fmt, ...)
+{
+    char text[SET_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    x->sets = pg_xrealloc(x->sets, (size_t)(x->nsets + 1) * sizeof *x->sets);
+    x->sets[x->nsets++] = pg_xstrdup(text);
+}
+
+static const char *on_off(int v)
+{
+    return v ? "true" : "false";
+}
+
+static const char *recompute_name(row_recompute r)
+{
+    return r == ROW_RECOMPUTE_FULL ? "full" : r == ROW_RECOMPUTE_SELECTIVE ? "selective" : "none";
+}
+
+int row_experiment_make(const train_row *r, const char *hf_path, row_experiment *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    if (r->kind != ROW_ITERATION)
+        return pg_fail(st, PG_EXIT_INPUT, "line %d: one layer's forward and backward, not a training iteration",
+                       r->line);
+    row_experiment *x = out;
+    if (r->has_arch) {
+        strbuf json;
+        sb_init(&json);
+        hfconfig_write(&r->arch, &json);
+        x->hf_json = json.data;
+        add(x, "workload=hf:%s", hf_path);
+    } else {
+        add(x, "workload=gpt");
+        add(x, "gpt.layers=%d", r->layers);
+        add(x, "gpt.hidden=%d", r->hidden);
+        add(x, "gpt.heads=%d", r->heads);
+        add(x, "gpt.vocab=%d", r->vocab);
+    }
+    add(x, "gpt.seq=%d", r->seq);
+    if (r->doc_len > 0)
+        add(x, "gpt.doc_len=%d", r->doc_len);
+    add(x, "micro_batch_size=%d", r->micro_batch);
+    add(x, "global_batch_size=%d", r->global_batch);
+    add(x, "tp=%d", r->tp);
+    add(x, "dp=%d", r->dp);
+    add(x, "pp=%d", r->pp);
+    add(x, "cp=%d", r->cp);
+    add(x, "ep=%d", r->ep);
+    /* Megatron's interleaved 1F1B when a rank holds several model chunks */
+    add(x, "schedule=%s", r->vp > 1 ? "interleaved" : "1f1b");
+    if (r->vp > 1)
+        add(x, "chunks=%d", r->vp);
+    add(x, "attention=%s", r->flash ? "flash" : "legacy");
+    add(x, "precision=%s", r->fp8 ? "fp8" : "bf16");
+    add(x, "recompute=%s", recompute_name(r->recompute));
+    add(x, "tp.sequence_parallel=%s", on_off(r->sequence_parallel));
+    add(x, "tp.comm_overlap=%s", on_off(r->tp_overlap));
+    if (r->capacity_factor > 0)
+        add(x, "moe.capacity_factor=%.17g", r->capacity_factor);
+    add(x, "dp.grad_precision=%s", r->grad_bytes >= 4.0 ? "fp32" : "bf16");
+    add(x, "dp.overlap=%s", on_off(r->dp_overlap));
+    /* vTrain ran without gradient buckets: one reduction of every gradient */
+    if (!r->dp_overlap)
+        add(x, "dp.bucket_bytes=0");
+    add(x, "memory.zero1=%s", on_off(r->zero1));
+    add(x, "network=cluster");
+    add(x, "cluster.gpu=%s", r->gpu);
+    add(x, "cluster.gpus_per_node=%d", r->gpus_per_node);
+    add(x, "cluster.nodes=%d", (r->gpus + r->gpus_per_node - 1) / r->gpus_per_node);
+    if (r->nic_bw > 0)
+        add(x, "cluster.ib_bw=%.17gBps", r->nic_bw);
+    if (r->expert_tp1 && r->ep > 1 && r->tp > 1)
+        snprintf(x->unmodelled, sizeof x->unmodelled, "expert tensor parallelism 1 (experts whole on each rank)");
+    return 0;
+}
+
+void row_experiment_free(row_experiment *x)
+{
+    for (int i = 0; i < x->nsets; i++)
+        free(x->sets[i]);
+    free(x->sets);
+    free(x->hf_json);
+    memset(x, 0, sizeof *x);
+}
+
+void row_experiment_yaml(const row_experiment *x, const train_row *r, const char *source, strbuf *out)
+{
+    sb_appendf(out, "# %s line %d: %s\n# measured iteration: %.6g ms on %d GPUs (%s)\n", source, r->line, r->label,
+               MS_PER_S * r->measured_s, r->gpus, r->gpu);
+    if (x->unmodelled[0])
+        sb_appendf(out, "# not simulated: %s\n", x->unmodelled);
+    sb_appendf(out, "name: %s-line-%d\n", source, r->line);
+    for (int i = 0; i < x->nsets; i++) {
+        const char *eq = strchr(x->sets[i], '=');
+        sb_appendf(out, "%.*s: %s\n", (int)(eq - x->sets[i]), x->sets[i], eq + 1);
+    }
+}
