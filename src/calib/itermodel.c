@@ -244,6 +244,16 @@ static double exposed_s(double coll_s, double hidden_s)
     return coll_s > hidden_s ? coll_s - hidden_s : 0.0;
 }
 
+/* What nb buckets of a reduction of coll_s in all add after a window of
+ * window_s that makes them ready one after another at equal steps (the
+ * simulator's overlap): the last bucket's reduction, and whatever of the
+ * queue the window's steps could not absorb. */
+static double buckets_exposed_s(double coll_s, double window_s, int nb)
+{
+    double behind = coll_s > window_s ? (coll_s - window_s) * (1.0 - 1.0 / nb) : 0.0;
+    return coll_s / nb + behind;
+}
+
 static gpt_shape row_shape(const train_row *r, int layers)
 {
     return (gpt_shape){.layers = layers, .hidden = r->hidden, .heads = r->heads, .seq = r->seq, .vocab = r->vocab,
@@ -336,15 +346,18 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     /* Megatron's rank order: tp innermost, then cp, ep/dp, pp outermost */
     long tp_cp = (long)r->tp * r->cp;
     double lat = g->v[GP_COLL_LATENCY_S];
-    double t_a2a = r->ep > 1 ? (r->ep - 1) * lat : 0.0;   /* one message to each other expert rank */
+    /* an expert group's all-to-all as the simulator runs it (costmodel_alltoall_s); Megatron's expert ranks:
+     * with expert tp 1, ep is innermost (consecutive ranks) */
+    long ep_stride = r->expert_tp1 ? 1 : tp_cp;
+    double nvl_rate = g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF], nic_rate = r->nic_bw * g->v[GP_NET_BW_EFF];
+    int ep_per_node = costmodel_group_per_node(r->gpus_per_node, r->ep, ep_stride);
     double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *dur);
-    double max_params = 0.0;
+    double max_params = 0.0, rec0_s = 0.0;
     for (int k = 0; k < w.nstages; k++) {
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
         if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
-            /* Megatron's expert ranks: with expert tp 1, ep is innermost (consecutive ranks) */
-            double a2a = t_a2a + sc->a2a_bytes / group_bw(g, r, r->ep, r->expert_tp1 ? 1 : tp_cp);
+            double a2a = costmodel_alltoall_s(sc->a2a_bytes, r->ep, ep_per_node, nvl_rate, nic_rate, lat);
             f += 2.0 * sc->moe_layers * a2a;
             b += 2.0 * sc->moe_layers * a2a;
         }
@@ -356,6 +369,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
                      : r->recompute == ROW_RECOMPUTE_SELECTIVE ? sc->attn_core_s
                                                                : 0.0;
+        if (k == 0)
+            rec0_s = rec;
         dur[k][OP_F] = f;
         dur[k][OP_B] = rec + b;
         dur[k][OP_W] = sc->w_s;
@@ -370,12 +385,16 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     long dp_span = tp_cp * r->dp;
     /* pipeline neighbours: a pair dp_span ranks apart */
     double t_comm = r->pp > 1 ? lat + workload_p2p_bytes(&w, 0, r->tp) / group_bw(g, r, 2, dp_span) : 0.0;
-    double last_bwd_s = 0.0;   /* rank 0's last microbatch's backward: what an overlapped reduction hides under */
-    double first_fwd_s = 0.0;  /* its first microbatch's forward: what an overlapped parameter gather hides under */
-    for (int c = 0; c < w.nstages; c += r->pp) {
-        last_bwd_s += dur[c][OP_B] + dur[c][OP_W];
-        first_fwd_s += dur[c][OP_F];
-    }
+    /* Overlapped, as the simulator runs it (src/sim/gradsync.c): each of a
+     * rank's stages reduces its buckets during its last backward (the op
+     * after any recomputation) and gathers its parameters before its first
+     * forward ends; rank 0's first stage reduces last (its last backward is
+     * the pipeline's last op) and gathers first (its first forward is the
+     * first op), the other stages' hide under the rest of the pipeline. */
+    double last_bwd_s = dur[0][OP_BW] - rec0_s;
+    double first_fwd_s = dur[0][OP_F];
+    double first_params = w.stage[0].param_count;
+    double bucket = workload_dp_bucket_bytes(&w, 1.0, r->grad_bytes, row_bucket_bytes(r));
     sched_times t;
     rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(dur);
@@ -390,18 +409,21 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     sched_times_free(s, &t);
     if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
         out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
+    double p = r->dp_overlap ? first_params : max_params;
+    int nb = bucket > 0 ? units_pieces(r->grad_bytes * p, bucket) : 1;
     if (r->zero1) {
         /* Megatron's distributed optimizer: the gradients are reduce-
-         * scattered (in their reduction precision), each rank updates its
-         * shard, and the bf16 parameters are all-gathered; with overlap the
-         * reduce-scatter runs under the last backward and the gather under
-         * the next iteration's first forward (overlap_param_gather). */
-        double t_rs = ring_pass_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
-        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->dp, tp_cp);
-        out->dp_allreduce_s = r->dp_overlap ? exposed_s(t_rs, last_bwd_s) + exposed_s(t_ag, first_fwd_s) : t_rs + t_ag;
+         * scattered bucket by bucket (in their reduction precision), each
+         * rank updates its shard, and the bf16 parameters are all-gathered:
+         * with overlap the reduce-scatters run under the last backward and
+         * the gather under the first forward (overlap_param_gather). */
+        double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
+        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * p, r->dp, tp_cp);
+        out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_rs, last_bwd_s, nb) + exposed_s(t_ag, first_fwd_s)
+                                            : t_rs + t_ag;
     } else {
-        double t_dp = ring_allreduce_s(g, r, r->grad_bytes * max_params, r->dp, tp_cp);
-        out->dp_allreduce_s = r->dp_overlap ? exposed_s(t_dp, last_bwd_s) : t_dp;
+        double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
+        out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_dp, last_bwd_s, nb) : t_dp;
     }
     out->optimizer_s = costmodel_optimizer_s(g, r->zero1 ? max_params / r->dp : max_params);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];

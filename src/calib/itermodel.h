@@ -72,6 +72,16 @@ typedef struct train_row {
     arch arch;
 } train_row;
 
+
+/* A row's gradient buckets (dp.bucket_bytes): Megatron's when the reduction
+ * overlaps the backward (the experiment key's default), none when it runs
+ * after it (vTrain's multi-node jobs: buckets off; one per stage). */
+#define ROW_DP_BUCKET_BYTES 80e6
+static inline double row_bucket_bytes(const train_row *r)
+{
+    return r->dp_overlap ? ROW_DP_BUCKET_BYTES : 0.0;
+}
+
 /* The setup of vTrain's measurements (Megatron-DeepSpeed, one node of 8
  * A100s, activation checkpointing, fp32 gradient reduction, no overlap) as
  * the defaults of a row. */

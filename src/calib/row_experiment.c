@@ -6,6 +6,7 @@
 
 #include "calib/row_experiment.h"
 #include "model/hfconfig.h"
+#include "model/platform.h"
 
 #define SET_MAX 256
 #define MS_PER_S 1000.0
@@ -75,15 +76,15 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
         add(x, "moe.capacity_factor=%.17g", r->capacity_factor);
     add(x, "dp.grad_precision=%s", r->grad_bytes >= 4.0 ? "fp32" : "bf16");
     add(x, "dp.overlap=%s", on_off(r->dp_overlap));
-    /* vTrain ran without gradient buckets: one reduction of every gradient */
-    if (!r->dp_overlap)
-        add(x, "dp.bucket_bytes=0");
+    add(x, "dp.bucket_bytes=%.17g", row_bucket_bytes(r));
     add(x, "memory.zero1=%s", on_off(r->zero1));
     add(x, "network=cluster");
     add(x, "cluster.gpu=%s", r->gpu);
     add(x, "cluster.gpus_per_node=%d", r->gpus_per_node);
     add(x, "cluster.nodes=%d", (r->gpus + r->gpus_per_node - 1) / r->gpus_per_node);
-    if (r->nic_bw > 0)
+    /* the NIC's datasheet rate, where the row's system differs from the GPU type's */
+    const gpu_system *gs = gpu_system_find(r->gpu);
+    if (r->nic_bw > 0 && (gs == NULL || gs->nic_bw != r->nic_bw))
         add(x, "cluster.ib_bw=%.17gBps", r->nic_bw);
     if (r->expert_tp1 && r->ep > 1 && r->tp > 1)
         snprintf(x->unmodelled, sizeof x->unmodelled, "expert tensor parallelism 1 (experts whole on each rank)");

@@ -740,6 +740,19 @@ void calib_rows_free(calib_rows *r)
     memset(r, 0, sizeof *r);
 }
 
+void calib_rows_keep(calib_rows *r, const int *keep, char (*why)[200])
+{
+    size_t cap = (size_t)r->nskip;
+    int kept = 0;
+    for (int i = 0; i < r->n; i++) {
+        if (keep[i])
+            r->row[kept++] = r->row[i];
+        else
+            add_skip(r, &cap, r->row[i].line, r->row[i].label, why[i]);
+    }
+    r->n = kept;
+}
+
 void calib_rows_keep_gpu(calib_rows *r, const char *gpu)
 {
     if (!gpu)

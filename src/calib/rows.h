@@ -63,6 +63,9 @@ void calib_rows_free(calib_rows *r);
  * this run uses Y").  No-op when gpu is NULL. */
 void calib_rows_keep_gpu(calib_rows *r, const char *gpu);
 
+/* Move the rows with keep[i] == 0 to skip, each with why[i]. */
+void calib_rows_keep(calib_rows *r, const int *keep, char (*why)[200]);
+
 /* Map a system name of the summaries ("DGX-H100", "H100-SXM (DGX-H100)",
  * "DGX-B200", ...) to a pipegrid GPU type, its GPUs per node and its
  * inter-node bytes/s per GPU; 0 if pipegrid has no profile for it. */

@@ -19,9 +19,11 @@
  * says how many rows ran a profiled shape and the errors of both kinds;
  * --no-layer-profiles predicts every layer analytically.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "calib/itermodel.h"
@@ -149,18 +151,22 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
     free(shown);
 }
 
-static void report_csv(const iter_set *set, const double *pred, const int *holdout, const iter_breakdown *bd,
-                       const double *factor)
+/* predicted_ms is the simulator's (the surrogate's with --surrogate, and for
+ * one-layer rows); surrogate_ms and the breakdown columns are the surrogate's. */
+static void report_csv(const iter_set *set, const double *pred, const double *sur, const int *holdout,
+                       const iter_breakdown *bd, const double *factor)
 {
     printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
-           "error,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,layer_profile,label\n");
+           "error,surrogate_ms,sim_surrogate_gap,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,"
+           "layer_profile,label\n");
     for (int i = 0; i < set->n; i++) {
         const train_row *r = &set->row[i];
-        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,\"%s\"\n", r->line,
-               holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden, r->heads,
-               r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
-               pred[i] / r->measured_s - 1, 1e3 * bd[i].pipeline_s, 1e3 * bd[i].embed_sync_s,
-               1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s, factor[i], r->label);
+        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,\"%s\"\n",
+               r->line, holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden,
+               r->heads, r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
+               pred[i] / r->measured_s - 1, 1e3 * sur[i], pred[i] / sur[i] - 1, 1e3 * bd[i].pipeline_s,
+               1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s,
+               factor[i], r->label);
     }
 }
 
@@ -236,6 +242,249 @@ static int emit_rows(const validate_args *a, const iter_set *set, pg_status *st)
     return rc;
 }
 
+/* ---- the simulator: every row as the job `run` simulates -------------------- */
+
+#define SIM_REASON_MAX 200
+
+typedef struct row_sims {
+    int n;
+    row_experiment *x;              /* [n] */
+    double *iteration_s;            /* [n] simulated; NAN when the row was not simulated */
+    int *code;                      /* [n] the simulation's exit code; -1 not simulated */
+    char (*why)[SIM_REASON_MAX];    /* [n] why not */
+    int col_iteration, col_exit;    /* in the sweep's rows */
+} row_sims;
+
+static const char *const *row_sets(long index, int *n, void *ctx)
+{
+    const row_sims *rs = ctx;
+    *n = rs->x[index].nsets;
+    return (const char *const *)rs->x[index].sets;
+}
+
+static int header_column(const char *header, const char *name)
+{
+    char **f;
+    int nf = csv_split(header, &f), col = -1;
+    for (int i = 0; i < nf; i++)
+        if (strcmp(f[i], name) == 0)
+            col = i;
+    csv_fields_free(f, nf);
+    return col;
+}
+
+static int collect_row(const sweep_result *r, void *ctx)
+{
+    row_sims *rs = ctx;
+    char **f;
+    size_t len = strlen(r->row);
+    while (len > 0 && r->row[len - 1] == '\n')
+        r->row[--len] = '\0';
+    int nf = csv_split(r->row, &f);
+    long i = r->index;
+    rs->code[i] = r->exit_code;
+    if ((r->exit_code == PG_EXIT_OK || r->exit_code == PG_EXIT_OOM) && rs->col_iteration < nf)
+        rs->iteration_s[i] = strtod(f[rs->col_iteration], NULL);
+    else
+        snprintf(rs->why[i], sizeof rs->why[i], "the simulation failed (exit code %d)", r->exit_code);
+    csv_fields_free(f, nf);
+    return 0;
+}
+
+/* Simulate every row of set (each as its experiment: row_experiment.h),
+ * jobs at a time, its model written to dir.  Rows that are not an
+ * iteration (one layer's kernels) are not simulated. */
+static int simulate_rows(const validate_args *a, const iter_set *set, const char *dir, row_sims *rs, pg_status *st)
+{
+    int n = set->n;
+    rs->n = n;
+    rs->x = pg_xcalloc((size_t)n + 1, sizeof *rs->x);
+    rs->iteration_s = pg_xcalloc((size_t)n + 1, sizeof *rs->iteration_s);
+    rs->code = pg_xcalloc((size_t)n + 1, sizeof *rs->code);
+    rs->why = pg_xcalloc((size_t)n + 1, sizeof *rs->why);
+    strbuf spec;
+    sb_init(&spec);
+    sb_append(&spec, "name=");
+    long *indices = pg_xcalloc((size_t)n + 1, sizeof *indices);
+    long count = 0;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        rs->iteration_s[i] = NAN;
+        rs->code[i] = -1;
+        char stem[256], hf[4096 + 512];
+        file_stem(a->files[set->row[i].file], stem, sizeof stem);
+        snprintf(hf, sizeof hf, "%s/%s-line-%d.json", dir, stem, set->row[i].line);
+        pg_status why;
+        pg_status_clear(&why);
+        if (row_experiment_make(&set->row[i], hf, &rs->x[i], &why) != 0) {
+            snprintf(rs->why[i], sizeof rs->why[i], "%.190s", why.msg);
+            continue;
+        }
+        if (rs->x[i].hf_json) {
+            strbuf json = {.data = rs->x[i].hf_json, .len = strlen(rs->x[i].hf_json)};
+            rc = write_text(hf, &json, st);
+        }
+        sb_appendf(&spec, "%srow%d", i > 0 ? "," : "", i);
+        indices[count++] = i;
+    }
+    if (count == 0 || rc != 0) {
+        sb_free(&spec);
+        free(indices);
+        return rc;
+    }
+    /* A grid of one key, the experiment's free-text name, one value per row
+     * (every row is run, indices are the rows' own). */
+    strbuf base_path, base;
+    sb_init(&base_path);
+    sb_init(&base);
+    sb_appendf(&base_path, "%s/measured-row.yaml", dir);
+    sb_append(&base, "# the base of every measured row's experiment (validate): each sets all it needs\n"
+                     "name: measured row\n");
+    rc = write_text(base_path.data, &base, st);
+    sweep_grid grid = {0};
+    const char *specs[1] = {spec.data};
+    if (rc == 0)
+        rc = sweep_grid_parse(&grid, specs, 1, st);
+    if (rc == 0) {
+        strbuf header;
+        sb_init(&header);
+        sweep_csv_header(&grid, &header);
+        if (header.len > 0 && header.data[header.len - 1] == '\n')
+            header.data[--header.len] = '\0';
+        rs->col_iteration = header_column(header.data, "iteration_seconds");
+        rs->col_exit = header_column(header.data, "exit_code");
+        sb_free(&header);
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        sweep_plan plan = {.grid = &grid, .experiment_path = base_path.data, .indices = indices, .count = count,
+                           .jobs = a->jobs > 0 ? a->jobs : (int)(cpus > 0 ? cpus : 1), .progress = isatty(2),
+                           .progress_label = "validate", .quiet_children = 1, .index_sets = row_sets,
+                           .index_ctx = rs};
+        for (long k = 0; k < count; k++)   /* the grid's value k is row indices[k] */
+            indices[k] = k;
+        rs->n = n;
+        /* the sink gets grid indices: map them back to rows */
+        row_sims by_grid = *rs;
+        by_grid.x = pg_xcalloc((size_t)count, sizeof *by_grid.x);
+        by_grid.iteration_s = pg_xcalloc((size_t)count, sizeof *by_grid.iteration_s);
+        by_grid.code = pg_xcalloc((size_t)count, sizeof *by_grid.code);
+        by_grid.why = pg_xcalloc((size_t)count, sizeof *by_grid.why);
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (rs->x[i].nsets > 0)
+                by_grid.x[k++] = rs->x[i];
+        plan.index_ctx = &by_grid;
+        rc = sweep_run(&plan, collect_row, &by_grid, st);
+        k = 0;
+        for (int i = 0; i < n; i++) {
+            if (rs->x[i].nsets == 0)
+                continue;
+            rs->iteration_s[i] = by_grid.code[k] == PG_EXIT_OK || by_grid.code[k] == PG_EXIT_OOM
+                                     ? by_grid.iteration_s[k] : NAN;
+            rs->code[i] = by_grid.code[k];
+            memcpy(rs->why[i], by_grid.why[k], sizeof rs->why[i]);
+            k++;
+        }
+        free(by_grid.x);
+        free(by_grid.iteration_s);
+        free(by_grid.code);
+        free(by_grid.why);
+        sweep_grid_free(&grid);
+    }
+    unlink(base_path.data);
+    sb_free(&base_path);
+    sb_free(&base);
+    sb_free(&spec);
+    free(indices);
+    return rc;
+}
+
+static void row_sims_free(row_sims *rs)
+{
+    for (int i = 0; i < rs->n; i++)
+        row_experiment_free(&rs->x[i]);
+    free(rs->x);
+    free(rs->iteration_s);
+    free(rs->code);
+    free(rs->why);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* Simulate the rows (unless --surrogate) and keep those simulated, with
+ * their times in sim_s (compacted like the rows); the others are skipped
+ * with the reason.  One-layer rows stay, at the cost model's time (sim_s
+ * NAN): no iteration to simulate. */
+static int simulate_and_keep(const validate_args *a, calib_rows *rows, iter_set *set, double **sim_s, pg_status *st)
+{
+    *sim_s = NULL;
+    if (a->surrogate_only)
+        return 0;
+    char tmpl[4096];
+    const char *dir = a->emit_dir;
+    if (dir == NULL) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(tmpl, sizeof tmpl, "%s/pipegrid-validate-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+        if (mkdtemp(tmpl) == NULL)
+            return pg_fail(st, PG_EXIT_INTERNAL, "validate: cannot make a temporary directory %s", tmpl);
+        dir = tmpl;
+    }
+    row_sims rs = {0};
+    int rc = simulate_rows(a, set, dir, &rs, st);
+    int n = set->n, kept = 0;
+    int *keep = pg_xcalloc((size_t)n + 1, sizeof *keep);
+    double *out = pg_xcalloc((size_t)n + 1, sizeof *out);
+    for (int i = 0; i < n; i++) {
+        keep[i] = !isnan(rs.iteration_s[i]) || set->row[i].kind == ROW_LAYER;
+        if (keep[i])
+            out[kept++] = rs.iteration_s[i];
+        if (a->emit_dir == NULL && rs.x[i].hf_json) {
+            char stem[256], hf[4096 + 512];
+            file_stem(a->files[set->row[i].file], stem, sizeof stem);
+            snprintf(hf, sizeof hf, "%s/%s-line-%d.json", dir, stem, set->row[i].line);
+            unlink(hf);
+        }
+    }
+    if (a->emit_dir == NULL)
+        rmdir(dir);
+    if (rc == 0) {
+        calib_rows_keep(rows, keep, rs.why);
+        iter_set_free(set);
+        rc = rows->n > 0 ? iter_set_prepare(set, rows->row, rows->n, st)
+                         : pg_fail(st, PG_EXIT_INPUT, "%s: no row could be simulated", a->csv);
+    }
+    row_sims_free(&rs);
+    free(keep);
+    if (rc != 0) {
+        free(out);
+        return rc;
+    }
+    *sim_s = out;
+    return 0;
+}
+
+/* The simulator against the surrogate, row by row. */
+static void report_gap(const iter_set *set, const double *sim_s, const double *sur_s)
+{
+    int n = 0, worst = -1;
+    double sum = 0, max = 0;
+    for (int i = 0; i < set->n; i++) {
+        if (isnan(sim_s[i]))
+            continue;
+        double gap = fabs(sim_s[i] / sur_s[i] - 1);
+        sum += gap;
+        n++;
+        if (worst < 0 || gap > max) {
+            max = gap;
+            worst = i;
+        }
+    }
+    error_stats sur = iter_errors(set, sur_s, NULL);
+    printf("  surrogate:     %5d  MAPE %6.2f %%  (the analytic iteration model calibrate fits with)\n", sur.n,
+           PCT * sur.mape);
+    if (n > 0)
+        printf("  sim/surrogate: %5d  mean |gap| %5.2f %%  max %5.2f %% (line %d)\n", n, PCT * sum / n, PCT * max,
+               set->row[worst].line);
+}
+
 int cmd_validate(int argc, char **argv)
 {
     validate_args a;
@@ -248,8 +497,19 @@ int cmd_validate(int argc, char **argv)
     iter_set set = {0};
     if (measurements_load(&a, &g, &rows, &set, &st))
         return cli_report_error(&st);
-    int n = rows.n;
     a.gpu_path = g.path;
+    /* the simulations run these parameters, whatever file they came from */
+    if (a.no_layer_profiles)
+        g.nlayer_profiles = 0;
+    gpu_params_override(&g);
+    double *sim_s = NULL;
+    if (simulate_and_keep(&a, &rows, &set, &sim_s, &st) != 0) {
+        iter_set_free(&set);
+        calib_rows_free(&rows);
+        return cli_report_error(&st);
+    }
+    int n = rows.n;
+    double *sur = pg_xcalloc((size_t)n + 1, sizeof *sur);
     double *pred = pg_xcalloc((size_t)n, sizeof *pred);
     iter_breakdown *bd = pg_xcalloc((size_t)n, sizeof *bd);
     int *holdout = pg_xcalloc((size_t)n, sizeof *holdout);
@@ -261,16 +521,20 @@ int cmd_validate(int argc, char **argv)
         const layer_profile *p = gpu_params_find_layer_profile(&g, key);
         factor[i] = p ? p->factor : 0.0;
         rc = iter_predict(&g, &set, i, &bd[i], &st);
-        pred[i] = bd[i].total_s;
+        sur[i] = bd[i].total_s;
+        pred[i] = sim_s && !isnan(sim_s[i]) ? sim_s[i] : sur[i];
         holdout[i] = !iter_row_in_fit_part(&rows.row[i], a.fit_fraction);
     }
     if (rc == 0 && a.emit_dir)
         rc = emit_rows(&a, &set, &st) ? cli_report_error(&st) : 0;
     if (rc == 0) {
         if (a.csv_out)
-            report_csv(&set, pred, holdout, bd, factor);
-        else
+            report_csv(&set, pred, sur, holdout, bd, factor);
+        else {
             report_text(&set, pred, holdout, &a, &rows, factor, g.nlayer_profiles);
+            if (sim_s)
+                report_gap(&set, sim_s, sur);
+        }
         error_stats held = iter_errors(&set, pred, holdout);
         if ((a.max_mape > 0 && held.mape > a.max_mape) || (a.max_error > 0 && held.max_err > a.max_error)) {
             fprintf(stderr, "pipegrid: validate: held-out MAPE %.2f %% / max %.2f %% miss the limits\n",
@@ -280,6 +544,8 @@ int cmd_validate(int argc, char **argv)
     } else
         rc = cli_report_error(&st);
     free(pred);
+    free(sur);
+    free(sim_s);
     free(bd);
     free(holdout);
     free(factor);

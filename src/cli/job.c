@@ -21,6 +21,8 @@
  * GPU type says otherwise (an 80 GB part, the common training GPU). */
 #define IDEAL_MEMORY_BYTES (80.0 * 1024 * 1024 * 1024)
 #define SCHEDULE_FILE_PREFIX "file:"
+/* Megatron's distributed optimizer all-gathers the bf16 parameters. */
+#define DIST_OPT_PARAM_BYTES 2.0
 
 /* A key that does not apply (experiment_ignored_keys): a warning on
  * stderr; the run goes on and its exit code is unchanged. */
@@ -285,30 +287,11 @@ void job_free(job *j)
 
 /* ---- tensor / data parallelism (cli.h) ------------------------------------- */
 
-/* The floor of dp.bucket_bytes (its help in experiment.c says the same):
- * each bucket is one all-reduce of dp transfers per ring edge in SimGrid, so
- * tiny buckets (dp.bucket_bytes=1KB: millions of them) cost minutes of host
- * time while modelling nothing real (NCCL's all-reduce is latency-bound
- * below about a MiB).  A bucket is at least DP_BUCKET_MIN_BYTES, and big
- * enough that no stage has more than DP_MAX_BUCKETS_PER_STAGE buckets. */
-#define DP_BUCKET_MIN_BYTES (1024.0 * 1024.0)
-#define DP_MAX_BUCKETS_PER_STAGE 256
-
 double job_dp_bucket_bytes(const job *j)
 {
     const experiment *e = &j->exp;
-    if (e->dp_bucket_bytes <= 0)
-        return 0;   /* one bucket per stage */
-    double share = experiment_times_are_tp_groups(e) ? 1.0 / e->tp : 1.0, largest = 0;
-    for (int s = 0; s < j->wl.nstages; s++) {
-        double bytes = j->wl.stage[s].param_count * share * experiment_grad_bytes(e);
-        if (bytes > largest)
-            largest = bytes;
-    }
-    double floor_bytes = largest / DP_MAX_BUCKETS_PER_STAGE;
-    if (floor_bytes < DP_BUCKET_MIN_BYTES)
-        floor_bytes = DP_BUCKET_MIN_BYTES;
-    return e->dp_bucket_bytes > floor_bytes ? e->dp_bucket_bytes : floor_bytes;
+    double share = experiment_times_are_tp_groups(e) ? 1.0 / e->tp : 1.0;
+    return workload_dp_bucket_bytes(&j->wl, share, experiment_grad_bytes(e), e->dp_bucket_bytes);
 }
 
 int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
@@ -343,6 +326,9 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         for (int s = 0; s < j->wl.nstages; s++)
             if (j->sched.stage_rank[s] == r)
                 params += j->wl.stage[s].param_count / (split ? tp : 1);
+        /* the distributed optimizer steps each replica's 1/dp shard */
+        if (e->memory_zero1 && dp > 1)
+            params /= dp;
         if (have && params > 0) {
             jp->optimizer_s[r] = costmodel_optimizer_s(&g, params);
             any_opt = 1;
@@ -354,6 +340,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .tp_in_ops = e->tp_comm_overlap,
         .grad_bytes_per_param = e->network != NET_IDEAL ? experiment_grad_bytes(e) : 0.0,
         .bucket_bytes = job_dp_bucket_bytes(j), .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
+        .distributed_optimizer = e->memory_zero1, .param_bytes_per_param = DIST_OPT_PARAM_BYTES,
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
         .embed_sync_bytes = e->network != NET_IDEAL ? j->wl.tied_embedding_params * experiment_grad_bytes(e) : 0.0,
@@ -431,6 +418,7 @@ int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_ou
 metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan *plan)
 {
     return (metrics_input){.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu, .tl = tl,
+                           .iter_overhead_s = j->wl.iter_overhead_s,
                            .bytes_per_param = j->exp.bytes_per_param,
                            .weight_grad_bytes_per_param = j->exp.weight_grad_bytes_per_param,
                            .capacity_override_bytes = j->exp.memory_capacity_bytes,

@@ -136,6 +136,11 @@ typedef struct sweep_plan {
     const char *progress_label;
     long progress_done_before, progress_oom_before, progress_failed_before, progress_total;
     int quiet_children;
+    /* Options of one combination beyond the grid's (NULL: none): the n
+     * "KEY=VALUE" strings index_sets returns for combination index are set
+     * after sets and the grid's keys (validate: each measured row's job). */
+    const char *const *(*index_sets)(long index, int *n, void *ctx);
+    void *index_ctx;
 } sweep_plan;
 
 /* Run every combination of the plan, `jobs` child processes at a time.  A

@@ -100,8 +100,9 @@ static void run_child(const sweep_plan *p, long index, int out_fd, int err_fd)
     const sweep_grid *g = p->grid;
     const char **values = pg_xcalloc((size_t)g->nkeys, sizeof *values);
     sweep_grid_combination(g, index, values);
-    int argc = 0;
-    char **argv = pg_xcalloc((size_t)(2 * (p->nsets + g->nkeys) + 6), sizeof *argv);
+    int argc = 0, nextra = 0;
+    const char *const *extra = p->index_sets ? p->index_sets(index, &nextra, p->index_ctx) : NULL;
+    char **argv = pg_xcalloc((size_t)(2 * (p->nsets + g->nkeys + nextra) + 6), sizeof *argv);
     argv[argc++] = "pipegrid";
     argv[argc++] = "run";
     for (int i = 0; i < p->nsets; i++) {
@@ -114,6 +115,10 @@ static void run_child(const sweep_plan *p, long index, int out_fd, int err_fd)
         sb_appendf(&kv, "%s=%s", g->keys[k].name, values[k]);
         argv[argc++] = "--set";
         argv[argc++] = kv.data;      /* lives until _exit */
+    }
+    for (int i = 0; i < nextra; i++) {
+        argv[argc++] = "--set";
+        argv[argc++] = (char *)extra[i];
     }
     argv[argc++] = "--format";
     argv[argc++] = "csv";

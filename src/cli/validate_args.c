@@ -32,7 +32,8 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
         const char *o = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(o, "--gpu") == 0 || strcmp(o, "--fit-fraction") == 0 || strcmp(o, "-o") == 0 ||
-                    strcmp(o, "--format") == 0 || strcmp(o, "--emit") == 0 || strcmp(o, "--max-mape") == 0 ||
+                    strcmp(o, "--format") == 0 || strcmp(o, "--emit") == 0 || strcmp(o, "-j") == 0 ||
+                    strcmp(o, "--max-mape") == 0 ||
                     strcmp(o, "--max-error") == 0 ||
                     strcmp(o, "--max-overall-mape") == 0 ||
                     strcmp(o, "--max-weight") == 0 || strcmp(o, "--folds") == 0;
@@ -40,6 +41,10 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
             return pg_fail(st, PG_EXIT_INPUT, "%s: option '%s' needs a value", cmd, o);
         if (strcmp(o, "--with-regressions") == 0) {
             a->keep_regressions = 1;
+            continue;
+        }
+        if (!calibrate && strcmp(o, "--surrogate") == 0) {
+            a->surrogate_only = 1;
             continue;
         }
         if (strcmp(o, "--no-layer-profiles") == 0) {
@@ -70,6 +75,14 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
             a->csv_out = strcmp(val, "csv") == 0;
         } else if (!calibrate && strcmp(o, "--emit") == 0)
             a->emit_dir = val;
+        else if (!calibrate && strcmp(o, "-j") == 0) {
+            long j;
+            const char *why = NULL;
+            if (units_parse_long(val, &j, &why) != 0 || j < 1 || j > VALIDATE_MAX_JOBS)
+                return pg_fail(st, PG_EXIT_INPUT, "%s: option '-j': '%s' must be an integer in [1, %d]", cmd, val,
+                               VALIDATE_MAX_JOBS);
+            a->jobs = (int)j;
+        }
         else if (strcmp(o, "--max-mape") == 0) {
             if (parse_fraction(o, val, 0.0, 1e9, &a->max_mape, st))
                 return st->code;

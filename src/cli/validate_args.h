@@ -11,6 +11,7 @@
 #define VALIDATE_DEFAULT_FIT_FRACTION 0.3
 
 #define VALIDATE_MAX_FILES 8
+#define VALIDATE_MAX_JOBS 1024
 
 typedef struct validate_args {
     const char *csv;            /* the first file (messages) */
@@ -25,6 +26,8 @@ typedef struct validate_args {
     int folds;                  /* calibrate --folds: of that cross-validation */
     int csv_out;                /* validate --format csv */
     const char *emit_dir;       /* validate --emit DIR: each row written as an experiment file there */
+    int surrogate_only;         /* validate --surrogate: the analytic surrogate alone, no simulation */
+    int jobs;                   /* validate -j N: simulations at a time (0: one per CPU) */
     double max_mape, max_error; /* validate limits on the held-out rows, 0 = none; calibrate: the
                                  * targets the cross-validation scores against (fit_select.h: every
                                  * file's MAPE, 8 % by default; the largest error, off by default) */

@@ -364,14 +364,27 @@ double costmodel_allreduce_s(const gpu_params *g, double bytes, int n)
     return steps * g->v[GP_COLL_LATENCY_S] + wire / (g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF]);
 }
 
+int costmodel_group_per_node(int gpus_per_node, int n, long stride)
+{
+    long per_node = stride >= gpus_per_node ? 1 : gpus_per_node / stride;
+    return (int)(per_node < n ? per_node : n);
+}
+
+double costmodel_alltoall_s(double bytes, int n, int per_node, double nvlink_bw, double nic_bw, double latency_s)
+{
+    if (n <= 1)
+        return 0.0;
+    double nvl_s = (per_node - 1) * bytes / (n - 1) / nvlink_bw;
+    double nic_s = per_node < n ? (n - per_node) * bytes / (n - 1) / nic_bw : 0.0;
+    return latency_s + (nvl_s > nic_s ? nvl_s : nic_s);
+}
+
 double costmodel_ring_bw(double nvlink_bw, double nic_bw, int gpus_per_node, int n, long stride)
 {
     long extent = (long)(n - 1) * stride + 1;   /* ranks from the group's first to its last */
     if (extent <= gpus_per_node || !(nic_bw > 0))
         return nvlink_bw;
-    long per_node = stride >= gpus_per_node ? 1 : gpus_per_node / stride;
-    if (per_node > n)
-        per_node = n;
+    int per_node = costmodel_group_per_node(gpus_per_node, n, stride);
     double nics = (double)per_node * nic_bw;
     if (per_node <= 1)
         return nics;
@@ -1262,6 +1275,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     };
     rc = costmodel_build_shape(&g, &m, nstages, w, st);
     if (rc == 0) {
+        w->iter_overhead_s = g.v[GP_ITER_OVERHEAD_S];
         gpu_params_describe(&g, w->cost_basis, sizeof w->cost_basis);
         describe_layer_profile(&g, w, e->layer_profiles_analytic, w->cost_basis, sizeof w->cost_basis);
     }

@@ -159,6 +159,13 @@ int gpu_param_fitted(gpu_param_id id);
  * required, with a value and a source.  Errors name file, line and key. */
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st);
 
+/* From now on in this process, gpu_params_load of g's type (g->name) gives
+ * a copy of g instead of its file (NULL: the files again).  What validate
+ * and calibrate set before forking the simulations of measured rows, so
+ * that the simulator runs the parameters being validated (a --gpu FILE, a
+ * fit in progress).  g is copied. */
+void gpu_params_override(const gpu_params *g);
+
 /* The same from text in memory; errors name file_label and the line. */
 int gpu_params_load_buffer(const char *text, size_t len, const char *file_label, gpu_params *g, pg_status *st);
 
@@ -307,6 +314,17 @@ double costmodel_optimizer_s(const gpu_params *g, double params);
  * min(nvlink_bw x m / (m - 1), m x nic_bw) (nic_bw when m = 1).  What the
  * simulator runs uncontended, and what the calibration's surrogate uses. */
 double costmodel_ring_bw(double nvlink_bw, double nic_bw, int gpus_per_node, int n, long stride);
+
+/* Members per node of a group of n GPUs `stride` ranks apart (Megatron's
+ * rank order, nodes of gpus_per_node). */
+int costmodel_group_per_node(int gpus_per_node, int n, long stride);
+
+/* Seconds of one all-to-all among n GPUs, per_node of them in each node,
+ * each sending bytes in all (bytes / (n - 1) to each other member) at once,
+ * as the simulator runs it (src/sim/expert.c): one route latency, then the
+ * in-node sends share the GPU's NVLink port and the others its NIC:
+ *   latency + bytes x max((per_node - 1) / nvlink_bw, (n - per_node) / nic_bw) / (n - 1). */
+double costmodel_alltoall_s(double bytes, int n, int per_node, double nvlink_bw, double nic_bw, double latency_s);
 
 /* ---- workload --------------------------------------------------------------- */
 

@@ -27,6 +27,7 @@
  * rows the measured jobs it rests on.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/costmodel.h"
@@ -373,11 +374,29 @@ static int load_loaded(const char *file, yt_doc *doc, gpu_params *g, pg_status *
     return rc;
 }
 
+/* gpu_params_override's copy (process-wide: SimGrid's one simulation per
+ * process makes the simulator's callers fork, and the children inherit it). */
+static gpu_params *override_params;
+
+void gpu_params_override(const gpu_params *g)
+{
+    free(override_params);
+    override_params = NULL;
+    if (g != NULL) {
+        override_params = pg_xmalloc(sizeof *override_params);
+        *override_params = *g;
+    }
+}
+
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
 {
     memset(g, 0, sizeof *g);
     if (type_or_path == NULL || type_or_path[0] == '\0')
         return pg_fail(st, PG_EXIT_INPUT, "no GPU type given (cluster.gpu)");
+    if (override_params != NULL && strcmp(type_or_path, override_params->name) == 0) {
+        *g = *override_params;
+        return 0;
+    }
     char rel[1024];
     if (strchr(type_or_path, '/') != NULL || ends_with(type_or_path, YAML_SUFFIX))
         snprintf(rel, sizeof rel, "%s", type_or_path);

@@ -85,6 +85,8 @@ typedef struct workload {
     char cost_basis[2048];       /* modelled workloads: which GPU-type parameters were fitted, on what, and
                                   * which are borrowed from another type ("" for measured workloads) */
     char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
+    double iter_overhead_s;      /* workload=gpt / hf: the GPU type's fitted per-iteration overhead (the
+                                  * framework's work outside the ops); 0 for measured and uniform times */
     double layer_profile_factor; /* modelled workloads: the measured layer profile the layers ran at
                                   * (costmodel.h); 0 = the analytic time */
     int layer_profile_rows;      /* the measured jobs it rests on */
@@ -109,6 +111,18 @@ void workload_free(workload *w);
  * 1/tp slice), each GPU on its own links at the same time -- so one shard
  * on one route takes the boundary's time. */
 double workload_p2p_bytes(const workload *w, int stage, int tp);
+
+/* The data-parallel gradient bucket the simulator uses for `requested`
+ * bytes (dp.bucket_bytes; 0 = one bucket per stage, returned as 0), each
+ * stage's gradient being param_count x share x grad_bytes_per_param: each
+ * bucket is a collective of dp transfers per ring edge, so tiny buckets
+ * (1KB: millions of them) would cost minutes of host time while modelling
+ * nothing real (NCCL is latency-bound below about a MiB).  A bucket is at
+ * least WORKLOAD_DP_BUCKET_MIN_BYTES, and big enough that no stage has more
+ * than WORKLOAD_DP_MAX_BUCKETS_PER_STAGE buckets. */
+#define WORKLOAD_DP_BUCKET_MIN_BYTES (1024.0 * 1024.0)
+#define WORKLOAD_DP_MAX_BUCKETS_PER_STAGE 256
+double workload_dp_bucket_bytes(const workload *w, double share, double grad_bytes_per_param, double requested);
 
 /* Load a profile YAML (profiles/NAME.yaml) and cut it into nstages stages
  * (evenly by layers, or by the profile's explicit split if it has one for

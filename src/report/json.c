@@ -108,6 +108,8 @@ static void iteration(const run_metrics *m, rpt_json *w)
     rpt_json_num(&it, "dp_allreduce_seconds", m->dp_allreduce_s);
     rpt_json_num(&it, "embedding_allreduce_seconds", m->embed_allreduce_s);
     rpt_json_num(&it, "optimizer_seconds", m->optimizer_s);
+    rpt_json_num(&it, "overhead_seconds", m->overhead_s);
+    rpt_json_num(&it, "dp_param_allgather_seconds", m->dp_allgather_busy_s);
     rpt_json_num(&it, "dp_allreduce_busy_seconds", m->dp_allreduce_busy_s);
     rpt_json_int(&it, "dp_buckets", m->dp_buckets);
     rpt_json_num(&it, "tp_comm_seconds", m->tp_comm_s);

@@ -239,21 +239,31 @@ static void totals(const report_input *in, strbuf *sb)
         total_line(sb, "lower bound", b);
     }
     if (m->iteration_s != m->makespan_s) {
-        char c[CELL_MAX], d[CELL_MAX], e[CELL_MAX], embed[2 * CELL_MAX] = "", line[6 * CELL_MAX];
+        char c[CELL_MAX], d[CELL_MAX], e[CELL_MAX], o[CELL_MAX], embed[2 * CELL_MAX] = "",
+            overhead[2 * CELL_MAX] = "", line[8 * CELL_MAX];
         if (m->embed_allreduce_s > 0)
             snprintf(embed, sizeof embed, " + embedding all-reduce %s",
                      units_format_duration(m->embed_allreduce_s, e, sizeof e));
-        snprintf(line, sizeof line, "%s = pipeline %s + dp all-reduce %s%s + optimizer %s",
+        if (m->overhead_s > 0)
+            snprintf(overhead, sizeof overhead, " + overhead %s", units_format_duration(m->overhead_s, o, sizeof o));
+        snprintf(line, sizeof line, "%s = pipeline %s + dp %s %s%s + optimizer %s%s",
                  units_format_duration(m->iteration_s, a, sizeof a), units_format_duration(m->pipeline_s, b, sizeof b),
+                 m->dp_allgather_busy_s > 0 ? "reduce-scatter" : "all-reduce",
                  units_format_duration(m->dp_allreduce_s, c, sizeof c), embed,
-                 units_format_duration(m->optimizer_s, d, sizeof d));
+                 units_format_duration(m->optimizer_s, d, sizeof d), overhead);
         total_line(sb, "iteration", line);
     }
     if (m->dp_buckets > 0) {
         char line[2 * CELL_MAX];
         snprintf(line, sizeof line, "%s in %d buckets (exposed: above)",
                  units_format_duration(m->dp_allreduce_busy_s, a, sizeof a), m->dp_buckets);
-        total_line(sb, "dp all-reduce", line);
+        total_line(sb, m->dp_allgather_busy_s > 0 ? "dp reduce-scatter" : "dp all-reduce", line);
+    }
+    if (m->dp_allgather_busy_s > 0) {
+        char line[2 * CELL_MAX];
+        snprintf(line, sizeof line, "%s (the distributed optimizer's updated parameters)",
+                 units_format_duration(m->dp_allgather_busy_s, a, sizeof a));
+        total_line(sb, "dp all-gather", line);
     }
     if (m->tp_comm_s > 0) total_line(sb, "tp collectives", units_format_duration(m->tp_comm_s, a, sizeof a));
     if (m->ep_comm_s > 0) total_line(sb, "ep all-to-all", units_format_duration(m->ep_comm_s, a, sizeof a));

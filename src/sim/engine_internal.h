@@ -154,6 +154,16 @@ typedef struct dp_rank {
     int *op_first_bucket;       /* [nops] overlap: buckets that op i releases, piece by piece */
     int *op_nbuckets;           /* [nops] */
     int use_hier;
+    double grad_bytes;          /* sum of bucket_bytes: the rank's gradient per GPU */
+    /* Distributed optimizer with overlap: the parameters of the rank's stages
+     * are gathered at the iteration's start, stage by stage in the order of
+     * their first forward; that forward waits for its stage's gather. */
+    int ngather;                /* stages of the rank */
+    double *gather_bytes;       /* [ngather] per GPU, in that order */
+    int *op_gather;             /* [nops] the gather op i waits for after its compute; -1 none */
+    int gathered;               /* gathers done */
+    int gather_waiting;         /* compute actors waiting on params_wake */
+    sg_sem_t params_wake;
     coll_rings flat;            /* tp rings of dp GPUs */
     coll_hier hier;
     sg_host_t host;             /* where the reducer actor lives */

@@ -68,24 +68,60 @@ static void embed_sync(const dp_rank *dr)
     timeline_add_coll(eng.tl, &rec);
 }
 
+/* The distributed optimizer's all-gather of bytes of updated parameters
+ * (per GPU) of the rank's stage `stage` (-1: all of them). */
+static void param_gather(dp_rank *dr, double bytes, int stage)
+{
+    double start_s = simgrid_get_clock();
+    eng.events += coll_run(COLL_ALLGATHER, &dr->flat, bytes, 1, COLL_FUSED);
+    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
+                   .replica = -1, .stage = stage, .mb = -1, .kind = TLC_DP_ALLGATHER};
+    timeline_add_coll(eng.tl, &rec);
+}
+
+/* With overlap: the stages' gathers in order, each waking the forwards
+ * that wait for it (eng_run_compute). */
+static void gather_stages(dp_rank *dr)
+{
+    for (int k = 0; k < dr->ngather; k++) {
+        param_gather(dr, dr->gather_bytes[k], -1);
+        dr->gathered = k + 1;
+        for (; dr->gather_waiting > 0; dr->gather_waiting--)
+            sg_sem_release(dr->params_wake);
+    }
+}
+
+static void wait_gather(dp_rank *dr, int k)
+{
+    while (dr->gathered <= k) {
+        dr->gather_waiting++;
+        sg_sem_acquire(dr->params_wake);
+    }
+}
+
 static void reducer_actor(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
     dp_rank *dr = sg_actor_self_get_data();
+    int dist = eng.par->distributed_optimizer && eng.dp > 1;
+    if (dist && eng.par->overlap)
+        gather_stages(dr);
     for (int b = 0; b < dr->nbuckets; b++) {
         while (dr->ready[b] < eng.nrep) {
             dr->waiting = b;
             sg_sem_acquire(dr->wake);
         }
         double start_s = simgrid_get_clock();
-        if (dr->use_hier)
+        if (dist)
+            eng.events += coll_run(COLL_REDUCE_SCATTER, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
+        else if (dr->use_hier)
             eng.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_FUSED);
         else
             eng.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
         tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
                        .rank = dr->rank, .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
-                       .kind = TLC_DP_ALLREDUCE};
+                       .kind = dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE};
         XBT_DEBUG("rank %d: bucket %d of %d, %.0f bytes [%.9f, %.9f]", dr->rank, b, dr->nbuckets, dr->bucket_bytes[b],
                   rec.start_s, rec.end_s);
         timeline_add_coll(eng.tl, &rec);
@@ -104,22 +140,26 @@ static void reducer_actor(int argc, char **argv)
                        .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
         timeline_add_coll(eng.tl, &rec);
     }
+    if (dist && !eng.par->overlap)
+        param_gather(dr, dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param, -1);
 }
 
 /* The op at index i of rs's list: its compute, its stage's buckets released
  * piece by piece when it is that stage's last weight-gradient op (overlap). */
 void eng_run_compute(rank_state *rs, int i, double ref_s)
 {
-    const dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
+    dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
     int nb = dr && dr->op_first_bucket ? dr->op_nbuckets[i] : 0;
     if (nb == 0) {
         eng_group_execute(rs, ref_s);
-        return;
+    } else {
+        for (int j = 0; j < nb; j++) {
+            eng_group_execute(rs, ref_s / nb);
+            dp_signal(dr, dr->op_first_bucket[i] + j);
+        }
     }
-    for (int j = 0; j < nb; j++) {
-        eng_group_execute(rs, ref_s / nb);
-        dp_signal(&eng.dpr[rs->rank], dr->op_first_bucket[i] + j);
-    }
+    if (dr && dr->op_gather && dr->op_gather[i] >= 0)
+        wait_gather(dr, dr->op_gather[i]);
 }
 
 void eng_dp_free(void)
@@ -129,6 +169,10 @@ void eng_dp_free(void)
         dp_rank *dr = &eng.dpr[r];
         if (dr->wake)
             sg_sem_destroy(dr->wake);
+        if (dr->params_wake)
+            sg_sem_destroy(dr->params_wake);
+        free(dr->gather_bytes);
+        free(dr->op_gather);
         free(dr->bucket_bytes);
         free(dr->bucket_stage);
         free(dr->ready);
@@ -214,6 +258,30 @@ static void embed_setup(const sim_input *in)
         }
 }
 
+/* The distributed optimizer's overlapped gathers of rank dr: one per stage,
+ * in the order of the stages' first forwards, each awaited by that forward. */
+static void gather_setup(const sim_input *in, dp_rank *dr)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int nops = s->nops[dr->rank];
+    double share = par->split_compute ? 1.0 / par->tp : 1.0;
+    dr->params_wake = sg_sem_init(0);
+    dr->op_gather = pg_xmalloc((size_t)(nops > 0 ? nops : 1) * sizeof *dr->op_gather);
+    dr->gather_bytes = pg_xcalloc((size_t)s->nstages, sizeof *dr->gather_bytes);
+    int *seen = pg_xcalloc((size_t)s->nstages, sizeof *seen);
+    for (int i = 0; i < nops; i++) {
+        const sched_op *op = &s->ops[dr->rank][i];
+        dr->op_gather[i] = -1;
+        if (op->kind != OP_F || seen[op->stage])
+            continue;
+        seen[op->stage] = 1;
+        dr->gather_bytes[dr->ngather] = in->wl->stage[op->stage].param_count * share * par->param_bytes_per_param;
+        dr->op_gather[i] = dr->ngather++;
+    }
+    free(seen);
+}
+
 /* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
 void eng_dp_setup(const sim_input *in)
 {
@@ -236,7 +304,11 @@ void eng_dp_setup(const sim_input *in)
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
         /* Mirrored (symmetric replicas): every member of a group is on a
          * node of its own, where the hierarchical algorithm never applies. */
-        int hier = dp > 1 && par->algo == DP_ALGO_HIERARCHICAL && !eng.mirror;
+        int hier = dp > 1 && par->algo == DP_ALGO_HIERARCHICAL && !eng.mirror && !par->distributed_optimizer;
+        for (int b = 0; b < dr->nbuckets; b++)
+            dr->grad_bytes += dr->bucket_bytes[b];
+        if (dp > 1 && par->distributed_optimizer && par->overlap)
+            gather_setup(in, dr);
         for (int t = 0; t < tp && dp > 1; t++) {
             for (int d = 0; d < dp; d++) {
                 int g = eng_group_gpu(r, d, t);

@@ -512,11 +512,12 @@ static void host_oom_ranks(const metrics_input *in, run_metrics *out)
 /* Iteration time and its breakdown from the collective records (metrics.h). */
 static void iteration_breakdown(const timeline *tl, double first_start, run_metrics *out)
 {
-    double pipeline_end = first_start + out->makespan_s, reduce_end = 0, embed_end = 0, opt_end = 0;
+    double pipeline_end = first_start + out->makespan_s, reduce_end = 0, embed_end = 0, opt_end = 0, gather_end = 0;
     double *busy = pg_xcalloc((size_t)out->pp + 1, sizeof *busy);
     double *tp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *tp_s);
     double *ep_s = pg_xcalloc((size_t)out->pp + 1, sizeof *ep_s);
     double *cp_s = pg_xcalloc((size_t)out->pp + 1, sizeof *cp_s);
+    double *gather = pg_xcalloc((size_t)out->pp + 1, sizeof *gather);
     for (size_t i = 0; i < tl->ncolls; i++) {
         const tl_coll *c = &tl->colls[i];
         int r = c->rank >= 0 && c->rank < out->pp ? c->rank : -1;
@@ -525,9 +526,14 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
             if (c->end_s > pipeline_end) pipeline_end = c->end_s;
             break;
         case TLC_DP_ALLREDUCE:
+        case TLC_DP_REDUCE_SCATTER:
             if (c->end_s > reduce_end) reduce_end = c->end_s;
             if (r >= 0) busy[r] += c->end_s - c->start_s;
             out->dp_buckets++;
+            break;
+        case TLC_DP_ALLGATHER:
+            if (c->end_s > gather_end) gather_end = c->end_s;
+            if (r >= 0) gather[r] += c->end_s - c->start_s;
             break;
         case TLC_EMBED_ALLREDUCE:
             if (c->end_s > embed_end) embed_end = c->end_s;
@@ -556,11 +562,18 @@ static void iteration_breakdown(const timeline *tl, double first_start, run_metr
         if (tp_s[r] > out->tp_comm_s) out->tp_comm_s = tp_s[r];
         if (ep_s[r] > out->ep_comm_s) out->ep_comm_s = ep_s[r];
         if (cp_s[r] > out->cp_comm_s) out->cp_comm_s = cp_s[r];
+        if (gather[r] > out->dp_allgather_busy_s) out->dp_allgather_busy_s = gather[r];
     }
+    free(gather);
     free(ep_s);
     free(cp_s);
-    /* The optimizer starts at the synchronisation: its end is the iteration's. */
+    /* The optimizer starts at the synchronisation: its end is the
+     * iteration's, or the parameter all-gather's after it. */
     double end = opt_end > 0 ? opt_end : reduced + out->embed_allreduce_s;
+    if (gather_end > end) {
+        out->optimizer_s += gather_end - end;
+        end = gather_end;
+    }
     out->iteration_s = end - first_start;
     free(busy);
     free(tp_s);
@@ -624,6 +637,8 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
     if (out->span > 0)
         out->bubble_ratio = out->rank[out->span_rank].idle_s / out->span;
     iteration_breakdown(tl, first_start, out);
+    out->overhead_s = in->iter_overhead_s;
+    out->iteration_s += out->overhead_s;
     throughput(in, out);
     offload_k(in, out);
 }

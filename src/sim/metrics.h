@@ -84,7 +84,8 @@ typedef struct run_metrics {
      * stay on the GPU. */
     int offloads_chosen;
     int offloads_copied;
-    double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + embed_allreduce_s + optimizer_s */
+    double iteration_s;          /* whole iteration: pipeline_s + dp_allreduce_s + embed_allreduce_s + optimizer_s
+                                  * + overhead_s */
     /* The iteration's breakdown (tensor / data parallelism, sim.h; without
      * collective records pipeline_s = makespan and the rest is 0):
      *   pipeline_s      first op start to the last op end over every replica
@@ -93,8 +94,16 @@ typedef struct run_metrics {
      *   embed_allreduce_s  the tied embedding's all-reduce between the first
      *                   and the last stage, after that (sim.h embed_sync_bytes)
      *   optimizer_s     the longest rank's optimizer step, which starts once
-     *                   every all-reduce has ended (a global synchronisation) */
-    double pipeline_s, dp_allreduce_s, embed_allreduce_s, optimizer_s;
+     *                   every all-reduce has ended (a global synchronisation),
+     *                   and the distributed optimizer's parameter all-gather
+     *                   after it when it does not overlap the next forward
+     *   overhead_s      the framework's per-iteration work (iter_overhead_s)
+     * With the distributed optimizer (sim.h) dp_allreduce_s is its exposed
+     * reduce-scatter; the overlapped parameter all-gather delays the first
+     * forward, inside pipeline_s. */
+    double pipeline_s, dp_allreduce_s, embed_allreduce_s, optimizer_s, overhead_s;
+    double dp_allgather_busy_s;  /* max over ranks of their parameter all-gathers' summed time (distributed
+                                  * optimizer), exposed or not */
     double dp_allreduce_busy_s;  /* max over ranks of their buckets' summed time, exposed or not */
     double tp_comm_s;            /* max over ranks of time in tp collectives (replica 0) */
     double ep_comm_s;            /* the same for expert-parallel all-to-alls */
@@ -125,6 +134,8 @@ typedef struct metrics_input {
     int tp, cp;                      /* GPUs per pipeline rank and replica: tp x cp (0 = 1) */
     double tp_time_share;            /* experiment_tp_share: the part of a stage's time one GPU runs (0 = 1) */
     int offload;                     /* 1: the experiment has an offload policy (offload_k is computed) */
+    double iter_overhead_s;          /* per iteration: the framework's work outside the ops (the GPU type's
+                                      * fitted iter_overhead), added after the optimizer step */
 } metrics_input;
 
 void metrics_compute(const metrics_input *in, run_metrics *out);

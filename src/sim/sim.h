@@ -73,8 +73,18 @@ typedef struct sim_parallel {
                                   * the cost model's, each beyond its GEMM); the engine runs none */
     double grad_bytes_per_param; /* bytes of one gradient element in the dp all-reduce */
     double bucket_bytes;         /* dp all-reduce bucket; 0 = one bucket per stage */
-    int overlap;                 /* buckets become ready during the stage's last weight-gradient op */
-    dp_algo algo;                /* AUTO: hierarchical when a group spans nodes evenly, else ring */
+    int overlap;                 /* buckets become ready during the stage's last weight-gradient op; with the
+                                  * distributed optimizer the parameter all-gather also runs under the first
+                                  * forward (Megatron's overlap_grad_reduce and overlap_param_gather) */
+    int distributed_optimizer;   /* 1: Megatron's distributed optimizer (ZeRO-1): each bucket is reduce-
+                                  * scattered instead of all-reduced, each rank steps its 1/dp shard, and the
+                                  * updated parameters (param_bytes_per_param each) are all-gathered: at the
+                                  * iteration's start, the rank's first op waiting for them, with overlap (the
+                                  * gather of the step before, under this iteration's first forward), after
+                                  * the optimizer step without */
+    double param_bytes_per_param;/* bytes of one parameter in that all-gather (bf16: 2) */
+    dp_algo algo;                /* AUTO and RING: NCCL's rings (collectives.h: one per NIC across nodes);
+                                  * HIERARCHICAL: in node, across, in node (all-reduces only) */
     int stepwise_collectives;    /* 1: ring steps one by one (collectives.h STEPWISE); 0: FUSED */
     const double *optimizer_s;   /* [pp] optimizer step of each rank, seconds; NULL = none */
     double embed_sync_bytes;     /* per GPU: the tied word embedding's gradient, which the first stage's and the

@@ -83,6 +83,8 @@ typedef enum {
     TLC_EMBED_ALLREDUCE,       /* the tied embedding's gradient, first and last stage (rank: the first's) */
     TLC_EP_ALLTOALL,           /* an op's expert-parallel all-to-alls (count of them, fused) */
     TLC_CP_KV,                 /* an op's context-parallel key/value ring exchanges (count: layers) */
+    TLC_DP_REDUCE_SCATTER,     /* one gradient bucket of a rank (distributed optimizer) */
+    TLC_DP_ALLGATHER,          /* a rank's updated parameters, across the dp replicas (distributed optimizer) */
     TLC_PIPELINE,              /* replica `replica`: first op start to last op end over its ranks */
     TLC_KIND_COUNT
 } tl_coll_kind;
