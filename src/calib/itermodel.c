@@ -237,13 +237,6 @@ static double ring_allreduce_s(const gpu_params *g, const train_row *r, double b
     return 2.0 * ring_pass_s(g, r, bytes, n, stride);
 }
 
-/* What time exceeding `hidden_s` a collective of `coll_s` adds when it runs
- * beside compute that lasts hidden_s. */
-static double exposed_s(double coll_s, double hidden_s)
-{
-    return coll_s > hidden_s ? coll_s - hidden_s : 0.0;
-}
-
 /* What nb buckets of a reduction of coll_s in all add after a window of
  * window_s that makes them ready one after another at equal steps (the
  * simulator's overlap): the last bucket's reduction, and whatever of the
@@ -383,30 +376,64 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             max_params = rank_params;
     }
     long dp_span = tp_cp * r->dp;
-    /* pipeline neighbours: a pair dp_span ranks apart */
-    double t_comm = r->pp > 1 ? lat + workload_p2p_bytes(&w, 0, r->tp) / group_bw(g, r, 2, dp_span) : 0.0;
+    /* Stage boundaries: pipeline rank a's GPUs are a x dp_span on; a send
+     * to another rank crosses its NVLink port inside a node, its NIC across
+     * nodes (each tp rank its 1/tp share at once). */
+    double *t_comm = pg_xcalloc((size_t)r->pp * (size_t)r->pp, sizeof *t_comm);
+    double p2p_bytes = workload_p2p_bytes(&w, 0, r->tp);
+    for (int a = 0; a < r->pp; a++)
+        for (int b = 0; b < r->pp; b++) {
+            int same_node = (long)a * dp_span / r->gpus_per_node == (long)b * dp_span / r->gpus_per_node;
+            double rate = same_node || !(nic_rate > 0) ? nvl_rate : nic_rate;
+            t_comm[a * r->pp + b] = lat + p2p_bytes / rate;
+        }
     /* Overlapped, as the simulator runs it (src/sim/gradsync.c): each of a
      * rank's stages reduces its buckets during its last backward (the op
-     * after any recomputation) and gathers its parameters before its first
-     * forward ends; rank 0's first stage reduces last (its last backward is
-     * the pipeline's last op) and gathers first (its first forward is the
-     * first op), the other stages' hide under the rest of the pipeline. */
+     * after any recomputation); rank 0's first stage reduces last (its last
+     * backward is the pipeline's last op), the other stages' reductions hide
+     * under the rest of the pipeline. */
     double last_bwd_s = dur[0][OP_BW] - rec0_s;
-    double first_fwd_s = dur[0][OP_F];
     double first_params = w.stage[0].param_count;
     double bucket = workload_dp_bucket_bytes(&w, 1.0, r->grad_bytes, row_bucket_bytes(r));
     sched_times t;
-    rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
+    rc = sched_eval_staged_pairs(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
+    free(t_comm);
     free(dur);
     int tied = r->has_arch ? r->arch.tied_embeddings : 1;
     double embed_params = (double)r->vocab * r->hidden / r->tp;
-    workload_free(&w);
     if (rc) {
+        workload_free(&w);
         pg_status_prefix(st, "line %d", r->line);
         return rc;
     }
     out->pipeline_s = t.makespan;
+    /* The distributed optimizer's overlapped gathers, as the simulator runs
+     * them (src/sim/engine_internal.h): one per stage of each rank, the
+     * first from the start, each next one once the previous stage's first
+     * forward has started and the previous gather is done, each awaited by
+     * its stage's first forward: the most any of them is late. */
+    double gather_late_s = 0.0;
+    if (r->zero1 && r->dp_overlap && r->dp > 1) {
+        int *seen = pg_xcalloc((size_t)w.nstages, sizeof *seen);
+        for (int rank = 0; rank < s->pp; rank++) {
+            double gathered_s = 0.0, prev_start_s = 0.0;
+            for (int k = 0; k < s->nops[rank]; k++) {
+                const sched_op *op = &s->ops[rank][k];
+                if (op->kind != OP_F || seen[op->stage])
+                    continue;
+                seen[op->stage] = 1;
+                if (prev_start_s > gathered_s)
+                    gathered_s = prev_start_s;
+                prev_start_s = t.start[rank][k];
+                gathered_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * w.stage[op->stage].param_count, r->dp, tp_cp);
+                if (gathered_s - t.end[rank][k] > gather_late_s)
+                    gather_late_s = gathered_s - t.end[rank][k];
+            }
+        }
+        free(seen);
+    }
     sched_times_free(s, &t);
+    workload_free(&w);
     if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
         out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
     double p = r->dp_overlap ? first_params : max_params;
@@ -419,8 +446,7 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
          * the gather under the first forward (overlap_param_gather). */
         double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
         double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * p, r->dp, tp_cp);
-        out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_rs, last_bwd_s, nb) + exposed_s(t_ag, first_fwd_s)
-                                            : t_rs + t_ag;
+        out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_rs, last_bwd_s, nb) + gather_late_s : t_rs + t_ag;
     } else {
         double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
         out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_dp, last_bwd_s, nb) : t_dp;

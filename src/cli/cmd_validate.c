@@ -253,7 +253,27 @@ typedef struct row_sims {
     int *code;                      /* [n] the simulation's exit code; -1 not simulated */
     char (*why)[SIM_REASON_MAX];    /* [n] why not */
     int col_iteration, col_exit;    /* in the sweep's rows */
+    int *same_as;                   /* [n] an earlier row with the same experiment; -1 none */
 } row_sims;
+
+/* Whether two rows' experiments are the same job: the same keys and the
+ * same model (the config.json's text). */
+static int same_experiment(const row_sims *rs, int i)
+{
+    const row_experiment *a = &rs->x[i];
+    for (int j = 0; j < i; j++) {
+        const row_experiment *b = &rs->x[j];
+        if (b->nsets != a->nsets || rs->same_as[j] >= 0 || (a->hf_json == NULL) != (b->hf_json == NULL) ||
+            (a->hf_json && strcmp(a->hf_json, b->hf_json) != 0))
+            continue;
+        int k = 0;
+        while (k < a->nsets && (strncmp(a->sets[k], "workload=", 9) == 0 || strcmp(a->sets[k], b->sets[k]) == 0))
+            k++;
+        if (k == a->nsets)
+            return j;
+    }
+    return -1;
+}
 
 static const char *const *row_sets(long index, int *n, void *ctx)
 {
@@ -302,6 +322,9 @@ static int simulate_rows(const validate_args *a, const iter_set *set, const char
     rs->iteration_s = pg_xcalloc((size_t)n + 1, sizeof *rs->iteration_s);
     rs->code = pg_xcalloc((size_t)n + 1, sizeof *rs->code);
     rs->why = pg_xcalloc((size_t)n + 1, sizeof *rs->why);
+    rs->same_as = pg_xcalloc((size_t)n + 1, sizeof *rs->same_as);
+    for (int i = 0; i < n; i++)
+        rs->same_as[i] = -1;
     strbuf spec;
     sb_init(&spec);
     sb_append(&spec, "name=");
@@ -324,7 +347,12 @@ static int simulate_rows(const validate_args *a, const iter_set *set, const char
             strbuf json = {.data = rs->x[i].hf_json, .len = strlen(rs->x[i].hf_json)};
             rc = write_text(hf, &json, st);
         }
-        sb_appendf(&spec, "%srow%d", i > 0 ? "," : "", i);
+        /* the simulator is deterministic: a job measured several times (the
+         * summaries republish rows) is simulated once */
+        rs->same_as[i] = same_experiment(rs, i);
+        if (rs->same_as[i] >= 0)
+            continue;
+        sb_appendf(&spec, "%srow%d", count > 0 ? "," : "", i);
         indices[count++] = i;
     }
     if (count == 0 || rc != 0) {
@@ -359,8 +387,11 @@ static int simulate_rows(const validate_args *a, const iter_set *set, const char
                            .jobs = a->jobs > 0 ? a->jobs : (int)(cpus > 0 ? cpus : 1), .progress = isatty(2),
                            .progress_label = "validate", .quiet_children = 1, .index_sets = row_sets,
                            .index_ctx = rs};
-        for (long k = 0; k < count; k++)   /* the grid's value k is row indices[k] */
-            indices[k] = k;
+        long *rows_of_grid = pg_xmalloc((size_t)count * sizeof *rows_of_grid);
+        for (long c = 0; c < count; c++) {   /* the grid's combination c is row indices[c] */
+            rows_of_grid[c] = indices[c];
+            indices[c] = c;
+        }
         rs->n = n;
         /* the sink gets grid indices: map them back to rows */
         row_sims by_grid = *rs;
@@ -369,25 +400,29 @@ static int simulate_rows(const validate_args *a, const iter_set *set, const char
         by_grid.code = pg_xcalloc((size_t)count, sizeof *by_grid.code);
         by_grid.why = pg_xcalloc((size_t)count, sizeof *by_grid.why);
         int k = 0;
-        for (int i = 0; i < n; i++)
-            if (rs->x[i].nsets > 0)
-                by_grid.x[k++] = rs->x[i];
+        for (long c = 0; c < count; c++)
+            by_grid.x[k++] = rs->x[rows_of_grid[c]];
         plan.index_ctx = &by_grid;
         rc = sweep_run(&plan, collect_row, &by_grid, st);
-        k = 0;
-        for (int i = 0; i < n; i++) {
-            if (rs->x[i].nsets == 0)
-                continue;
-            rs->iteration_s[i] = by_grid.code[k] == PG_EXIT_OK || by_grid.code[k] == PG_EXIT_OOM
-                                     ? by_grid.iteration_s[k] : NAN;
-            rs->code[i] = by_grid.code[k];
-            memcpy(rs->why[i], by_grid.why[k], sizeof rs->why[i]);
-            k++;
+        for (long c = 0; c < count; c++) {
+            int i = (int)rows_of_grid[c];
+            rs->iteration_s[i] = by_grid.code[c] == PG_EXIT_OK || by_grid.code[c] == PG_EXIT_OOM
+                                     ? by_grid.iteration_s[c] : NAN;
+            rs->code[i] = by_grid.code[c];
+            memcpy(rs->why[i], by_grid.why[c], sizeof rs->why[i]);
         }
+        for (int i = 0; i < n; i++)
+            if (rs->same_as[i] >= 0) {
+                int j = rs->same_as[i];
+                rs->iteration_s[i] = rs->iteration_s[j];
+                rs->code[i] = rs->code[j];
+                memcpy(rs->why[i], rs->why[j], sizeof rs->why[i]);
+            }
         free(by_grid.x);
         free(by_grid.iteration_s);
         free(by_grid.code);
         free(by_grid.why);
+        free(rows_of_grid);
         sweep_grid_free(&grid);
     }
     unlink(base_path.data);
@@ -406,6 +441,7 @@ static void row_sims_free(row_sims *rs)
     free(rs->iteration_s);
     free(rs->code);
     free(rs->why);
+    free(rs->same_as);
     memset(rs, 0, sizeof *rs);
 }
 

@@ -65,8 +65,23 @@ int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, doub
     return rc;
 }
 
+static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, const double *t_comm_pair,
+                sched_times *out, pg_status *st);
+
 int sched_eval_staged(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, sched_times *out,
                       pg_status *st)
+{
+    return eval(s, dur, t_comm, NULL, out, st);
+}
+
+int sched_eval_staged_pairs(const schedule *s, const double (*dur)[OP_KIND_COUNT], const double *t_comm_pair,
+                            sched_times *out, pg_status *st)
+{
+    return eval(s, dur, 0.0, t_comm_pair, out, st);
+}
+
+static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, const double *t_comm_pair,
+                sched_times *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     sched_index ix;
@@ -87,7 +102,8 @@ int sched_eval_staged(const schedule *s, const double (*dur)[OP_KIND_COUNT], dou
         double t0 = rank_free[r];
         int p = ix.pred[g];
         if (p >= 0) {
-            double ready = end_of[p] + (ix.op_rank[p] != r ? t_comm : 0.0);
+            int from = ix.op_rank[p];
+            double ready = end_of[p] + (from == r ? 0.0 : t_comm_pair ? t_comm_pair[from * s->pp + r] : t_comm);
             if (ready > t0)
                 t0 = ready;
         }

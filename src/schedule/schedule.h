@@ -170,6 +170,12 @@ int sched_eval_ideal(const schedule *s, double t_f, double t_b, double t_w, doub
  * includes a recomputed forward.  dur has s->nstages rows. */
 int sched_eval_staged(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, sched_times *out,
                       pg_status *st);
+/* The same with a transfer time per pair of ranks: an op whose predecessor
+ * ran on rank a, itself on rank b != a, starts t_comm_pair[a * pp + b]
+ * after it (stage boundaries inside a node and across nodes cost what
+ * their links do). */
+int sched_eval_staged_pairs(const schedule *s, const double (*dur)[OP_KIND_COUNT], const double *t_comm_pair,
+                            sched_times *out, pg_status *st);
 void sched_times_free(const schedule *s, sched_times *t);
 
 /* Peak number of live activations on a rank under times t, in units of one

@@ -155,12 +155,17 @@ typedef struct dp_rank {
     int *op_nbuckets;           /* [nops] */
     int use_hier;
     double grad_bytes;          /* sum of bucket_bytes: the rank's gradient per GPU */
-    /* Distributed optimizer with overlap: the parameters of the rank's stages
-     * are gathered at the iteration's start, stage by stage in the order of
-     * their first forward; that forward waits for its stage's gather. */
+    /* Distributed optimizer with overlap (Megatron's overlap_param_gather):
+     * the parameters of the rank's stages are gathered stage by stage in the
+     * order of their first forwards, each forward waiting for its stage's
+     * gather; the first is gathered from the iteration's start (dispatched
+     * after the step before), stage k + 1's once stage k's first forward has
+     * started on every replica (the forward's pre-hook prefetches the next). */
     int ngather;                /* stages of the rank */
     double *gather_bytes;       /* [ngather] per GPU, in that order */
     int *op_gather;             /* [nops] the gather op i waits for after its compute; -1 none */
+    int *fwd_started;           /* [ngather] replicas whose stage k's first forward has started */
+    int gather_wait;            /* the reducer waits for fwd_started[gather_wait]; -1 it does not */
     int gathered;               /* gathers done */
     int gather_waiting;         /* compute actors waiting on params_wake */
     sg_sem_t params_wake;

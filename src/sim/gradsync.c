@@ -84,6 +84,10 @@ static void param_gather(dp_rank *dr, double bytes, int stage)
 static void gather_stages(dp_rank *dr)
 {
     for (int k = 0; k < dr->ngather; k++) {
+        while (k > 0 && dr->fwd_started[k - 1] < eng.nrep) {
+            dr->gather_wait = k - 1;
+            sg_sem_acquire(dr->wake);
+        }
         param_gather(dr, dr->gather_bytes[k], -1);
         dr->gathered = k + 1;
         for (; dr->gather_waiting > 0; dr->gather_waiting--)
@@ -150,6 +154,11 @@ void eng_run_compute(rank_state *rs, int i, double ref_s)
 {
     dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
     int nb = dr && dr->op_first_bucket ? dr->op_nbuckets[i] : 0;
+    int gather = dr && dr->op_gather ? dr->op_gather[i] : -1;
+    if (gather >= 0 && ++dr->fwd_started[gather] >= eng.nrep && dr->gather_wait == gather) {
+        dr->gather_wait = -1;   /* its pre-hook: the next stage's gather may start */
+        sg_sem_release(dr->wake);
+    }
     if (nb == 0) {
         eng_group_execute(rs, ref_s);
     } else {
@@ -158,8 +167,8 @@ void eng_run_compute(rank_state *rs, int i, double ref_s)
             dp_signal(dr, dr->op_first_bucket[i] + j);
         }
     }
-    if (dr && dr->op_gather && dr->op_gather[i] >= 0)
-        wait_gather(dr, dr->op_gather[i]);
+    if (gather >= 0)
+        wait_gather(dr, gather);
 }
 
 void eng_dp_free(void)
@@ -173,6 +182,7 @@ void eng_dp_free(void)
             sg_sem_destroy(dr->params_wake);
         free(dr->gather_bytes);
         free(dr->op_gather);
+        free(dr->fwd_started);
         free(dr->bucket_bytes);
         free(dr->bucket_stage);
         free(dr->ready);
@@ -269,6 +279,8 @@ static void gather_setup(const sim_input *in, dp_rank *dr)
     dr->params_wake = sg_sem_init(0);
     dr->op_gather = pg_xmalloc((size_t)(nops > 0 ? nops : 1) * sizeof *dr->op_gather);
     dr->gather_bytes = pg_xcalloc((size_t)s->nstages, sizeof *dr->gather_bytes);
+    dr->fwd_started = pg_xcalloc((size_t)s->nstages, sizeof *dr->fwd_started);
+    dr->gather_wait = -1;
     int *seen = pg_xcalloc((size_t)s->nstages, sizeof *seen);
     for (int i = 0; i < nops; i++) {
         const sched_op *op = &s->ops[dr->rank][i];
