@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # calib.sh: `pipegrid calibrate` and `pipegrid validate` end to end on the
 # measured data shipped in data/validation/ (default binary src/pipegrid).
-# Kept fast for CI: calibrate fits a small deterministic fit part (3 % of
+# validate runs the surrogate here (--surrogate: the simulator's agreement with it and its
+# own errors are tests/parity.sh's).  Kept fast for CI: calibrate fits a small deterministic fit part (3 % of
 # vTrain's 1,440 rows) with 3-fold cross-validation, and the held-out check
 # fits with a given weight (the cross-validated choice's own independence
 # from held-out rows is tests/test_calib's); the full fit is the command in
@@ -19,17 +20,17 @@ FIXED=(--fit-fraction 0.05 --max-weight 0.5)
 # ---- validate: the shipped a100-80g file on its held-out rows (fit fraction 0.4,
 # docs/validation.md); the 8 % MAPE target holds there, the 25 % worst-row one does not
 # (37 %: the documented gap), so only MAPE gates here ----
-expect_rc "validate vTrain single-node with the shipped a100-80g" 0 "$BIN" validate "$V" --fit-fraction 0.4 --max-mape 0.08
+expect_rc "validate vTrain single-node with the shipped a100-80g" 0 "$BIN" validate --surrogate "$V" --fit-fraction 0.4 --max-mape 0.08
 if grep -Eq "^  held-out rows: +849 " "$TMP/out"; then ok "validate reports the 849 held-out rows"
 else not_ok "validate reports the 849 held-out rows" "$(head -5 "$TMP/out")"; fi
 if grep -Eq "^  MAPE floor: +all rows 0\.00 %, fit 0\.00 %, held-out 0\.00 %" "$TMP/out"; then ok "vTrain's jobs, measured once each, have no floor"
 else not_ok "vTrain's jobs, measured once each, have no floor" "$(head -6 "$TMP/out")"; fi
-expect_rc "validate the default split" 0 "$BIN" validate "$V"
+expect_rc "validate the default split" 0 "$BIN" validate --surrogate "$V"
 if grep -Eq "^  held-out rows: +1000 " "$TMP/out"; then ok "the default split holds out 1,000 rows"
 else not_ok "the default split holds out 1,000 rows" "$(head -5 "$TMP/out")"; fi
 # several files at once: one line per file and part, skipped rows with their reason
 M="$DATA/modern/mbridge_perf_summary.csv"
-expect_rc "validate two summaries on h100-sxm" 0 "$BIN" validate "$DATA/modern/nemo_perf_summary_2407.csv" "$M" --gpu h100-sxm
+expect_rc "validate two summaries on h100-sxm" 0 "$BIN" validate --surrogate "$DATA/modern/nemo_perf_summary_2407.csv" "$M" --gpu h100-sxm
 if [ "$(grep -Ec "^  (nemo_perf_summary_2407|mbridge_perf_summary)\.csv +(fit|held-out) " "$TMP/out")" = 4 ]; then
     ok "validate reports fit and held-out errors per file"
 else not_ok "validate reports fit and held-out errors per file" "$(head -12 "$TMP/out")"; fi
@@ -46,17 +47,17 @@ else not_ok "rows without a GPU profile are listed, not dropped" "$(grep -A3 ski
 if grep -Eq "^ +1 x documented software regression: .*issues/1998" "$TMP/out" && grep -Eq "^  all rows: +70 " "$TMP/out"
 then ok "documented regressions are listed as skipped, with their source"
 else not_ok "documented regressions are listed as skipped, with their source" "$(grep -E "all rows|regression" "$TMP/out")"; fi
-expect_rc "validate --with-regressions" 0 "$BIN" validate "$DATA/modern/nemo_perf_summary_2407.csv" "$M" --gpu h100-sxm \
+expect_rc "validate --with-regressions" 0 "$BIN" validate --surrogate "$DATA/modern/nemo_perf_summary_2407.csv" "$M" --gpu h100-sxm \
     --with-regressions
 if grep -Eq "^  all rows: +72 " "$TMP/out" && ! grep -q "documented software regression" "$TMP/out"
 then ok "--with-regressions predicts them too"
 else not_ok "--with-regressions predicts them too" "$(grep -E "all rows|regression" "$TMP/out")"; fi
-expect_rc "validate --format csv" 0 "$BIN" validate "$V" --format csv
+expect_rc "validate --format csv" 0 "$BIN" validate --surrogate "$V" --format csv
 n=$(grep -c ',holdout,\|,fit,' "$TMP/out")
 if [ "$n" = 1440 ]; then ok "validate --format csv: one line per measured row"; else not_ok "validate --format csv: one line per measured row" "$n lines"; fi
 cp "$TMP/out" "$TMP/rows.csv"
 # limits the model misses give exit 1 (for CI gates)
-expect_rc "validate exits 1 when the held-out rows miss the limits" 1 "$BIN" validate "$V" --max-mape 0.001
+expect_rc "validate exits 1 when the held-out rows miss the limits" 1 "$BIN" validate --surrogate "$V" --max-mape 0.001
 expect_err "validate says which limit was missed" "held-out MAPE .* miss the limits"
 
 # ---- calibrate: a fitted file that validate can read back ----
@@ -76,13 +77,13 @@ if grep -q "source: \"fitted .* on 39 of 1440 measured rows" "$TMP/fit.yaml"; th
 else not_ok "fitted parameters record how they were fitted" "$(grep -m2 source "$TMP/fit.yaml")"; fi
 if grep -A1 "peak_flops:" "$TMP/fit.yaml" | grep -q "fitted"; then not_ok "datasheet numbers are not fitted"
 else ok "datasheet numbers are not fitted"; fi
-expect_rc "validate reads the calibrated file" 0 "$BIN" validate "$V" --gpu "$TMP/fit.yaml" --fit-fraction 0.03
+expect_rc "validate reads the calibrated file" 0 "$BIN" validate --surrogate "$V" --gpu "$TMP/fit.yaml" --fit-fraction 0.03
 if grep -Eq "^  fit rows: +39 " "$TMP/out"; then ok "validate's fit part is calibrate's (same fraction)"
 else not_ok "validate's fit part is calibrate's (same fraction)" "$(head -4 "$TMP/out")"; fi
 
 # ---- held-out rows do not change the fit: double their measured times ----
 # The CSV of validate --fit-fraction 0.05 names each row's part and its line.
-expect_rc "validate --format csv with the small fit part" 0 "$BIN" validate "$V" --fit-fraction 0.05 --format csv
+expect_rc "validate --format csv with the small fit part" 0 "$BIN" validate --surrogate "$V" --fit-fraction 0.05 --format csv
 awk -F, 'NR > 1 && $2 == "holdout" { print $1 }' "$TMP/out" >"$TMP/heldout_lines"
 awk -F, -v OFS=, 'NR == FNR { h[$1] = 1; next } FNR in h { $NF = $NF * 2 } { print }' \
     "$TMP/heldout_lines" "$V" >"$TMP/perturbed.csv"
@@ -106,16 +107,16 @@ if ! grep -q "^layer_profiles:" "$TMP/fit3.yaml" && grep -q "Measured layer prof
 else not_ok "--no-layer-profiles fits the same parameters and no profile" "$(diff "$TMP/fit1.yaml" "$TMP/fit3.yaml" | head -6)"; fi
 
 # ---- validate with measured layer profiles: the rows of profiled shapes and the others apart ----
-expect_rc "validate a file with layer profiles" 0 "$BIN" validate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05
+expect_rc "validate a file with layer profiles" 0 "$BIN" validate --surrogate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05
 if grep -Eq "^  profiled: +[1-9][0-9]* +MAPE" "$TMP/out" && grep -Eq "^  analytic: +[0-9]+ +MAPE" "$TMP/out"; then
     ok "validate reports the held-out rows of profiled shapes and of the others"
 else not_ok "validate reports the held-out rows of profiled shapes and of the others" "$(head -8 "$TMP/out")"; fi
 held_with=$(grep -E "^  held-out rows:" "$TMP/out")
-expect_rc "validate --no-layer-profiles" 0 "$BIN" validate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05 --no-layer-profiles
+expect_rc "validate --no-layer-profiles" 0 "$BIN" validate --surrogate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05 --no-layer-profiles
 if ! grep -q "^  profiled:" "$TMP/out" && [ "$(grep -E "^  held-out rows:" "$TMP/out")" != "$held_with" ]; then
     ok "--no-layer-profiles predicts every layer analytically"
 else not_ok "--no-layer-profiles predicts every layer analytically" "$(head -6 "$TMP/out")"; fi
-expect_rc "validate --format csv with layer profiles" 0 "$BIN" validate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05 \
+expect_rc "validate --format csv with layer profiles" 0 "$BIN" validate --surrogate "$V" --gpu "$TMP/fit1.yaml" --fit-fraction 0.05 \
     --format csv
 if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "layer_profile") c = i; next }
             $c > 0 { p++ } END { exit !(c > 0 && p > 0) }' "$TMP/out"; then
@@ -134,7 +135,7 @@ else not_ok "parameters said unfitted keep one value in two different fits" \
 expect_rc "calibrate of a missing file exits 2" 2 "$BIN" calibrate "$TMP/none.csv"
 expect_err "calibrate names the missing file" "none.csv: cannot open"
 printf '# GPUs,global batch\n2,16\n' >"$TMP/bad.csv"
-expect_rc "validate of a CSV without its columns exits 2" 2 "$BIN" validate "$TMP/bad.csv"
+expect_rc "validate of a CSV without its columns exits 2" 2 "$BIN" validate --surrogate "$TMP/bad.csv"
 expect_err "validate names file, line and column" "bad.csv:1: key 'micro batch': missing column"
 expect_rc "calibrate with too few fit rows for the folds exits 2" 2 "$BIN" calibrate "$V" --fit-fraction 0.001
 expect_err "calibrate says the fit part is too small" "fewer than 5 folds"

@@ -19,7 +19,9 @@
  * says how many rows ran a profiled shape and the errors of both kinds;
  * --no-layer-profiles predicts every layer analytically.
  */
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@
 
 #define PCT 100.0
 #define MS_PER_S 1000.0
+#define EMIT_DIR_MODE 0777   /* less the umask */
 #define WORST_SHOWN 5
 
 typedef struct group {
@@ -538,6 +541,12 @@ int cmd_validate(int argc, char **argv)
     if (a.no_layer_profiles)
         g.nlayer_profiles = 0;
     gpu_params_override(&g);
+    if (a.emit_dir && mkdir(a.emit_dir, EMIT_DIR_MODE) != 0 && errno != EEXIST) {
+        iter_set_free(&set);
+        calib_rows_free(&rows);
+        pg_fail(&st, PG_EXIT_INPUT, "validate: --emit %s: cannot make the directory: %s", a.emit_dir, strerror(errno));
+        return cli_report_error(&st);
+    }
     double *sim_s = NULL;
     if (simulate_and_keep(&a, &rows, &set, &sim_s, &st) != 0) {
         iter_set_free(&set);
