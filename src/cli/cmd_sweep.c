@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/sweep.h"
+#include "job/sweep.h"
 #include "model/experiment.h"
 #include "schedule/schedule.h"
 #include "util/units.h"
@@ -270,7 +270,7 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     }
     sweep_plan plan = {.grid = g, .experiment_path = o->experiment_path, .sets = o->sets, .nsets = o->nsets,
                        .indices = indices, .count = count, .jobs = o->jobs,
-                       .progress = isatty(STDERR_FILENO)};
+                       .progress = isatty(STDERR_FILENO), .child = cmd_run};
     rc = sweep_run(&plan, write_row, &sink, st);
     if (rc == 0 && fflush(sink.f) != 0)
         rc = pg_fail(st, PG_EXIT_INTERNAL, "cannot write the results");

@@ -137,3 +137,31 @@ void cli_options_free(cli_options *o)
     free(o->grids);
     memset(o, 0, sizeof *o);
 }
+
+/* The start and the end of a subcommand that reads an experiment (cli.h). */
+int job_start(int argc, char **argv, int first, unsigned formats, unsigned accepted, int want_schedule,
+              cli_options *o, job *j, pg_status *st)
+{
+    pg_status_clear(st);
+    memset(j, 0, sizeof *j);
+    config_init(&j->cfg);
+    int rc = cli_parse_options(argc, argv, first, formats, accepted, o, st);
+    if (rc == 0)
+        rc = job_load_experiment(j, o->experiment_path, o->sets, o->nsets, st);
+    if (rc == 0 && want_schedule)
+        rc = job_build_schedule(j, st);
+    return rc;
+}
+
+void job_finish(job *j, cli_options *o)
+{
+    job_free(j);
+    cli_options_free(o);
+}
+
+int cli_write_stdout(const strbuf *out, pg_status *st)
+{
+    if (sb_write(out, stdout) != 0)
+        return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
+    return 0;
+}

@@ -1,10 +1,10 @@
 /* job.c: experiment -> workload -> schedule -> platform, shared by every
- * subcommand (see cli.h). */
+ * subcommand (see job.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "job/job.h"
 #include "model/costmodel.h"
 #include "model/memory.h"
 #include "opt/offload_milp.h"
@@ -35,13 +35,13 @@ static int schedule_uses_chunks(const char *name)
     return sched_has_flags(name, SCHED_USES_CHUNKS);
 }
 
-int job_load_experiment(job *j, const cli_options *o, pg_status *st)
+int job_load_experiment(job *j, const char *experiment_path, const char *const *sets, int nsets, pg_status *st)
 {
     memset(j, 0, sizeof *j);
     config_init(&j->cfg);
     int rc;
-    if (o->experiment_path != NULL) {
-        rc = config_load_file(&j->cfg, o->experiment_path, st);
+    if (experiment_path != NULL) {
+        rc = config_load_file(&j->cfg, experiment_path, st);
     } else {
         char path[4096];
         if (datapath_find(DEFAULT_EXPERIMENT, path, sizeof path) != 0)
@@ -51,8 +51,8 @@ int job_load_experiment(job *j, const cli_options *o, pg_status *st)
     }
     if (rc != 0)
         return rc;
-    for (int i = 0; i < o->nsets; i++)
-        if ((rc = config_apply_set(&j->cfg, o->sets[i], st)) != 0)
+    for (int i = 0; i < nsets; i++)
+        if ((rc = config_apply_set(&j->cfg, sets[i], st)) != 0)
             return rc;
     if ((rc = experiment_from_config(&j->cfg, &j->exp, st)) != 0)
         return rc;
@@ -283,7 +283,7 @@ void job_free(job *j)
     memset(j, 0, sizeof *j);
 }
 
-/* ---- tensor / data parallelism (cli.h) ------------------------------------- */
+/* ---- tensor / data parallelism (job.h) ------------------------------------- */
 
 /* The floor of dp.bucket_bytes (its help in experiment.c says the same):
  * each bucket is one all-reduce of dp transfers per ring edge in SimGrid, so
@@ -373,33 +373,6 @@ void job_parallel_free(job_parallel *jp)
     free(jp->gpu);
     free(jp->optimizer_s);
     memset(jp, 0, sizeof *jp);
-}
-
-int job_start(int argc, char **argv, int first, unsigned formats, unsigned accepted, int want_schedule,
-              cli_options *o, job *j, pg_status *st)
-{
-    pg_status_clear(st);
-    memset(j, 0, sizeof *j);
-    config_init(&j->cfg);
-    int rc = cli_parse_options(argc, argv, first, formats, accepted, o, st);
-    if (rc == 0)
-        rc = job_load_experiment(j, o, st);
-    if (rc == 0 && want_schedule)
-        rc = job_build_schedule(j, st);
-    return rc;
-}
-
-void job_finish(job *j, cli_options *o)
-{
-    job_free(j);
-    cli_options_free(o);
-}
-
-int cli_write_stdout(const strbuf *out, pg_status *st)
-{
-    if (sb_write(out, stdout) != 0)
-        return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
-    return 0;
 }
 
 int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out,

@@ -21,8 +21,8 @@
  * field the simulator writes holds a line break), which lets resume and
  * merge read files line by line.
  */
-#ifndef PG_CLI_SWEEP_H
-#define PG_CLI_SWEEP_H
+#ifndef PG_JOB_SWEEP_H
+#define PG_JOB_SWEEP_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -118,6 +118,13 @@ typedef struct sweep_result {
  * available; returns 0 to go on, nonzero to stop (a write error). */
 typedef int (*sweep_sink)(const sweep_result *r, void *ctx);
 
+/* The program a child runs: the command line's `run` (cmd_run), handed
+ * argv = {"pipegrid", "run", "--set", KEY=VALUE..., "--format", "csv"
+ * [, EXPERIMENT]}; what it prints on stdout is the child's CSV, what it
+ * returns its exit code.  A parameter, so that the pool below the command
+ * line runs exactly what `pipegrid run` runs without calling up into it. */
+typedef int (*sweep_child_fn)(int argc, char **argv);
+
 typedef struct sweep_plan {
     const sweep_grid *grid;
     const char *experiment_path;    /* NULL: the bundled default */
@@ -136,15 +143,30 @@ typedef struct sweep_plan {
     const char *progress_label;
     long progress_done_before, progress_oom_before, progress_failed_before, progress_total;
     int quiet_children;
+    sweep_child_fn child;           /* what each child runs (cmd_run) */
 } sweep_plan;
 
 /* Run every combination of the plan, `jobs` child processes at a time.  A
  * child forks from this process and runs `pipegrid run ... --format csv`
- * through cmd_run, so a simulation always has a process of its own
+ * through plan->child, so a simulation always has a process of its own
  * (SimGrid holds one engine per process) and a crash only loses its row.
  * Children's stderr lines are copied to stderr prefixed by the combination.
  * Returns 0, or PG_EXIT_INTERNAL (fork/pipe failure, sink failure). */
 int sweep_run(const sweep_plan *plan, sweep_sink sink, void *ctx, pg_status *st);
+
+/* ---- merging chunk files (sweep_merge.c) -------------------------------- */
+
+/* Join the parts[0..nparts) of one sweep into one CSV in grid order, written
+ * to out_path (NULL: standard output).  Every part must have the same
+ * header; a combination found twice is kept once (the first read), with a
+ * warning on stderr when the rows differ; with given (the sweep's --grid,
+ * or NULL) every row is checked against that grid.  Missing combinations
+ * are listed on stderr, named by their key values when the rows or given
+ * determine them, after the merged file is written, and counted in
+ * *missing.  Returns 0 (also when some are missing) or PG_EXIT_INPUT /
+ * PG_EXIT_INTERNAL in st. */
+int sweep_merge(const char *const *parts, int nparts, const sweep_grid *given, const char *out_path, long *missing,
+                pg_status *st);
 
 /* ---- scale-out scripts (sweep_emit.c) ----------------------------------- */
 
