@@ -145,19 +145,6 @@ static int gpus_per_node(const platform_desc *p)
     return n > 0 ? n : 1;
 }
 
-/* One --grid value on its own: the key's schema check, and for schedule a
- * known generator. */
-static int check_grid_value(const char *key, const char *value, pg_status *st)
-{
-    pg_origin at = {"--grid", 0};
-    int rc = experiment_check_value(key, value, at, st);
-    if (rc == 0 && strcmp(key, "schedule") == 0 && strncmp(value, "file:", 5) != 0 &&
-        sched_find_generator(value) == NULL)
-        rc = pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown schedule '%s' (`pipegrid schedule list` names them)",
-                        value);
-    return rc;
-}
-
 /* The search grid (see the header); every value checked before anything runs. */
 static int build_grid(const search_options *o, const job *j, search *s, pg_status *st)
 {
@@ -261,10 +248,10 @@ static int build_grid(const search_options *o, const job *j, search *s, pg_statu
     }
     for (int k = NOWN; rc == 0 && k < s->g.nkeys; k++)
         for (int i = 0; rc == 0 && i < s->g.keys[k].nvalues; i++)
-            rc = check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
+            rc = sweep_check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
     for (int k = K_SCHEDULE; rc == 0 && k < NOWN; k++)
         for (int i = 0; rc == 0 && i < s->g.keys[k].nvalues; i++)
-            rc = check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
+            rc = sweep_check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
     for (int i = 0; i < nspec; i++) free(specs[i]);
     free(specs);
     free(ms);

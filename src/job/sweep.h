@@ -104,6 +104,35 @@ int sweep_csv_key_count(char **fields, int nfields);
 #define SWEEP_COL_INDEX "combination"
 #define SWEEP_COL_TOTAL "combinations"
 
+/* ---- before running (sweep_prepare.c) ----------------------------------- */
+
+/* Bad experiment files and --set options fail the whole sweep at once
+ * rather than once per combination: the experiment (NULL: none) with the
+ * sets and the first value of every grid key applied, and every grid value
+ * checked on its own (sweep_check_grid_value). */
+int sweep_preflight(const char *experiment_path, const char *const *sets, int nsets, const sweep_grid *g,
+                    pg_status *st);
+/* One grid value on its own: the key's schema check, and for schedule a
+ * known generator (the schema keeps it a free string for file:PATH); bad
+ * input is PG_EXIT_INPUT at "--grid". */
+int sweep_check_grid_value(const char *key, const char *value, pg_status *st);
+
+/* The key tuples of the rows already in a resume file (sorted, for
+ * bsearch).  A missing or empty file has none and needs the header
+ * (need_header); a file whose header is not this sweep's (header, with its
+ * '\n') is PG_EXIT_INPUT; a last row cut by an interrupted writer is
+ * dropped from the file (with a message on stderr) so that appends start
+ * on a fresh line.  Free with sweep_done_free, also after a failure. */
+typedef struct sweep_done {
+    char **tuple;
+    long count;
+    int need_header;
+} sweep_done;
+int sweep_read_done(const char *path, const sweep_grid *g, const char *header, sweep_done *d, pg_status *st);
+/* Is combination index among them?  values: room for the grid's keys. */
+int sweep_is_done(const sweep_done *d, const sweep_grid *g, long index, const char **values);
+void sweep_done_free(sweep_done *d);
+
 /* ---- running combinations (sweep_run.c) --------------------------------- */
 
 /* What a combination produced.  row is the complete CSV line for the sweep
