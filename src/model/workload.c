@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/costmodel.h"
+#include "model/profile.h"
 #include "model/workload.h"
 
 static int build_uniform(const experiment *e, int nstages, workload *w, pg_status *st)
@@ -90,18 +91,4 @@ int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
         return costmodel_build(e, nstages, w, st);
     }
     return pg_fail(st, PG_EXIT_INTERNAL, "workload_build: unknown workload kind %d", (int)e->workload);
-}
-
-void workload_free(workload *w)
-{
-    if (w == NULL)
-        return;
-    free(w->stage);
-    w->stage = NULL;
-    w->nstages = 0;
-}
-
-double workload_p2p_bytes(const workload *w, int stage, int tp)
-{
-    return w->stage[stage].boundary_bytes / (tp > 1 ? tp : 1);
 }
