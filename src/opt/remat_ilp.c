@@ -34,6 +34,7 @@
 
 #include "opt/glpk_guard.h"
 #include "opt/glpk_start.h"
+#include "opt/remat_ilp.h"
 #include "opt/remat_internal.h"
 #include "opt/workclock.h"
 
