@@ -1,5 +1,6 @@
 /* options.c: the options shared by run, schedule, bound and sweep. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -164,4 +165,12 @@ int cli_write_stdout(const strbuf *out, pg_status *st)
     if (sb_write(out, stdout) != 0)
         return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
     return 0;
+}
+
+/* Here rather than in main.c, which calls every subcommand: the subcommands
+ * call this, and no call goes back up to main.c. */
+int cli_report_error(const pg_status *st)
+{
+    fprintf(stderr, "pipegrid: %s\n", st->msg);
+    return st->code ? st->code : PG_EXIT_INTERNAL;
 }
