@@ -80,6 +80,12 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
  * warm-up postponement); returns the memory pol then points into (free it
  * after plan_build), or NULL. */
 double *job_offload_policy(const job *j, plan_policy *pol);
+/* Place an error of a lower layer where the user set the key at fault:
+ * the key the layer named (st->key, pg_fail_key), else `fallback`, the key
+ * whose value the failing step was working from (the whole message is then
+ * the problem).  An error already located, or about a key left at its
+ * default, is left as it is.  Returns st->code. */
+int job_locate(const experiment *e, const char *fallback, pg_status *st);
 /* The generators' parameters for the experiment (per-rank-share times). */
 int job_sched_params(const experiment *e, sched_params *p, pg_status *st);
 /* recompute=plan (job_remat.c): the rematerialization plan (opt/remat_ilp.h)
