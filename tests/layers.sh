@@ -8,7 +8,7 @@
 #       header named in backquotes, like opt's `sim/actmem.h`), or a row that
 #       lists a layer of a later row (the table is the order, lowest first);
 #   (b) an import cycle between modules.  A module is a .c and its .h
-#       (src/cli/job.c and src/cli/job.h are module cli/job); module A
+#       (src/job/job.c and src/job/job.h are module job/job); module A
 #       imports module B when A.c or A.h includes B.h.  Any cycle fails, of
 #       two modules or more, and is printed with the includes that close it.
 # Needs no binary: it reads the sources (the argument make check passes is
