@@ -80,9 +80,9 @@ int cmd_keys(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv); /* cmd_calibrate.c */
 int cmd_validate(int argc, char **argv);  /* cmd_validate.c */
 int cmd_sweep(int argc, char **argv);   /* cmd_sweep.c, see sweep.h */
-int cmd_merge(int argc, char **argv);   /* cmd_merge.c */
+int cmd_merge(int argc, char **argv);   /* merge_cli.c; the merge is job/sweep.h's */
 int cmd_plan_offload(int argc, char **argv);   /* cmd_plan_offload.c: `plan offload` (argv[2] = "offload") */
-int cmd_optimize(int argc, char **argv);       /* cmd_optimize.c: search + Pareto front + best plan */
+int cmd_optimize(int argc, char **argv);       /* optimize_cli.c: prints job/search.h's outcome */
 int cmd_plan(int argc, char **argv);    /* cmd_plan.c: `plan remat`, and `plan offload` passed on */
 
 /* Print st->msg to stderr as "pipegrid: <msg>" and return st->code. */

@@ -1,4 +1,4 @@
-/* search.c: optimize's search (`pipegrid optimize`, cli/cmd_optimize.c): search tp x pp x dp x schedules x
+/* search.c: optimize's search (`pipegrid optimize`, cli/optimize_cli.c): search tp x pp x dp x schedules x
  * recompute / offload plans for a model, a cluster, a memory capacity and a
  * global batch; print the Pareto front (throughput against peak memory) and
  * write the best plan that fits as an experiment file that `run` replays.

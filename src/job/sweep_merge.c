@@ -1,5 +1,5 @@
 /* sweep_merge.c: join the chunk files of a sweep into one CSV in grid order
- * (`pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`, cli/cmd_merge.c).
+ * (`pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`, cli/merge_cli.c).
  *
  * Every part must have the same header (the same grid keys and columns).
  * Rows are put back in order by their `combination` column; a combination

@@ -1,4 +1,4 @@
-/* cmd_optimize.c: `pipegrid optimize`: its options, and the printing of
+/* optimize_cli.c: `pipegrid optimize`: its options, and the printing of
  * the search's outcome (report_opt.h) and summary; the search itself (the
  * candidates, their bounds, pruning and simulation) is the job layer's
  * (job/search.h, search.c, whose header comment says what is searched and

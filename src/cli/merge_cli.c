@@ -1,4 +1,4 @@
-/* cmd_merge.c: `pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`:
+/* merge_cli.c: `pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`:
  * its arguments; the merge itself is the sweep engine's (job/sweep.h,
  * sweep_merge). */
 #include <stdlib.h>
