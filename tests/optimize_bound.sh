@@ -1,7 +1,7 @@
 #!/bin/bash
 # optimize_bound.sh: optimize's throughput bound with the data-parallel
 # gradient all-reduce (opt/bound_dp.c) and the tensor-parallel collectives
-# (cli/job_bound.c) is sound and prunes nothing that matters: on generated
+# (job/job_bound.c) is sound and prunes nothing that matters: on generated
 # clusters (2 nodes x 4 GPUs: dp rings over NVLink or across the NICs; 4
 # nodes x 2 GPUs: hierarchical all-reduces; a GPT with 8 layers a stage:
 # 16 tp collectives an op, with and without sequence parallelism, and

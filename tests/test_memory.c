@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model/memory.h"
+#include "model/profile.h"
 #include "model/platform.h"
 #include "model/workload.h"
 #include "schedule/plan.h"

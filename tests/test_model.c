@@ -6,6 +6,7 @@
 #include "model/costmodel.h"
 #include "model/memory.h"
 #include "model/platform.h"
+#include "model/profile.h"
 #include "model/workload.h"
 #include "testutil.h"
 #include "util/datapath.h"

@@ -25,6 +25,7 @@
 
 #include "model/experiment.h"
 #include "model/memory.h"
+#include "model/profile.h"
 #include "model/platform.h"
 #include "model/workload.h"
 #include "opt/bound.h"

@@ -17,6 +17,17 @@
 #define CSV_LINE_MAX 4096
 #define NCOLS 12
 
+void calib_row_defaults(train_row *r)
+{
+    snprintf(r->gpu, sizeof r->gpu, "a100-80g");
+    r->kind = ROW_ITERATION;
+    r->vp = r->cp = r->ep = 1;
+    r->recompute = ROW_RECOMPUTE_FULL;
+    r->grad_bytes = 4.0;   /* fp32 gradient reduction (Megatron's main_grad) */
+    r->gpus_per_node = DGX_GPUS_PER_NODE;
+    r->nic_bw = VTRAIN_NIC_BW;
+}
+
 /* ---- CSV ----------------------------------------------------------------- */
 
 enum { C_GPUS, C_GBS, C_MBS, C_HIDDEN, C_HEADS, C_LAYERS, C_SEQ, C_TP, C_DP, C_PP, C_TIME, C_VOCAB };

@@ -82,9 +82,19 @@ static inline double row_bucket_bytes(const train_row *r)
     return r->dp_overlap ? ROW_DP_BUCKET_BYTES : 0.0;
 }
 
+/* Bits per byte and bits per second of a Gb/s, for the NICs' datasheet rates. */
+#define BITS_PER_BYTE 8.0
+#define GBIT 1e9
+/* GPUs per node of the DGX systems the rows ran on. */
+#define DGX_GPUS_PER_NODE 8
+/* vTrain's multi-node cluster (its README / ../shared/validation README):
+ * 8x 100 Gb/s NICs per node. */
+#define VTRAIN_NIC_BW (100.0 * GBIT / BITS_PER_BYTE)
+
 /* The setup of vTrain's measurements (Megatron-DeepSpeed, one node of 8
  * A100s, activation checkpointing, fp32 gradient reduction, no overlap) as
- * the defaults of a row. */
+ * the defaults of a row (itermodel.c: with the row's type, so that the rows'
+ * readers, this file's vTrain CSV and rows.c, call down to it). */
 void calib_row_defaults(train_row *r);
 
 /* Read a CSV with the columns of vTrain's ground_truth_single.csv

@@ -10,15 +10,12 @@
 #define LINE_MAX_BYTES 16384
 #define MAX_FIELDS 96
 #define MS_PER_S 1000.0
-#define BITS_PER_BYTE 8.0
-#define GBIT 1e9
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 #define VTRAIN_FIRST_COLUMN "# GPUs"
 
 /* ---- systems: datasheet numbers of the machines the rows ran on ----------- */
 
-#define DGX_GPUS_PER_NODE 8
 /* DGX H100 and DGX B200 datasheets: eight ConnectX-7 400 Gb/s ports for the
  * compute fabric, one per GPU. */
 #define DGX_H100_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
@@ -46,9 +43,6 @@
  * dropless twin. */
 #define TOKEN_DROP_LABEL "(tokendrop)"
 #define TOKEN_DROP_CAPACITY_FACTOR 1.0
-/* vTrain's multi-node cluster (its README / ../shared/validation README):
- * 8x 100 Gb/s NICs per node. */
-#define VTRAIN_NIC_BW (100.0 * GBIT / BITS_PER_BYTE)
 
 int calib_system(const char *name, const char **gpu, int *gpus_per_node, double *nic_bw)
 {
@@ -74,17 +68,6 @@ int calib_system(const char *name, const char **gpu, int *gpus_per_node, double 
         return 1;
     }
     return 0;
-}
-
-void calib_row_defaults(train_row *r)
-{
-    snprintf(r->gpu, sizeof r->gpu, "a100-80g");
-    r->kind = ROW_ITERATION;
-    r->vp = r->cp = r->ep = 1;
-    r->recompute = ROW_RECOMPUTE_FULL;
-    r->grad_bytes = 4.0;   /* fp32 gradient reduction (Megatron's main_grad) */
-    r->gpus_per_node = DGX_GPUS_PER_NODE;
-    r->nic_bw = VTRAIN_NIC_BW;
 }
 
 static unsigned long long fnv1a(const char *s)

@@ -17,21 +17,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/sweep.h"
-#include "model/experiment.h"
-#include "schedule/schedule.h"
+#include "job/sweep.h"
 #include "util/units.h"
-
-/* schedule=file:PATH, as job.c reads it. */
-#define SCHEDULE_FILE_PREFIX "file:"
 
 /* Chunks written by --emit when --chunks is not given: enough to keep a
  * few dozen workers busy, few enough that part files stay manageable. */
 #define DEFAULT_EMIT_CHUNKS 64
 #define MAX_EMIT_CHUNKS 100000
-/* Joins a row's key values into one string to look it up (a control
- * character no grid value holds). */
-#define TUPLE_SEP '\x1f'
 
 typedef struct out_sink {
     FILE *f;
@@ -50,147 +42,6 @@ static int write_row(const sweep_result *r, void *ctx)
     if (fputs(r->row, o->f) == EOF)
         return -1;
     return o->flush_each ? fflush(o->f) : 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static char *tuple_of(const char *const *values, int n)
-{
-    strbuf sb;
-    sb_init(&sb);
-    for (int k = 0; k < n; k++) {
-        if (k)
-            sb_append_n(&sb, &(char){TUPLE_SEP}, 1);
-        sb_append(&sb, values[k]);
-    }
-    if (!sb.data)
-        sb_append(&sb, "");
-    return sb.data;
-}
-
-/* The key tuples of the rows already in path (sorted, for bsearch).  A
- * missing or empty file has none and needs the header; *append_at is where
- * new rows go (after the last complete line). */
-typedef struct done_set {
-    char **tuple;
-    long count;
-    int need_header;
-} done_set;
-
-static void done_free(done_set *d)
-{
-    for (long i = 0; i < d->count; i++)
-        free(d->tuple[i]);
-    free(d->tuple);
-}
-
-static int read_done(const char *path, const sweep_grid *g, const char *header, done_set *d, pg_status *st)
-{
-    memset(d, 0, sizeof *d);
-    struct stat sbuf;
-    if (stat(path, &sbuf) != 0 || sbuf.st_size == 0) {
-        d->need_header = 1;
-        return 0;
-    }
-    csv_lines l;
-    int rc = csv_read_lines(path, &l, st);
-    if (rc != 0)
-        return rc;
-    size_t hlen = strlen(header) - 1;   /* without its '\n' */
-    if (l.count == 0) {
-        rc = pg_fail(st, PG_EXIT_INPUT, "%s:1: cannot resume: no complete header line", path);
-        goto out;
-    }
-    if (strlen(l.line[0]) != hlen || strncmp(l.line[0], header, hlen) != 0) {
-        rc = pg_fail(st, PG_EXIT_INPUT,
-                     "%s:1: cannot resume: the header differs from this sweep's (other grid keys or columns); "
-                     "use another -o file", path);
-        goto out;
-    }
-    if (l.partial) {
-        /* An interrupted writer left half a row: cut it so appends start
-         * on a fresh line. */
-        fprintf(stderr, "pipegrid: %s:%d: dropping an incomplete last row\n", path, l.count + 1);
-        if (truncate(path, (off_t)l.complete_bytes) != 0) {
-            rc = pg_fail(st, PG_EXIT_INPUT, "%s: cannot truncate: %s", path, strerror(errno));
-            goto out;
-        }
-    }
-    d->tuple = pg_xcalloc((size_t)l.count, sizeof *d->tuple);
-    int nheader = 0;
-    char **hf = NULL;
-    nheader = csv_split(l.line[0], &hf);
-    csv_fields_free(hf, nheader);
-    for (int i = 1; i < l.count; i++) {
-        char **f = NULL;
-        int n = csv_split(l.line[i], &f);
-        if (n != nheader) {
-            csv_fields_free(f, n);
-            rc = pg_fail(st, PG_EXIT_INPUT, "%s:%d: cannot resume: %s", path, i + 1,
-                         n < 0 ? "malformed CSV row" : "the row does not have the header's number of fields");
-            goto out;
-        }
-        d->tuple[d->count++] = tuple_of((const char *const *)f, g->nkeys);
-        csv_fields_free(f, n);
-    }
-    qsort(d->tuple, (size_t)d->count, sizeof *d->tuple, cmp_str);
-out:
-    csv_lines_free(&l);
-    return rc;
-}
-
-static int is_done(const done_set *d, const sweep_grid *g, long index, const char **values)
-{
-    if (d->count == 0)
-        return 0;
-    sweep_grid_combination(g, index, values);
-    char *t = tuple_of(values, g->nkeys);
-    int found = bsearch(&t, d->tuple, (size_t)d->count, sizeof *d->tuple, cmp_str) != NULL;
-    free(t);
-    return found;
-}
-
-/* One grid value on its own: the key's schema check, and for schedule a
- * known generator (the schema keeps it a free string for file:PATH). */
-static int check_grid_value(const char *key, const char *value, pg_status *st)
-{
-    pg_origin at = {"--grid", 0};
-    int rc = experiment_check_value(key, value, at, st);
-    if (rc == 0 && strcmp(key, "schedule") == 0 &&
-        strncmp(value, SCHEDULE_FILE_PREFIX, strlen(SCHEDULE_FILE_PREFIX)) != 0 && sched_find_generator(value) == NULL)
-        rc = pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown schedule '%s' (`pipegrid schedule list` names them)",
-                        value);
-    return rc;
-}
-
-/* Bad experiment files and --set options fail the whole sweep at once
- * rather than once per combination. */
-static int preflight(const cli_options *o, const sweep_grid *g, pg_status *st)
-{
-    config c;
-    config_init(&c);
-    int rc = 0;
-    if (o->experiment_path)
-        rc = config_load_file(&c, o->experiment_path, st);
-    for (int i = 0; rc == 0 && i < o->nsets; i++)
-        rc = config_apply_set(&c, o->sets[i], st);
-    /* Every grid value on its own: an unknown key or a bad value would
-     * otherwise only show as failed rows once everything has run. */
-    for (int k = 0; rc == 0 && k < g->nkeys; k++)
-        for (int v = 0; rc == 0 && v < g->keys[k].nvalues; v++)
-            rc = check_grid_value(g->keys[k].name, g->keys[k].values[v], st);
-    for (int k = 0; rc == 0 && k < g->nkeys; k++) {
-        strbuf kv;
-        sb_init(&kv);
-        sb_appendf(&kv, "%s=%s", g->keys[k].name, g->keys[k].values[0]);
-        rc = config_apply_set(&c, kv.data, st);
-        sb_free(&kv);
-    }
-    config_free(&c);
-    return rc;
 }
 
 static int emit(const cli_options *o, const sweep_grid *g, pg_status *st)
@@ -227,15 +78,15 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
         return st->code;
     if (o->chunks)
         return pg_fail(st, PG_EXIT_INPUT, "--chunks is for --emit; a sweep runs one chunk with --chunk K/N");
-    int rc = preflight(o, g, st);
+    int rc = sweep_preflight(o->experiment_path, o->sets, o->nsets, g, st);
     if (rc != 0)
         return rc;
     strbuf header;
     sb_init(&header);
     sweep_csv_header(g, &header);
-    done_set done = {.need_header = 1};
-    if (o->output_path && (rc = read_done(o->output_path, g, header.data, &done, st)) != 0) {
-        done_free(&done);
+    sweep_done done = {.need_header = 1};
+    if (o->output_path && (rc = sweep_read_done(o->output_path, g, header.data, &done, st)) != 0) {
+        sweep_done_free(&done);
         sb_free(&header);
         return rc;
     }
@@ -245,13 +96,13 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     for (long i = 0; i < g->total; i++) {
         if (!sweep_in_chunk(i, chunk_k, chunk_n))
             continue;
-        if (is_done(&done, g, i, values))
+        if (sweep_is_done(&done, g, i, values))
             skipped++;
         else
             indices[count++] = i;
     }
     free(values);
-    done_free(&done);
+    sweep_done_free(&done);
 
     out_sink sink = {.f = stdout};
     if (o->output_path) {
@@ -270,7 +121,7 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     }
     sweep_plan plan = {.grid = g, .experiment_path = o->experiment_path, .sets = o->sets, .nsets = o->nsets,
                        .indices = indices, .count = count, .jobs = o->jobs,
-                       .progress = isatty(STDERR_FILENO)};
+                       .progress = isatty(STDERR_FILENO), .child = cmd_run};
     rc = sweep_run(&plan, write_row, &sink, st);
     if (rc == 0 && fflush(sink.f) != 0)
         rc = pg_fail(st, PG_EXIT_INTERNAL, "cannot write the results");

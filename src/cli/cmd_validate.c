@@ -30,7 +30,7 @@
 #include "cli/cli.h"
 #include "calib/itermodel.h"
 #include "calib/row_experiment.h"
-#include "cli/sweep.h"
+#include "job/sweep.h"
 #include "cli/validate_args.h"
 
 #define PCT 100.0
@@ -389,7 +389,7 @@ static int simulate_rows(const validate_args *a, const iter_set *set, const char
         sweep_plan plan = {.grid = &grid, .experiment_path = base_path.data, .indices = indices, .count = count,
                            .jobs = a->jobs > 0 ? a->jobs : (int)(cpus > 0 ? cpus : 1), .progress = isatty(2),
                            .progress_label = "validate", .quiet_children = 1, .index_sets = row_sets,
-                           .index_ctx = rs};
+                           .index_ctx = rs, .child = cmd_run};
         long *rows_of_grid = pg_xmalloc((size_t)count * sizeof *rows_of_grid);
         for (long c = 0; c < count; c++) {   /* the grid's combination c is row indices[c] */
             rows_of_grid[c] = indices[c];

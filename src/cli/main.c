@@ -127,12 +127,6 @@ static int finish_stdout(int rc)
     return rc;
 }
 
-int cli_report_error(const pg_status *st)
-{
-    fprintf(stderr, "pipegrid: %s\n", st->msg);
-    return st->code ? st->code : PG_EXIT_INTERNAL;
-}
-
 static int dispatch(int argc, char **argv)
 {
     const char *cmd = argv[1];

@@ -1,5 +1,6 @@
 /* options.c: the options shared by run, schedule, bound and sweep. */
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,4 +137,40 @@ void cli_options_free(cli_options *o)
     free(o->sets);
     free(o->grids);
     memset(o, 0, sizeof *o);
+}
+
+/* The start and the end of a subcommand that reads an experiment (cli.h). */
+int job_start(int argc, char **argv, int first, unsigned formats, unsigned accepted, int want_schedule,
+              cli_options *o, job *j, pg_status *st)
+{
+    pg_status_clear(st);
+    memset(j, 0, sizeof *j);
+    config_init(&j->cfg);
+    int rc = cli_parse_options(argc, argv, first, formats, accepted, o, st);
+    if (rc == 0)
+        rc = job_load_experiment(j, o->experiment_path, o->sets, o->nsets, st);
+    if (rc == 0 && want_schedule)
+        rc = job_build_schedule(j, st);
+    return rc;
+}
+
+void job_finish(job *j, cli_options *o)
+{
+    job_free(j);
+    cli_options_free(o);
+}
+
+int cli_write_stdout(const strbuf *out, pg_status *st)
+{
+    if (sb_write(out, stdout) != 0)
+        return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
+    return 0;
+}
+
+/* Here rather than in main.c, which calls every subcommand: the subcommands
+ * call this, and no call goes back up to main.c. */
+int cli_report_error(const pg_status *st)
+{
+    fprintf(stderr, "pipegrid: %s\n", st->msg);
+    return st->code ? st->code : PG_EXIT_INTERNAL;
 }

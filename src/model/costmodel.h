@@ -70,7 +70,7 @@
 
 #include "model/arch.h"
 #include "model/experiment.h"
-#include "model/workload.h"
+#include "model/workload_types.h"
 #include "util/error.h"
 
 /* ---- GPU type parameters -------------------------------------------------- */

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/memory.h"
 #include "util/datapath.h"
 #include "util/pglimits.h"
 #include "util/units.h"

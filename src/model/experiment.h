@@ -12,6 +12,13 @@
 #include "model/config.h"
 #include "util/error.h"
 
+/* Mixed-precision Adam as Megatron keeps it: a bf16 weight, the gradient
+ * (fp32 by default, below), and 12 bytes of fp32 master weight and two
+ * moments that ZeRO-1 (the distributed optimizer) shards.  The
+ * experiment's defaults of bytes_per_param rest on them. */
+#define MEMORY_BF16_WEIGHT_BYTES 2.0
+#define MEMORY_ADAM_STATE_BYTES 12.0
+
 #define PG_NAME_MAX 512
 #define PG_DESC_MAX 2048
 /* Room for one origin per schema key (experiment.c checks it has enough). */

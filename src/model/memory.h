@@ -17,12 +17,6 @@
 
 #include "model/workload.h"
 
-/* Mixed-precision Adam as Megatron keeps it: a bf16 weight, the gradient
- * (fp32 by default, experiment.h), and 12 bytes of fp32 master weight and two
- * moments that ZeRO-1 (the distributed optimizer) shards. */
-#define MEMORY_BF16_WEIGHT_BYTES 2.0
-#define MEMORY_ADAM_STATE_BYTES 12.0
-
 /* Parameters of the listed stages (indices into w->stage) x bytes_per_param.
  * An index outside [0, w->nstages) is a caller bug: the result is then -1,
  * never a silently smaller number. */

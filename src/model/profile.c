@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "model/platform.h"
-#include "model/workload.h"
+#include "model/profile.h"
 #include "util/units.h"
 #include "util/yamltree.h"
 

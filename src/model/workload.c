@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/costmodel.h"
+#include "model/profile.h"
 #include "model/workload.h"
 
 static int build_uniform(const experiment *e, int nstages, workload *w, pg_status *st)
@@ -90,34 +91,4 @@ int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
         return costmodel_build(e, nstages, w, st);
     }
     return pg_fail(st, PG_EXIT_INTERNAL, "workload_build: unknown workload kind %d", (int)e->workload);
-}
-
-void workload_free(workload *w)
-{
-    if (w == NULL)
-        return;
-    free(w->stage);
-    w->stage = NULL;
-    w->nstages = 0;
-}
-
-double workload_p2p_bytes(const workload *w, int stage, int tp)
-{
-    return w->stage[stage].boundary_bytes / (tp > 1 ? tp : 1);
-}
-
-double workload_dp_bucket_bytes(const workload *w, double share, double grad_bytes_per_param, double requested)
-{
-    if (requested <= 0)
-        return 0;   /* one bucket per stage */
-    double largest = 0;
-    for (int s = 0; s < w->nstages; s++) {
-        double bytes = w->stage[s].param_count * share * grad_bytes_per_param;
-        if (bytes > largest)
-            largest = bytes;
-    }
-    double floor_bytes = largest / WORKLOAD_DP_MAX_BUCKETS_PER_STAGE;
-    if (floor_bytes < WORKLOAD_DP_BUCKET_MIN_BYTES)
-        floor_bytes = WORKLOAD_DP_BUCKET_MIN_BYTES;
-    return requested > floor_bytes ? requested : floor_bytes;
 }

@@ -34,99 +34,12 @@
 #define PG_MODEL_WORKLOAD_H
 
 #include "model/experiment.h"
+#include "model/workload_types.h"
 #include "util/error.h"
 
-typedef struct stage_cost {
-    double f_s, b_s, w_s;        /* seconds on the reference GPU: the op's compute; the tensor-parallel
-                                  * collectives the simulator runs on the links are not in them */
-    double f_tp_coll_s;          /* the cost model's time of F's simulated tp collectives (uncontended, as
-                                  * they sat in F's kernel queue): what recomputing F runs again with it */
-    double act_b_bytes;          /* stored by F for B */
-    double act_w_bytes;          /* still held after B, for W */
-    double boundary_bytes;       /* output activation sent to the next stage; the gradient back is the same size */
-    double param_count;          /* parameters held by the stage */
-    double fwd_flops;            /* model FLOPs of F on one GPU (B + W = 2x), for MFU */
-    double workspace_bytes;      /* transient buffers while an op of this stage runs */
-    int layers;                  /* transformer layers in the stage (informational) */
-    /* Selective recomputation (Megatron's: the attention core only).  Set by
-     * profiles (given, or from the model shape); when has_attn_core is 0
-     * memory_attn_core_bytes / memory_attn_core_s (model/memory.h) derive
-     * them from the zero-bubble formulas. */
-    int has_attn_core;
-    double attn_core_bytes;      /* part of act_b_bytes the attention core stores (the 5as term of M_B) */
-    double attn_core_s;          /* reference seconds to recompute it */
-    /* Expert parallelism (MoE models, ep > 1): each of the stage's moe_layers
-     * runs, per microbatch, a dispatch and a combine all-to-all among its ep
-     * GPUs in F, and the same two again (the gradients) in B.  a2a_bytes is
-     * what one GPU sends to the other ep - 1 GPUs in one of them, in total;
-     * a2a_compute_s is the expert compute of one MoE layer in F (what
-     * DualPipeV's overlap can hide the other chunk's all-to-alls under). */
-    int moe_layers;
-    double a2a_bytes;
-    double a2a_compute_s;
-    /* Context parallelism (cp > 1): in F each of the stage's attn_layers passes
-     * its key/value block round the cp ring (cp - 1 steps of cp_kv_bytes per
-     * GPU), in B the keys/values and their gradients (2 x cp_kv_bytes a step). */
-    int attn_layers;
-    double cp_kv_bytes;
-    /* Full recomputation as Megatron runs it (model/arch.h): F keeps every
-     * layer's input (full_keep_bytes); the backward recomputes one layer at a
-     * time, so beyond what it keeps it needs at most one layer's activations
-     * (layer_act_b_bytes, of which layer_act_w_bytes stay for W).  0 when the
-     * workload has no layer structure (the stage input alone is kept, and the
-     * whole stage recomputed at once). */
-    double full_keep_bytes;
-    double layer_act_b_bytes, layer_act_w_bytes;
-} stage_cost;
-
-typedef struct workload {
-    char name[128];
-    char source[512];            /* provenance of the numbers */
-    char cost_basis[2048];       /* modelled workloads: which GPU-type parameters were fitted, on what, and
-                                  * which are borrowed from another type ("" for measured workloads) */
-    char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
-    double iter_overhead_s;      /* workload=gpt / hf: the GPU type's fitted per-iteration overhead (the
-                                  * framework's work outside the ops); 0 for measured and uniform times */
-    double layer_profile_factor; /* modelled workloads: the measured layer profile the layers ran at
-                                  * (costmodel.h); 0 = the analytic time */
-    int layer_profile_rows;      /* the measured jobs it rests on */
-    double ref_speed_flops;      /* 0 = absolute times */
-    int nstages;
-    stage_cost *stage;           /* [nstages] */
-    int seq_len;                 /* tokens per sample (0 = unknown) */
-    int micro_batch_size;        /* samples per microbatch */
-    double tied_embedding_params; /* per GPU: the word embedding the last stage holds again for an LM head tied
-                                  * to it (nstages > 1); both copies' gradients are summed each iteration
-                                  * (sim.h embed_sync_bytes); 0 = none (untied, one stage, measured profiles) */
-} workload;
 
 /* Build the workload of experiment e cut into nstages stages (profiles
  * adapted to e's micro_batch_size and tp, above). */
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st);
-void workload_free(workload *w);
-
-/* Bytes ONE GPU of a tp group sends across stage boundary `stage`: its
- * 1/tp shard of the activation (Megatron sends the sequence-parallel shard,
- * or, without sequence parallelism, scatter_gather_tensors_in_pipeline's
- * 1/tp slice), each GPU on its own links at the same time -- so one shard
- * on one route takes the boundary's time. */
-double workload_p2p_bytes(const workload *w, int stage, int tp);
-
-/* The data-parallel gradient bucket the simulator uses for `requested`
- * bytes (dp.bucket_bytes; 0 = one bucket per stage, returned as 0), each
- * stage's gradient being param_count x share x grad_bytes_per_param: each
- * bucket is a collective of dp transfers per ring edge, so tiny buckets
- * (1KB: millions of them) would cost minutes of host time while modelling
- * nothing real (NCCL is latency-bound below about a MiB).  A bucket is at
- * least WORKLOAD_DP_BUCKET_MIN_BYTES, and big enough that no stage has more
- * than WORKLOAD_DP_MAX_BUCKETS_PER_STAGE buckets. */
-#define WORKLOAD_DP_BUCKET_MIN_BYTES (1024.0 * 1024.0)
-#define WORKLOAD_DP_MAX_BUCKETS_PER_STAGE 256
-double workload_dp_bucket_bytes(const workload *w, double share, double grad_bytes_per_param, double requested);
-
-/* Load a profile YAML (profiles/NAME.yaml) and cut it into nstages stages
- * (evenly by layers, or by the profile's explicit split if it has one for
- * that count).  Errors name file, line and key. */
-int workload_load_profile(const char *path, int nstages, workload *w, pg_status *st);
 
 #endif

@@ -45,20 +45,9 @@
 #ifndef PG_OPT_BOUND_H
 #define PG_OPT_BOUND_H
 
+#include "opt/bound_input.h"
 #include "util/error.h"
 
-typedef struct bound_input {
-    int pp;                    /* ranks, >= 1 */
-    int nstages;               /* S = pp * v, every rank holding v stages */
-    int m;                     /* microbatches, >= 1 */
-    const int *stage_rank;     /* [nstages] rank of each stage, model order */
-    const double *f, *b, *w;   /* [nstages] seconds per op of that stage */
-    const double *w_fraction;  /* [nstages] part of a stage's activation W still needs after B; NULL = 0 */
-    double comm_s;             /* latency of a cross-rank dependency */
-    double mem_limit;          /* K, M_B units per rank; <= 0: unlimited */
-    int split;                 /* 1: B/W may be split; 0: fused backward only */
-    int remat;                 /* 1: recomputation allowed */
-} bound_input;
 
 typedef enum bound_kind {
     BOUND_PATH = 0,            /* one microbatch's critical path */

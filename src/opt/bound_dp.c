@@ -28,6 +28,7 @@
  */
 #include <stdlib.h>
 
+#include "opt/bound.h"
 #include "opt/bound_internal.h"
 
 /* The bound of rank r given that its last op is stage s's weight op. */

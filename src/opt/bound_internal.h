@@ -11,7 +11,7 @@
 #ifndef PG_OPT_BOUND_INTERNAL_H
 #define PG_OPT_BOUND_INTERNAL_H
 
-#include "opt/bound.h"
+#include "opt/bound_input.h"
 
 typedef struct bound_chain {
     int nstages;

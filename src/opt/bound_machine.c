@@ -25,6 +25,7 @@
 #include <stdlib.h>
 
 #include "opt/bound_internal.h"
+#include "util/error.h"
 
 typedef struct mjob {
     double release, work, tail;

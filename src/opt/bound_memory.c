@@ -45,6 +45,7 @@
 #include <stdlib.h>
 
 #include "opt/bound_internal.h"
+#include "util/error.h"
 
 #define MEM_SLACK 1e-9
 /* Bisection stops at this relative width (far below any reported digit). */

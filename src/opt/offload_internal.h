@@ -9,7 +9,9 @@
 #ifndef PG_OPT_OFFLOAD_INTERNAL_H
 #define PG_OPT_OFFLOAD_INTERNAL_H
 
-#include "opt/offload_milp.h"
+#include "opt/offload_input.h"
+#include "schedule/plan.h"
+#include "util/error.h"
 
 /* The six per-activation options (keep first: it is the slack). */
 typedef enum { OPT_KEEP = 0, OPT_SEL, OPT_FULL, OPT_OFF, OPT_OFF_SEL, OPT_OFF_FULL, OPT_COUNT } off_option;

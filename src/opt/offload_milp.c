@@ -16,6 +16,7 @@
 #include "opt/glpk_start.h"
 #include "opt/workclock.h"
 #include "opt/offload_internal.h"
+#include "opt/offload_milp.h"
 
 /* Objective weight of the seconds an option spends (tie-break only). */
 #define TIE_WEIGHT 1e-3

@@ -53,11 +53,8 @@
 #ifndef PG_OPT_OFFLOAD_MILP_H
 #define PG_OPT_OFFLOAD_MILP_H
 
-#include "model/experiment.h"
-#include "model/platform.h"
-#include "model/workload.h"
+#include "opt/offload_input.h"
 #include "schedule/plan.h"
-#include "schedule/schedule.h"
 #include "util/error.h"
 
 #define OFFLOAD_MILP_MAX_BINARIES 2000
@@ -69,22 +66,9 @@ typedef enum {
     OFFLOAD_SOLVED_HEURISTIC,   /* too large for the MILP: the greedy plan */
     OFFLOAD_SOLVED_NOTHING,     /* everything fits without any option */
     OFFLOAD_SOLVED_INFEASIBLE,  /* nothing fits: the plan saves all it can */
-    OFFLOAD_SOLVED_PIPEOFFLOAD  /* not the MILP's: PipeOffload's rules on the given order (cli/job_offload.c) */
+    OFFLOAD_SOLVED_PIPEOFFLOAD  /* not the MILP's: PipeOffload's rules on the given order (job/job_offload.c) */
 } offload_solve_status;
 
-/* What the planner may choose, and what it knows about the job. */
-typedef struct offload_plan_input {
-    const experiment *exp;      /* capacity, bytes per param, zero1, dp, network, pcie */
-    const schedule *sched;
-    const workload *wl;
-    const platform_desc *plat;
-    const int *rank_gpu;        /* [pp] */
-    int allow_offload;          /* 0: recompute only */
-    int allow_recompute;        /* 0: offload only; 1: also selective recompute; 2: also full */
-    int use_milp;               /* 0: greedy only */
-    int copy_uncontended;       /* 1: a copy gets its whole PCIe route; 0: the route divided among the pipeline
-                                   ranks behind the same uplink (conservative: as if they always copied at once) */
-} offload_plan_input;
 
 typedef struct offload_plan_result {
     offload_solve_status status;

@@ -99,7 +99,7 @@ static double uplink_bw(const offload_plan_input *in, const off_model *md, int r
 /* The job's GPUs behind rank's PCIe-switch uplink: every GPU of the job
  * copies (each holds its tp x cp share, every data-parallel replica runs
  * the plan), and the job runs on the platform's first tp x cp x dp x pp
- * GPUs (Megatron order, cli/job.c). */
+ * GPUs (Megatron order, job/job.c). */
 static int uplink_sharers(const offload_plan_input *in, int rank)
 {
     const pg_gpu *g = rank_host_gpu(in, rank);

@@ -66,19 +66,6 @@ static void cover_callback(glp_tree *tree, void *info)
  * the cover's optimum stays a valid (slightly lowered) bound. */
 #define ALIGN_BONUS_REL 1e-4
 
-/* rm_cover_ranks goes by rank, so the stage before is decided already. */
-int rm_col_aligned(const rm_ilp *z, const plan_choice *c, int col)
-{
-    const rm_model *md = z->md;
-    int p = z->col_pair[col];
-    int stage = p / md->m, mb = p % md->m;
-    if (stage == 0 || md->s->stage_rank[stage - 1] >= md->s->stage_rank[stage]) return 0.0;
-    plan_choice prev = c[rm_pair(md, stage - 1, mb)];
-    if (col == z->col_bwd[p]) return prev.bwd == PLAN_BWD_RECOMPUTE;
-    if (col == z->col_sel[p]) return prev.fwd != PLAN_FWD_KEEP;
-    return prev.fwd == PLAN_FWD_FULL;
-}
-
 /* Rank r's cover: its binaries (map: main column -> local, 0 if not r's),
  * every main row made of r's binaries only (memory, count and choice rows).
  * Returns 1 with *bound and the choices in c when solved to optimality;

@@ -344,3 +344,18 @@ int rm_cover_dp(const rm_ilp *z, const double *over, int r, int dir, const doubl
     dp_free(&d);
     return solved;
 }
+
+/* The covers' tie-break (remat_internal.h; here, below remat_cover.c, which
+ * calls this file, so that no call goes back up).  rm_cover_ranks goes by
+ * rank, so the stage before is decided already. */
+int rm_col_aligned(const rm_ilp *z, const plan_choice *c, int col)
+{
+    const rm_model *md = z->md;
+    int p = z->col_pair[col];
+    int stage = p / md->m, mb = p % md->m;
+    if (stage == 0 || md->s->stage_rank[stage - 1] >= md->s->stage_rank[stage]) return 0.0;
+    plan_choice prev = c[rm_pair(md, stage - 1, mb)];
+    if (col == z->col_bwd[p]) return prev.bwd == PLAN_BWD_RECOMPUTE;
+    if (col == z->col_sel[p]) return prev.fwd != PLAN_FWD_KEEP;
+    return prev.fwd == PLAN_FWD_FULL;
+}

@@ -81,9 +81,8 @@
 #ifndef PG_OPT_REMAT_ILP_H
 #define PG_OPT_REMAT_ILP_H
 
-#include "model/workload.h"
+#include "opt/remat_input.h"
 #include "schedule/plan.h"
-#include "schedule/schedule.h"
 #include "util/error.h"
 
 /* Size limits of the exact model.  8 ranks x 32 microbatches of a split
@@ -93,17 +92,6 @@
 #define REMAT_ILP_MAX_BINARIES 6000
 #define REMAT_ILP_MAX_OPS 12000
 
-typedef struct remat_input {
-    const schedule *sched;
-    const workload *wl;            /* sched->nstages stages */
-    const double *time_scale;      /* [pp] seconds per reference second on each rank; NULL = 1 */
-    const double *budget_bytes;    /* [pp] activation bytes allowed on each rank (capacity - static) */
-    double comm_s;                 /* latency of a cross-rank dependency */
-    int no_selective;              /* 1: never choose selective forward recomputation */
-    double time_limit_s;           /* GLPK's time; 0 = greedy only */
-    double gap;                    /* relative MIP gap at which GLPK stops */
-    const char *lp_path;           /* write the ILP (CPLEX LP format) here when built; NULL = nowhere */
-} remat_input;
 
 typedef enum {
     REMAT_NOTHING = 0,             /* everything fits without recomputation */

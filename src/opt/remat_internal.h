@@ -11,7 +11,9 @@
 #ifndef PG_OPT_REMAT_INTERNAL_H
 #define PG_OPT_REMAT_INTERNAL_H
 
-#include "opt/remat_ilp.h"
+#include "opt/remat_input.h"
+#include "schedule/plan.h"
+#include "util/error.h"
 
 /* Plans are compared with this much room under the budget, so that the
  * simulator's own summation order can never tip a plan that fits here over
@@ -104,7 +106,7 @@ double rm_col_cost(const rm_ilp *z, int col);
 
 /* 1 when col's option (or a more frugal one) is chosen in c for the same
  * microbatch on the stage before, held by an earlier rank (the covers'
- * tie-break: remat_cover.c). */
+ * tie-break: remat_cover.c; defined in remat_cover_dp.c). */
 int rm_col_aligned(const rm_ilp *z, const plan_choice *c, int col);
 
 /* Rank r's least-cost cover by a sweep over its ops over budget

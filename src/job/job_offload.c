@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "job/job.h"
 #include "opt/offload_ladder.h"
 
 double *job_offload_policy(const job *j, plan_policy *pol)

@@ -4,7 +4,7 @@
  * Why fork without exec: SimGrid keeps one engine per process, so every
  * simulation needs a fresh process, but that process does not need a fresh
  * program.  A forked child already has the binary, SimGrid and its C++
- * runtime loaded and relocated; it calls cmd_run with the combination as
+ * runtime loaded and relocated; it calls plan->child (cmd_run) with the combination as
  * extra --set options, exactly as `pipegrid run ... --format csv` would, and
  * writes the same CSV to a pipe.  exec would repeat the dynamic loading of
  * SimGrid for every combination (the larger part of a small run's cost) and
@@ -27,8 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/sweep.h"
+#include "job/sweep.h"
 #include "report/report.h"
 
 #define REORDER_PER_JOB 64
@@ -124,7 +123,7 @@ static void run_child(const sweep_plan *p, long index, int out_fd, int err_fd)
     argv[argc++] = "csv";
     if (p->experiment_path)
         argv[argc++] = (char *)p->experiment_path;
-    int rc = cmd_run(argc, argv);
+    int rc = p->child(argc, argv);
     fflush(stdout);
     fflush(stderr);
     _exit(rc);

@@ -1,5 +1,5 @@
-/* cmd_merge.c: `pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`: join the chunk files
- * of a sweep into one CSV in grid order.
+/* sweep_merge.c: join the chunk files of a sweep into one CSV in grid order
+ * (`pipegrid merge [--grid KEY=V1,...]... [-o FILE] PART.csv...`, cli/merge_cli.c).
  *
  * Every part must have the same header (the same grid keys and columns).
  * Rows are put back in order by their `combination` column; a combination
@@ -16,8 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/sweep.h"
+#include "job/sweep.h"
 #include "util/units.h"
 
 /* How many missing combinations are named one by one. */
@@ -311,57 +310,24 @@ static int write_merged(const merge_state *m, const char *path, pg_status *st)
     return bad ? pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", path ? path : "standard output") : 0;
 }
 
-int cmd_merge(int argc, char **argv)
+int sweep_merge(const char *const *parts, int nparts, const sweep_grid *given, const char *out_path, long *missing,
+                pg_status *st)
 {
-    pg_status st;
-    pg_status_clear(&st);
     merge_state m = {.total = -1};
-    const char *out_path = NULL;
-    const char **parts = pg_xcalloc((size_t)argc, sizeof *parts);
-    const char **grids = pg_xcalloc((size_t)argc, sizeof *grids);
-    int nparts = 0, ngrids = 0, rc = 0;
-    sweep_grid g;
-    memset(&g, 0, sizeof g);
-    for (int i = 2; i < argc && rc == 0; i++) {
-        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (i + 1 >= argc)
-                rc = pg_fail(&st, PG_EXIT_INPUT, "%s: missing value", argv[i]);
-            else
-                out_path = argv[++i];
-        } else if (strcmp(argv[i], "--grid") == 0) {
-            if (i + 1 >= argc)
-                rc = pg_fail(&st, PG_EXIT_INPUT, "%s: missing value", argv[i]);
-            else
-                grids[ngrids++] = argv[++i];
-        } else if (strncmp(argv[i], "--grid=", strlen("--grid=")) == 0) {
-            grids[ngrids++] = argv[i] + strlen("--grid=");
-        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            rc = pg_fail(&st, PG_EXIT_INPUT, "merge: unknown option '%s' (see pipegrid --help)", argv[i]);
-        } else {
-            parts[nparts++] = argv[i];
-        }
-    }
-    if (rc == 0 && nparts == 0)
-        rc = pg_fail(&st, PG_EXIT_INPUT, "merge: no part files given");
-    if (rc == 0 && ngrids > 0)
-        rc = sweep_grid_parse(&g, grids, ngrids, &st);
+    int rc = 0;
+    *missing = 0;
     for (int i = 0; rc == 0 && i < nparts; i++)
-        rc = read_part(&m, parts[i], &st);
-    if (rc == 0 && ngrids > 0)
-        rc = check_grid(&m, &g, &st);
+        rc = read_part(&m, parts[i], st);
+    if (rc == 0 && given)
+        rc = check_grid(&m, given, st);
     if (rc == 0)
-        rc = dedupe(&m, &st);
-    if (rc == 0 && ngrids > 0 && m.total < 0)
-        m.total = g.total;     /* parts with headers only: the grid says what is missing */
+        rc = dedupe(&m, st);
+    if (rc == 0 && given && m.total < 0)
+        m.total = given->total;     /* parts with headers only: the grid says what is missing */
     if (rc == 0)
-        rc = write_merged(&m, out_path, &st);
-    if (rc == 0 && report_missing(&m, ngrids > 0 ? &g : NULL) > 0)
-        rc = PG_EXIT_INPUT;
-    else if (rc != 0)
-        rc = cli_report_error(&st);
+        rc = write_merged(&m, out_path, st);
+    if (rc == 0)
+        *missing = report_missing(&m, given);
     merge_free(&m);
-    sweep_grid_free(&g);
-    free(parts);
-    free(grids);
     return rc;
 }

@@ -21,8 +21,8 @@
  * field the simulator writes holds a line break), which lets resume and
  * merge read files line by line.
  */
-#ifndef PG_CLI_SWEEP_H
-#define PG_CLI_SWEEP_H
+#ifndef PG_JOB_SWEEP_H
+#define PG_JOB_SWEEP_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -104,6 +104,35 @@ int sweep_csv_key_count(char **fields, int nfields);
 #define SWEEP_COL_INDEX "combination"
 #define SWEEP_COL_TOTAL "combinations"
 
+/* ---- before running (sweep_prepare.c) ----------------------------------- */
+
+/* Bad experiment files and --set options fail the whole sweep at once
+ * rather than once per combination: the experiment (NULL: none) with the
+ * sets and the first value of every grid key applied, and every grid value
+ * checked on its own (sweep_check_grid_value). */
+int sweep_preflight(const char *experiment_path, const char *const *sets, int nsets, const sweep_grid *g,
+                    pg_status *st);
+/* One grid value on its own: the key's schema check, and for schedule a
+ * known generator (the schema keeps it a free string for file:PATH); bad
+ * input is PG_EXIT_INPUT at "--grid". */
+int sweep_check_grid_value(const char *key, const char *value, pg_status *st);
+
+/* The key tuples of the rows already in a resume file (sorted, for
+ * bsearch).  A missing or empty file has none and needs the header
+ * (need_header); a file whose header is not this sweep's (header, with its
+ * '\n') is PG_EXIT_INPUT; a last row cut by an interrupted writer is
+ * dropped from the file (with a message on stderr) so that appends start
+ * on a fresh line.  Free with sweep_done_free, also after a failure. */
+typedef struct sweep_done {
+    char **tuple;
+    long count;
+    int need_header;
+} sweep_done;
+int sweep_read_done(const char *path, const sweep_grid *g, const char *header, sweep_done *d, pg_status *st);
+/* Is combination index among them?  values: room for the grid's keys. */
+int sweep_is_done(const sweep_done *d, const sweep_grid *g, long index, const char **values);
+void sweep_done_free(sweep_done *d);
+
 /* ---- running combinations (sweep_run.c) --------------------------------- */
 
 /* What a combination produced.  row is the complete CSV line for the sweep
@@ -117,6 +146,13 @@ typedef struct sweep_result {
 /* Called in grid order (of the combinations run) as results become
  * available; returns 0 to go on, nonzero to stop (a write error). */
 typedef int (*sweep_sink)(const sweep_result *r, void *ctx);
+
+/* The program a child runs: the command line's `run` (cmd_run), handed
+ * argv = {"pipegrid", "run", "--set", KEY=VALUE..., "--format", "csv"
+ * [, EXPERIMENT]}; what it prints on stdout is the child's CSV, what it
+ * returns its exit code.  A parameter, so that the pool below the command
+ * line runs exactly what `pipegrid run` runs without calling up into it. */
+typedef int (*sweep_child_fn)(int argc, char **argv);
 
 typedef struct sweep_plan {
     const sweep_grid *grid;
@@ -136,6 +172,7 @@ typedef struct sweep_plan {
     const char *progress_label;
     long progress_done_before, progress_oom_before, progress_failed_before, progress_total;
     int quiet_children;
+    sweep_child_fn child;           /* what each child runs (cmd_run) */
     /* Options of one combination beyond the grid's (NULL: none): the n
      * "KEY=VALUE" strings index_sets returns for combination index are set
      * after sets and the grid's keys (validate: each measured row's job). */
@@ -145,11 +182,25 @@ typedef struct sweep_plan {
 
 /* Run every combination of the plan, `jobs` child processes at a time.  A
  * child forks from this process and runs `pipegrid run ... --format csv`
- * through cmd_run, so a simulation always has a process of its own
+ * through plan->child, so a simulation always has a process of its own
  * (SimGrid holds one engine per process) and a crash only loses its row.
  * Children's stderr lines are copied to stderr prefixed by the combination.
  * Returns 0, or PG_EXIT_INTERNAL (fork/pipe failure, sink failure). */
 int sweep_run(const sweep_plan *plan, sweep_sink sink, void *ctx, pg_status *st);
+
+/* ---- merging chunk files (sweep_merge.c) -------------------------------- */
+
+/* Join the parts[0..nparts) of one sweep into one CSV in grid order, written
+ * to out_path (NULL: standard output).  Every part must have the same
+ * header; a combination found twice is kept once (the first read), with a
+ * warning on stderr when the rows differ; with given (the sweep's --grid,
+ * or NULL) every row is checked against that grid.  Missing combinations
+ * are listed on stderr, named by their key values when the rows or given
+ * determine them, after the merged file is written, and counted in
+ * *missing.  Returns 0 (also when some are missing) or PG_EXIT_INPUT /
+ * PG_EXIT_INTERNAL in st. */
+int sweep_merge(const char *const *parts, int nparts, const sweep_grid *given, const char *out_path, long *missing,
+                pg_status *st);
 
 /* ---- scale-out scripts (sweep_emit.c) ----------------------------------- */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/sweep.h"
+#include "job/sweep.h"
 #include "report/report.h"
 
 void csv_field(strbuf *sb, const char *text)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "job/job.h"
 #include "sim/actmem.h"
 #include "util/units.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/sweep.h"
+#include "job/sweep.h"
 
 #define PART_PREFIX "part-"
 #define SLURM_TASK_VAR "${SLURM_ARRAY_TASK_ID}"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "job/job.h"
 #include "model/memory.h"
 
 static double rank_capacity(const job *j, int r)

@@ -1,4 +1,4 @@
-/* cmd_optimize.c: `pipegrid optimize`: search tp x pp x dp x schedules x
+/* search.c: optimize's search (`pipegrid optimize`, cli/optimize_cli.c): search tp x pp x dp x schedules x
  * recompute / offload plans for a model, a cluster, a memory capacity and a
  * global batch; print the Pareto front (throughput against peak memory) and
  * write the best plan that fits as an experiment file that `run` replays.
@@ -49,10 +49,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/sweep.h"
+#include "job/search.h"
 #include "opt/optimize.h"
-#include "report/report_opt.h"
 #include "util/units.h"
 
 #define MAX_VALUE_TEXT 64
@@ -76,38 +74,7 @@ static const char *const OWN_KEYS[NOWN] = {"tp", "pp", "dp", "microbatches", "sc
 /* Keys a --grid may not vary: they follow from the GPU count and the batch. */
 static const char *const DERIVED_KEYS[] = {"dp", "microbatches", "global_batch_size"};
 
-typedef enum { C_PENDING, C_SIMULATED, C_PRUNED_MEMORY, C_PRUNED_BOUND, C_INVALID } cand_status;
 static const char *const STATUS_NAME[] = {"pending", "simulated", "pruned_memory", "pruned_bound", "invalid"};
-
-typedef struct candidate {
-    long index;               /* combination of the grid */
-    cand_status status;
-    double ub_samples_per_s;  /* B / lower bound; INFINITY when unknown */
-    double static_bytes;      /* the fullest rank's static memory */
-    double capacity_bytes;    /* that rank's capacity */
-    int noom;                 /* ranks whose static memory is over capacity */
-    char *oom_ranks;          /* "r;r;..." */
-    int exit_code;
-    double samples_per_s, peak_bytes, iteration_s, makespan_s;
-    char *row;                /* simulated: the sweep row (no '\n') */
-    int resumed;              /* simulated by an earlier run (--resume) */
-} candidate;
-
-typedef struct search {
-    sweep_grid g;
-    candidate *c;             /* ascending index */
-    int n;
-    long global_batch;
-    int gpus, cp, gpus_per_node;
-    strbuf header;            /* sweep header, with its '\n' */
-    char **cols;
-    int ncols, col_exit, col_samples, col_peak, col_iter, col_makespan, col_index, col_total, col_oom,
-        col_oom_ranks;
-    FILE *resume;
-    const char *resume_path;
-    long nsimulated;
-    int write_failed;
-} search;
 
 static int column_of(char **names, int n, const char *name)
 {
@@ -122,7 +89,7 @@ static double number_at(char **f, int nf, int i)
     return strtod(f[i], NULL);
 }
 
-static const char *user_grid(const cli_options *o, const char *key)
+static const char *user_grid(const search_options *o, const char *key)
 {
     size_t n = strlen(key);
     for (int i = 0; i < o->ngrids; i++)
@@ -178,21 +145,8 @@ static int gpus_per_node(const platform_desc *p)
     return n > 0 ? n : 1;
 }
 
-/* One --grid value on its own: the key's schema check, and for schedule a
- * known generator. */
-static int check_grid_value(const char *key, const char *value, pg_status *st)
-{
-    pg_origin at = {"--grid", 0};
-    int rc = experiment_check_value(key, value, at, st);
-    if (rc == 0 && strcmp(key, "schedule") == 0 && strncmp(value, "file:", 5) != 0 &&
-        sched_find_generator(value) == NULL)
-        rc = pg_fail_at(st, PG_EXIT_INPUT, at, key, "unknown schedule '%s' (`pipegrid schedule list` names them)",
-                        value);
-    return rc;
-}
-
 /* The search grid (see the header); every value checked before anything runs. */
-static int build_grid(const cli_options *o, const job *j, search *s, pg_status *st)
+static int build_grid(const search_options *o, const job *j, search *s, pg_status *st)
 {
     const experiment *e = &j->exp;
     for (size_t k = 0; k < sizeof DERIVED_KEYS / sizeof DERIVED_KEYS[0]; k++)
@@ -294,10 +248,10 @@ static int build_grid(const cli_options *o, const job *j, search *s, pg_status *
     }
     for (int k = NOWN; rc == 0 && k < s->g.nkeys; k++)
         for (int i = 0; rc == 0 && i < s->g.keys[k].nvalues; i++)
-            rc = check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
+            rc = sweep_check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
     for (int k = K_SCHEDULE; rc == 0 && k < NOWN; k++)
         for (int i = 0; rc == 0 && i < s->g.keys[k].nvalues; i++)
-            rc = check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
+            rc = sweep_check_grid_value(s->g.keys[k].name, s->g.keys[k].values[i], st);
     for (int i = 0; i < nspec; i++) free(specs[i]);
     free(specs);
     free(ms);
@@ -340,7 +294,7 @@ static int keeps_shape(const search *s, const job *j, long index)
 
 /* The candidate built in this process as run would build it: invalid, out
  * of memory by its static memory alone, or pending with its bound. */
-static void assess(const cli_options *o, search *s, candidate *c)
+static void assess(const search_options *o, search *s, candidate *c)
 {
     int nsets = o->nsets + s->g.nkeys;
     char **own = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *own);
@@ -348,14 +302,11 @@ static void assess(const cli_options *o, search *s, candidate *c)
     const char **sets = pg_xcalloc((size_t)nsets + 1, sizeof *sets);
     for (int i = 0; i < o->nsets; i++) sets[i] = o->sets[i];
     for (int k = 0; k < s->g.nkeys; k++) sets[o->nsets + k] = own[k];
-    cli_options co = *o;
-    co.sets = sets;
-    co.nsets = nsets;
     job j;
     pg_status st;
     pg_status_clear(&st);
     memset(&j, 0, sizeof j);
-    int rc = job_load_experiment(&j, &co, &st);
+    int rc = job_load_experiment(&j, o->experiment_path, sets, nsets, &st);
     if (rc == 0) rc = job_build_schedule(&j, &st);
     if (rc == 0) rc = job_build_platform(&j, &st);
     c->ub_samples_per_s = INFINITY;
@@ -586,13 +537,6 @@ static void prune(search *s, int full_front)
     free(pts);
 }
 
-static int explicit_jobs(int argc, char **argv)
-{
-    for (int i = 2; i < argc; i++)
-        if (strncmp(argv[i], "-j", 2) == 0 || strncmp(argv[i], "--jobs", 6) == 0) return 1;
-    return 0;
-}
-
 /* Children's and candidates' messages (one per refused or out-of-memory
  * candidate) would drown the result: they go to /dev/null while the
  * candidates are built, and a summary is printed. */
@@ -616,7 +560,7 @@ static void restore_stderr(int saved)
     close(saved);
 }
 
-static int run_search(const cli_options *o, const job *j, search *s, pg_status *st)
+static int run_search(const search_options *o, const job *j, search *s, pg_status *st)
 {
     /* every combination that keeps the job's shape, built here */
     int saved = quiet_stderr();
@@ -653,7 +597,7 @@ static int run_search(const cli_options *o, const job *j, search *s, pg_status *
     long nresumed = s->nsimulated;
     if (nresumed > 0) fprintf(stderr, "pipegrid: optimize: %s: %ld candidates already simulated\n", s->resume_path, nresumed);
 
-    const char **sets = o->sets;
+    const char *const *sets = o->sets;
     int batch = o->jobs > MIN_BATCH ? o->jobs : MIN_BATCH;
     long *idx = pg_xcalloc((size_t)batch, sizeof *idx);
     int next = 0;
@@ -676,10 +620,11 @@ static int run_search(const cli_options *o, const job *j, search *s, pg_status *
             nfailed += c->exit_code != PG_EXIT_OK && c->exit_code != PG_EXIT_OOM;
         }
         sweep_plan plan = {.grid = &s->g, .experiment_path = o->experiment_path, .sets = sets, .nsets = o->nsets,
-                           .indices = idx, .count = nb, .jobs = o->jobs, .progress = isatty(STDERR_FILENO),
+                           .indices = idx, .count = nb, .jobs = o->jobs, .progress = o->progress,
                            .progress_label = "optimize", .progress_done_before = s->nsimulated - nresumed,
                            .progress_oom_before = noom, .progress_failed_before = nfailed,
-                           .progress_total = s->nsimulated - nresumed + pending, .quiet_children = 1};
+                           .progress_total = s->nsimulated - nresumed + pending, .quiet_children = 1,
+                           .child = o->child};
         rc = sweep_run(&plan, collect, s, st);
         if (rc != 0 && s->write_failed)
             rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", s->resume_path);
@@ -708,7 +653,7 @@ static void yaml_scalar(FILE *f, const char *v)
 }
 
 /* The experiment (file + --set) with the candidate's values on top. */
-static int write_best(const char *path, const config *cfg, const search *s, const candidate *c, pg_status *st)
+int search_write_best(const char *path, const config *cfg, const search *s, const candidate *c, pg_status *st)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL) return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
@@ -735,7 +680,7 @@ static int write_best(const char *path, const config *cfg, const search *s, cons
 
 /* The candidate's grid values as a CSV row of the sweep header: simulated
  * rows as run gave them; the others with their verdict only. */
-static void candidate_row(const search *s, const candidate *c, strbuf *sb)
+void search_candidate_row(const search *s, const candidate *c, strbuf *sb)
 {
     if (c->status == C_SIMULATED) {
         sb_append(sb, c->row);
@@ -759,62 +704,7 @@ static void candidate_row(const search *s, const candidate *c, strbuf *sb)
     free(values);
 }
 
-static void settings_line(const search *s, const candidate *c, strbuf *sb)
-{
-    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
-    sweep_grid_combination(&s->g, c->index, values);
-    for (int k = 0; k < s->g.nkeys; k++) sb_appendf(sb, "%s%s=%s", k ? " " : "", s->g.keys[k].name, values[k]);
-    free(values);
-}
-
-/* Pack the search's outcome into the report layer's plain rows and print it
- * (report_opt.h). */
-static int print_result(const search *s, const int *on_front, const int *front, int nfront, int best,
-                        output_format fmt, int full_front, pg_status *st)
-{
-    strbuf *text = pg_xcalloc((size_t)s->n + 1, sizeof *text);
-    report_optimize_point *pt = pg_xcalloc((size_t)nfront + 1, sizeof *pt);
-    report_optimize_row *rows = pg_xcalloc((size_t)s->n + 1, sizeof *rows);
-    strbuf header;
-    sb_init(&header);
-    sb_append_n(&header, s->header.data, s->header.len - 1);
-    report_optimize_input in = {.global_batch = s->global_batch, .gpus = s->gpus, .full_front = full_front,
-                                .nfront = nfront, .front = pt, .csv_header = header.data ? header.data : "", .ncandidates = s->n,
-                                .rows = rows};
-    for (int i = 0; i < s->n; i++) {
-        const candidate *c = &s->c[i];
-        sb_init(&text[i]);
-        if (fmt == FORMAT_CSV) {
-            candidate_row(s, c, &text[i]);
-            rows[i] = (report_optimize_row){.run_columns = text[i].data ? text[i].data : "", .status = STATUS_NAME[c->status],
-                                            .samples_per_s_bound = c->ub_samples_per_s,
-                                            .static_bytes = c->status != C_INVALID ? c->static_bytes : NAN,
-                                            .on_front = on_front[i], .best = i == best};
-        } else {
-            settings_line(s, c, &text[i]);
-        }
-    }
-    for (int i = 0; i < nfront; i++) {
-        const candidate *c = &s->c[front[i]];
-        pt[i] = (report_optimize_point){.samples_per_s = c->samples_per_s, .iteration_s = c->iteration_s,
-                                        .makespan_s = c->makespan_s, .peak_bytes = c->peak_bytes,
-                                        .settings = text[front[i]].data ? text[front[i]].data : "", .best = front[i] == best};
-    }
-    strbuf out;
-    sb_init(&out);
-    if (fmt == FORMAT_CSV) report_optimize_csv(&in, &out);
-    else report_optimize_text(&in, &out);
-    int rc = cli_write_stdout(&out, st);
-    sb_free(&out);
-    sb_free(&header);
-    for (int i = 0; i < s->n; i++) sb_free(&text[i]);
-    free(text);
-    free(pt);
-    free(rows);
-    return rc;
-}
-
-static void search_free(search *s)
+void search_free(search *s)
 {
     for (int i = 0; i < s->n; i++) {
         free(s->c[i].row);
@@ -827,96 +717,70 @@ static void search_free(search *s)
     if (s->resume) fclose(s->resume);
 }
 
-int cmd_optimize(int argc, char **argv)
+const char *search_status_name(cand_status status)
 {
-    cli_options o;
-    pg_status st;
-    job j;
-    search s;
-    memset(&s, 0, sizeof s);
-    sb_init(&s.header);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV,
-                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT, 0, &o, &j, &st);
-    if (rc == 0 && !explicit_jobs(argc, argv)) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        o.jobs = cpus > 0 ? (int)cpus : 1;
-    }
-    if (rc == 0) rc = job_build_schedule(&j, &st);
-    if (rc == 0) rc = job_build_platform(&j, &st);
+    return STATUS_NAME[status];
+}
+
+int search_run(const search_options *o, const job *j, search *s, pg_status *st)
+{
+    memset(s, 0, sizeof *s);
+    sb_init(&s->header);
+    const experiment *e = &j->exp;
+    s->cp = e->cp;
+    s->gpus = e->pp * e->tp * e->cp * e->dp;
+    s->gpus_per_node = gpus_per_node(&j->plat);
+    s->global_batch = e->global_batch_size > 0 ? e->global_batch_size
+                                               : (long)e->microbatches * e->micro_batch_size * e->dp;
+    s->resume_path = o->resume_path;
+    int rc = build_grid(o, j, s, st);
     if (rc == 0) {
-        const experiment *e = &j.exp;
-        s.cp = e->cp;
-        s.gpus = e->pp * e->tp * e->cp * e->dp;
-        s.gpus_per_node = gpus_per_node(&j.plat);
-        s.global_batch = e->global_batch_size > 0 ? e->global_batch_size
-                                                  : (long)e->microbatches * e->micro_batch_size * e->dp;
-        s.resume_path = o.resume_path;
-        rc = build_grid(&o, &j, &s, &st);
-    }
-    if (rc == 0) {
-        sweep_csv_header(&s.g, &s.header);
-        char *h = pg_xstrdup(s.header.data);
+        sweep_csv_header(&s->g, &s->header);
+        char *h = pg_xstrdup(s->header.data);
         h[strlen(h) - 1] = '\0';
-        s.ncols = csv_split(h, &s.cols);
+        s->ncols = csv_split(h, &s->cols);
         free(h);
-        s.col_exit = column_of(s.cols, s.ncols, "exit_code");
-        s.col_makespan = column_of(s.cols, s.ncols, "makespan");
-        s.col_iter = column_of(s.cols, s.ncols, "iteration_seconds");
-        s.col_samples = column_of(s.cols, s.ncols, "samples_per_second");
-        s.col_peak = column_of(s.cols, s.ncols, "max_peak_memory_bytes");
-        s.col_oom = column_of(s.cols, s.ncols, "oom");
-        s.col_oom_ranks = column_of(s.cols, s.ncols, "oom_ranks");
-        s.col_index = column_of(s.cols, s.ncols, SWEEP_COL_INDEX);
-        s.col_total = column_of(s.cols, s.ncols, SWEEP_COL_TOTAL);
-        rc = run_search(&o, &j, &s, &st);
+        s->col_exit = column_of(s->cols, s->ncols, "exit_code");
+        s->col_makespan = column_of(s->cols, s->ncols, "makespan");
+        s->col_iter = column_of(s->cols, s->ncols, "iteration_seconds");
+        s->col_samples = column_of(s->cols, s->ncols, "samples_per_second");
+        s->col_peak = column_of(s->cols, s->ncols, "max_peak_memory_bytes");
+        s->col_oom = column_of(s->cols, s->ncols, "oom");
+        s->col_oom_ranks = column_of(s->cols, s->ncols, "oom_ranks");
+        s->col_index = column_of(s->cols, s->ncols, SWEEP_COL_INDEX);
+        s->col_total = column_of(s->cols, s->ncols, SWEEP_COL_TOTAL);
+        rc = run_search(o, j, s, st);
     }
-    if (rc != 0) {
-        rc = cli_report_error(&st);
-        goto done;
+    return rc;
+}
+
+void search_outcome_of(const search *s, int full_front, search_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    opt_point *pts = pg_xcalloc((size_t)s->n + 1, sizeof *pts);
+    for (int i = 0; i < s->n; i++) {
+        pts[i] = point_of(&s->c[i]);
+        out->counts[s->c[i].status]++;
+        out->nfit += pts[i].fits;   /* counted before the front's restriction below */
+        out->nsimoom += s->c[i].status == C_SIMULATED && s->c[i].exit_code == PG_EXIT_OOM;
     }
-    opt_point *pts = pg_xcalloc((size_t)s.n + 1, sizeof *pts);
-    int counts[C_INVALID + 1] = {0};
-    int nfit = 0, nsimoom = 0;
-    for (int i = 0; i < s.n; i++) {
-        pts[i] = point_of(&s.c[i]);
-        counts[s.c[i].status]++;
-        nfit += pts[i].fits;   /* counted before the front's restriction below */
-        nsimoom += s.c[i].status == C_SIMULATED && s.c[i].exit_code == PG_EXIT_OOM;
-    }
-    int best = opt_best(pts, s.n);
+    int best = opt_best(pts, s->n);
     /* The default pruning simulates every candidate whose bound reaches the
      * best, and some others depending on the order results came in: the
      * front is that of the former only, so that it does not depend on -j. */
-    for (int i = 0; i < s.n && best >= 0 && !o.full_front; i++)
-        if (s.c[i].ub_samples_per_s * (1.0 + BOUND_REL_SLACK) < pts[best].throughput) pts[i].fits = 0;
-    int *front = pg_xcalloc((size_t)s.n + 1, sizeof *front), *on_front = pg_xcalloc((size_t)s.n + 1, sizeof *on_front);
-    int nfront = opt_pareto_front(pts, s.n, front);
-    for (int i = 0; i < nfront; i++) on_front[front[i]] = 1;
-    fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
-                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
-                    "by the lower bound (%s); %d refused by the job's checks\n",
-            s.n, s.global_batch, s.gpus, counts[C_SIMULATED], nfit, nsimoom, counts[C_SIMULATED] - nfit - nsimoom,
-            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND],
-            o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
-            counts[C_INVALID]);
-    if (best < 0) {
-        int noom = nsimoom + counts[C_PRUNED_MEMORY];
-        fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "
-                        "search (--grid)\n", noom ? " (every one that ran is out of memory)" : "");
-        rc = noom ? PG_EXIT_OOM : PG_EXIT_INPUT;
-    } else {
-        rc = print_result(&s, on_front, front, nfront, best, o.format, o.full_front, &st);
-        if (rc == 0 && o.output_path) {
-            rc = write_best(o.output_path, &j.cfg, &s, &s.c[best], &st);
-            if (rc == 0) fprintf(stderr, "pipegrid: optimize: best plan written to %s\n", o.output_path);
-        }
-        if (rc != 0) rc = cli_report_error(&st);
-    }
-    free(on_front);
-    free(front);
+    for (int i = 0; i < s->n && best >= 0 && !full_front; i++)
+        if (s->c[i].ub_samples_per_s * (1.0 + BOUND_REL_SLACK) < pts[best].throughput) pts[i].fits = 0;
+    out->front = pg_xcalloc((size_t)s->n + 1, sizeof *out->front);
+    out->on_front = pg_xcalloc((size_t)s->n + 1, sizeof *out->on_front);
+    out->nfront = opt_pareto_front(pts, s->n, out->front);
+    for (int i = 0; i < out->nfront; i++) out->on_front[out->front[i]] = 1;
+    out->best = best;
     free(pts);
-done:
-    search_free(&s);
-    job_finish(&j, &o);
-    return rc;
+}
+
+void search_outcome_free(search_outcome *out)
+{
+    free(out->on_front);
+    free(out->front);
+    memset(out, 0, sizeof *out);
 }

@@ -1,12 +1,11 @@
 /* job.c: experiment -> workload -> schedule -> platform, shared by every
- * subcommand (see cli.h). */
+ * subcommand (see job.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "job/job.h"
 #include "model/costmodel.h"
-#include "model/memory.h"
 #include "opt/offload_milp.h"
 #include "opt/zb_ilp.h"
 #include "schedule/torch_csv.h"
@@ -37,13 +36,13 @@ static int schedule_uses_chunks(const char *name)
     return sched_has_flags(name, SCHED_USES_CHUNKS);
 }
 
-int job_load_experiment(job *j, const cli_options *o, pg_status *st)
+int job_load_experiment(job *j, const char *experiment_path, const char *const *sets, int nsets, pg_status *st)
 {
     memset(j, 0, sizeof *j);
     config_init(&j->cfg);
     int rc;
-    if (o->experiment_path != NULL) {
-        rc = config_load_file(&j->cfg, o->experiment_path, st);
+    if (experiment_path != NULL) {
+        rc = config_load_file(&j->cfg, experiment_path, st);
     } else {
         char path[4096];
         if (datapath_find(DEFAULT_EXPERIMENT, path, sizeof path) != 0)
@@ -53,8 +52,8 @@ int job_load_experiment(job *j, const cli_options *o, pg_status *st)
     }
     if (rc != 0)
         return rc;
-    for (int i = 0; i < o->nsets; i++)
-        if ((rc = config_apply_set(&j->cfg, o->sets[i], st)) != 0)
+    for (int i = 0; i < nsets; i++)
+        if ((rc = config_apply_set(&j->cfg, sets[i], st)) != 0)
             return rc;
     if ((rc = experiment_from_config(&j->cfg, &j->exp, st)) != 0)
         return rc;
@@ -99,12 +98,9 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
     return 0;
 }
 
-/* Place an error of a lower layer where the user set the key at fault:
- * the key the layer named (st->key, pg_fail_key), else `fallback`, the key
- * whose value the failing step was working from (the whole message is then
- * the problem).  An error already located, or about a key left at its
- * default, is left as it is. */
-static int locate(const experiment *e, const char *fallback, pg_status *st)
+/* Place an error of a lower layer where the user set the key at fault
+ * (job.h). */
+int job_locate(const experiment *e, const char *fallback, pg_status *st)
 {
     if (st->file[0] == '\0' && st->key[0] == '\0' && fallback != NULL) {
         pg_origin at = experiment_origin(e, fallback);
@@ -123,7 +119,7 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
     const experiment *e = &j->exp;
     int rc = sched_import_torch_csv(path, &j->sched, st);
     if (rc != 0)
-        return locate(e, "schedule", st);
+        return job_locate(e, "schedule", st);
     j->have_sched = 1;
     /* The file fixes pp and m: they replace an experiment file's values, but
      * a different value asked for on the command line is a contradiction. */
@@ -136,7 +132,7 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
     j->exp.pp = j->sched.pp;
     j->exp.microbatches = j->sched.m;
     if ((rc = sched_validate(&j->sched, st)) != 0)
-        return locate(e, "schedule", st);
+        return job_locate(e, "schedule", st);
     return sched_check_deadlock(&j->sched, st);
 }
 
@@ -159,18 +155,18 @@ int job_build_schedule(job *j, pg_status *st)
         }
         sched_params p;
         if ((rc = job_sched_params(e, &p, st)) != 0)
-            return locate(e, NULL, st);
+            return job_locate(e, NULL, st);
         if ((rc = sched_generate(e->schedule, &p, &j->sched, st)) != 0)
-            return locate(e, "schedule", st);
+            return job_locate(e, "schedule", st);
         j->have_sched = 1;
         /* The registry marks the schedules the exact ILP (opt layer, GLPK)
          * may improve on small cases. */
         if (sched_has_flags(e->schedule, SCHED_REFINE_ZB_ILP) &&
             (rc = zb_ilp_refine(&p, &j->sched, e->zb_auto_time_limit_s, st)) != 0)
-            return locate(e, "schedule", st);
+            return job_locate(e, "schedule", st);
     }
     if ((rc = workload_build(e, j->sched.nstages, &j->wl, st)) != 0)
-        return locate(e, NULL, st);
+        return job_locate(e, NULL, st);
     j->have_wl = 1;
     return 0;
 }
@@ -198,7 +194,7 @@ int job_build_platform(job *j, pg_status *st)
         break;
     }
     if (rc != 0)
-        return locate(e, NULL, st);
+        return job_locate(e, NULL, st);
     j->have_plat = 1;
     if (j->plat.ngpus < needed)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
@@ -211,65 +207,6 @@ int job_build_platform(job *j, pg_status *st)
     for (int r = 0; r < e->pp; r++)
         j->rank_gpu[r] = r * e->tp * e->cp * e->dp;
     return 0;
-}
-
-/* Bytes one (stage, mb) of each stage would offload: what F keeps. */
-static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
-{
-    double *bytes = pg_xcalloc((size_t)j->wl.nstages + 1, sizeof *bytes);
-    for (int s = 0; s < j->wl.nstages; s++) {
-        const stage_cost *c = &j->wl.stage[s];
-        double in = memory_input_bytes(&j->wl, s);
-        bytes[s] = fwd == PLAN_FWD_FULL        ? (in < c->act_b_bytes ? in : c->act_b_bytes)
-                   : fwd == PLAN_FWD_SELECTIVE ? c->act_b_bytes - memory_attn_core_bytes(c)
-                                               : c->act_b_bytes;
-    }
-    return bytes;
-}
-
-int job_build_plan(job *j, memplan *out, pg_status *st)
-{
-    const experiment *e = &j->exp;
-    memset(out, 0, sizeof *out);
-    if (e->offload == OFFLOAD_PLAN) {
-        offload_plan_result pres;
-        offload_order_result *ores = pg_xmalloc(sizeof *ores);
-        int rc = job_plan_offload(j, out, &pres, ores, st);
-        free(ores);
-        return rc;
-    }
-    if (e->recompute == RECOMPUTE_PLAN) {   /* seed 004's ILP under memory.capacity (job_remat.c) */
-        remat_result res;
-        int rc = job_plan_remat(j, out, &res, st);
-        remat_result_free(&res);
-        return rc;
-    }
-    plan_policy pol = {
-        .offload = e->offload == OFFLOAD_FULL        ? PLAN_OFFLOAD_FULL
-                   : e->offload == OFFLOAD_SELECTIVE ? PLAN_OFFLOAD_SELECTIVE
-                                                     : PLAN_OFFLOAD_NONE,
-        .offload_ratio = e->offload_ratio,
-        .fwd = e->recompute == RECOMPUTE_FULL        ? PLAN_FWD_FULL
-               : e->recompute == RECOMPUTE_SELECTIVE ? PLAN_FWD_SELECTIVE
-                                                     : PLAN_FWD_KEEP,
-        .bwd = e->recompute_backward ? PLAN_BWD_RECOMPUTE : PLAN_BWD_KEEP,
-        .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
-    };
-    /* Lifespans are ranked under the generators' timing: rank-share times. */
-    int v = j->sched.v > 0 ? j->sched.v : 1;
-    for (int s = 0; s < j->wl.nstages; s++) {
-        const stage_cost *c = &j->wl.stage[s];
-        if (c->f_s * v > pol.t_f) pol.t_f = c->f_s * v;
-        if (c->b_s * v > pol.t_b) pol.t_b = c->b_s * v;
-        if (c->w_s * v > pol.t_w) pol.t_w = c->w_s * v;
-    }
-    double *bytes = offload_bytes_per_stage(j, pol.fwd);
-    pol.offload_bytes = bytes;
-    double *po = job_offload_policy(j, &pol);   /* offload branch: PipeOffload's chunks and rules (plan.h) */
-    int rc = plan_build(&j->sched, &pol, out, st);
-    free(bytes);
-    free(po);
-    return rc != 0 ? locate(e, "offload", st) : 0;
 }
 
 void job_free(job *j)
@@ -285,7 +222,7 @@ void job_free(job *j)
     memset(j, 0, sizeof *j);
 }
 
-/* ---- tensor / data parallelism (cli.h) ------------------------------------- */
+/* ---- tensor / data parallelism (job.h) ------------------------------------- */
 
 double job_dp_bucket_bytes(const job *j)
 {
@@ -362,33 +299,6 @@ void job_parallel_free(job_parallel *jp)
     memset(jp, 0, sizeof *jp);
 }
 
-int job_start(int argc, char **argv, int first, unsigned formats, unsigned accepted, int want_schedule,
-              cli_options *o, job *j, pg_status *st)
-{
-    pg_status_clear(st);
-    memset(j, 0, sizeof *j);
-    config_init(&j->cfg);
-    int rc = cli_parse_options(argc, argv, first, formats, accepted, o, st);
-    if (rc == 0)
-        rc = job_load_experiment(j, o, st);
-    if (rc == 0 && want_schedule)
-        rc = job_build_schedule(j, st);
-    return rc;
-}
-
-void job_finish(job *j, cli_options *o)
-{
-    job_free(j);
-    cli_options_free(o);
-}
-
-int cli_write_stdout(const strbuf *out, pg_status *st)
-{
-    if (sb_write(out, stdout) != 0)
-        return pg_fail(st, PG_EXIT_INTERNAL, "cannot write to standard output");
-    return 0;
-}
-
 int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out,
                       pg_status *st)
 {
@@ -401,17 +311,6 @@ int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, tim
                         .copy_slots = j->exp.offload_copy_slots, .replicas = (sim_replicas)j->exp.dp_replicas};
         rc = sim_run(&in, tl, out, st);
     }
-    return rc;
-}
-
-int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st)
-{
-    memset(out, 0, sizeof *out);
-    int rc = job_build_platform(j, st);
-    if (rc == 0)
-        rc = job_build_plan(j, plan, st);
-    if (rc == 0)
-        rc = job_simulate_plan(j, plan, jpar, tl, out, st);
     return rc;
 }
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/sweep.h"
+#include "job/sweep.h"
 #include "util/units.h"
 
 #define GRID_VALUE_SEP ','

@@ -1,0 +1,132 @@
+/* optimize_cli.c: `pipegrid optimize`: its options, and the printing of
+ * the search's outcome (report_opt.h) and summary; the search itself (the
+ * candidates, their bounds, pruning and simulation) is the job layer's
+ * (job/search.h, search.c, whose header comment says what is searched and
+ * how). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "job/search.h"
+#include "report/report_opt.h"
+
+static int explicit_jobs(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++)
+        if (strncmp(argv[i], "-j", 2) == 0 || strncmp(argv[i], "--jobs", 6) == 0) return 1;
+    return 0;
+}
+
+static void settings_line(const search *s, const candidate *c, strbuf *sb)
+{
+    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
+    sweep_grid_combination(&s->g, c->index, values);
+    for (int k = 0; k < s->g.nkeys; k++) sb_appendf(sb, "%s%s=%s", k ? " " : "", s->g.keys[k].name, values[k]);
+    free(values);
+}
+
+/* Pack the search's outcome into the report layer's plain rows and print it
+ * (report_opt.h). */
+static int print_result(const search *s, const int *on_front, const int *front, int nfront, int best,
+                        output_format fmt, int full_front, pg_status *st)
+{
+    strbuf *text = pg_xcalloc((size_t)s->n + 1, sizeof *text);
+    report_optimize_point *pt = pg_xcalloc((size_t)nfront + 1, sizeof *pt);
+    report_optimize_row *rows = pg_xcalloc((size_t)s->n + 1, sizeof *rows);
+    strbuf header;
+    sb_init(&header);
+    sb_append_n(&header, s->header.data, s->header.len - 1);
+    report_optimize_input in = {.global_batch = s->global_batch, .gpus = s->gpus, .full_front = full_front,
+                                .nfront = nfront, .front = pt, .csv_header = header.data ? header.data : "", .ncandidates = s->n,
+                                .rows = rows};
+    for (int i = 0; i < s->n; i++) {
+        const candidate *c = &s->c[i];
+        sb_init(&text[i]);
+        if (fmt == FORMAT_CSV) {
+            search_candidate_row(s, c, &text[i]);
+            rows[i] = (report_optimize_row){.run_columns = text[i].data ? text[i].data : "", .status = search_status_name(c->status),
+                                            .samples_per_s_bound = c->ub_samples_per_s,
+                                            .static_bytes = c->status != C_INVALID ? c->static_bytes : NAN,
+                                            .on_front = on_front[i], .best = i == best};
+        } else {
+            settings_line(s, c, &text[i]);
+        }
+    }
+    for (int i = 0; i < nfront; i++) {
+        const candidate *c = &s->c[front[i]];
+        pt[i] = (report_optimize_point){.samples_per_s = c->samples_per_s, .iteration_s = c->iteration_s,
+                                        .makespan_s = c->makespan_s, .peak_bytes = c->peak_bytes,
+                                        .settings = text[front[i]].data ? text[front[i]].data : "", .best = front[i] == best};
+    }
+    strbuf out;
+    sb_init(&out);
+    if (fmt == FORMAT_CSV) report_optimize_csv(&in, &out);
+    else report_optimize_text(&in, &out);
+    int rc = cli_write_stdout(&out, st);
+    sb_free(&out);
+    sb_free(&header);
+    for (int i = 0; i < s->n; i++) sb_free(&text[i]);
+    free(text);
+    free(pt);
+    free(rows);
+    return rc;
+}
+
+int cmd_optimize(int argc, char **argv)
+{
+    cli_options o;
+    pg_status st;
+    job j;
+    search s;
+    memset(&s, 0, sizeof s);
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV,
+                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT, 0, &o, &j, &st);
+    if (rc == 0 && !explicit_jobs(argc, argv)) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        o.jobs = cpus > 0 ? (int)cpus : 1;
+    }
+    if (rc == 0) rc = job_build_schedule(&j, &st);
+    if (rc == 0) rc = job_build_platform(&j, &st);
+    if (rc == 0) {
+        search_options so = {.experiment_path = o.experiment_path, .sets = o.sets, .nsets = o.nsets,
+                             .grids = o.grids, .ngrids = o.ngrids, .jobs = o.jobs, .full_front = o.full_front,
+                             .resume_path = o.resume_path, .progress = isatty(STDERR_FILENO), .child = cmd_run};
+        rc = search_run(&so, &j, &s, &st);
+    }
+    if (rc != 0) {
+        rc = cli_report_error(&st);
+        goto done;
+    }
+    search_outcome oc;
+    search_outcome_of(&s, o.full_front, &oc);
+    const int *counts = oc.counts;
+    int nfit = oc.nfit, nsimoom = oc.nsimoom, best = oc.best;
+    fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
+                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
+                    "by the lower bound (%s); %d refused by the job's checks\n",
+            s.n, s.global_batch, s.gpus, counts[C_SIMULATED], nfit, nsimoom, counts[C_SIMULATED] - nfit - nsimoom,
+            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND],
+            o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
+            counts[C_INVALID]);
+    if (best < 0) {
+        int noom = nsimoom + counts[C_PRUNED_MEMORY];
+        fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "
+                        "search (--grid)\n", noom ? " (every one that ran is out of memory)" : "");
+        rc = noom ? PG_EXIT_OOM : PG_EXIT_INPUT;
+    } else {
+        rc = print_result(&s, oc.on_front, oc.front, oc.nfront, best, o.format, o.full_front, &st);
+        if (rc == 0 && o.output_path) {
+            rc = search_write_best(o.output_path, &j.cfg, &s, &s.c[best], &st);
+            if (rc == 0) fprintf(stderr, "pipegrid: optimize: best plan written to %s\n", o.output_path);
+        }
+        if (rc != 0) rc = cli_report_error(&st);
+    }
+    search_outcome_free(&oc);
+done:
+    search_free(&s);
+    job_finish(&j, &o);
+    return rc;
+}

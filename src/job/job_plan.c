@@ -1,0 +1,80 @@
+/* job_plan.c: the memory plan of a job and its simulation (job.h:
+ * job_build_plan, job_simulate).  The plan dispatches to the planners
+ * (job_offload.c, job_remat.c) or builds the keys' fixed policy; its own
+ * file so that the planners, which use the job's pieces in job.c, are
+ * called from here and never call back up into their caller. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "job/job.h"
+#include "model/memory.h"
+
+/* Bytes one (stage, mb) of each stage would offload: what F keeps. */
+static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
+{
+    double *bytes = pg_xcalloc((size_t)j->wl.nstages + 1, sizeof *bytes);
+    for (int s = 0; s < j->wl.nstages; s++) {
+        const stage_cost *c = &j->wl.stage[s];
+        double in = memory_input_bytes(&j->wl, s);
+        bytes[s] = fwd == PLAN_FWD_FULL        ? (in < c->act_b_bytes ? in : c->act_b_bytes)
+                   : fwd == PLAN_FWD_SELECTIVE ? c->act_b_bytes - memory_attn_core_bytes(c)
+                                               : c->act_b_bytes;
+    }
+    return bytes;
+}
+
+int job_build_plan(job *j, memplan *out, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    memset(out, 0, sizeof *out);
+    if (e->offload == OFFLOAD_PLAN) {
+        offload_plan_result pres;
+        offload_order_result *ores = pg_xmalloc(sizeof *ores);
+        int rc = job_plan_offload(j, out, &pres, ores, st);
+        free(ores);
+        return rc;
+    }
+    if (e->recompute == RECOMPUTE_PLAN) {   /* seed 004's ILP under memory.capacity (job_remat.c) */
+        remat_result res;
+        int rc = job_plan_remat(j, out, &res, st);
+        remat_result_free(&res);
+        return rc;
+    }
+    plan_policy pol = {
+        .offload = e->offload == OFFLOAD_FULL        ? PLAN_OFFLOAD_FULL
+                   : e->offload == OFFLOAD_SELECTIVE ? PLAN_OFFLOAD_SELECTIVE
+                                                     : PLAN_OFFLOAD_NONE,
+        .offload_ratio = e->offload_ratio,
+        .fwd = e->recompute == RECOMPUTE_FULL        ? PLAN_FWD_FULL
+               : e->recompute == RECOMPUTE_SELECTIVE ? PLAN_FWD_SELECTIVE
+                                                     : PLAN_FWD_KEEP,
+        .bwd = e->recompute_backward ? PLAN_BWD_RECOMPUTE : PLAN_BWD_KEEP,
+        .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,
+    };
+    /* Lifespans are ranked under the generators' timing: rank-share times. */
+    int v = j->sched.v > 0 ? j->sched.v : 1;
+    for (int s = 0; s < j->wl.nstages; s++) {
+        const stage_cost *c = &j->wl.stage[s];
+        if (c->f_s * v > pol.t_f) pol.t_f = c->f_s * v;
+        if (c->b_s * v > pol.t_b) pol.t_b = c->b_s * v;
+        if (c->w_s * v > pol.t_w) pol.t_w = c->w_s * v;
+    }
+    double *bytes = offload_bytes_per_stage(j, pol.fwd);
+    pol.offload_bytes = bytes;
+    double *po = job_offload_policy(j, &pol);   /* offload branch: PipeOffload's chunks and rules (plan.h) */
+    int rc = plan_build(&j->sched, &pol, out, st);
+    free(bytes);
+    free(po);
+    return rc != 0 ? job_locate(e, "offload", st) : 0;
+}
+
+int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_outcome *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    int rc = job_build_platform(j, st);
+    if (rc == 0)
+        rc = job_build_plan(j, plan, st);
+    if (rc == 0)
+        rc = job_simulate_plan(j, plan, jpar, tl, out, st);
+    return rc;
+}
