@@ -154,25 +154,6 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
     free(shown);
 }
 
-/* predicted_ms is the simulator's (the surrogate's with --surrogate, and for
- * one-layer rows); surrogate_ms and the breakdown columns are the surrogate's. */
-static void report_csv(const iter_set *set, const double *pred, const double *sur, const int *holdout,
-                       const iter_breakdown *bd, const double *factor)
-{
-    printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
-           "error,surrogate_ms,sim_surrogate_gap,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,"
-           "layer_profile,label\n");
-    for (int i = 0; i < set->n; i++) {
-        const train_row *r = &set->row[i];
-        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,\"%s\"\n",
-               r->line, holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden,
-               r->heads, r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
-               pred[i] / r->measured_s - 1, 1e3 * sur[i], pred[i] / sur[i] - 1, 1e3 * bd[i].pipeline_s,
-               1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s,
-               factor[i], r->label);
-    }
-}
-
 /* The stem of a file's name: "data/x/ground_truth_single.csv" -> "ground_truth_single". */
 static void file_stem(const char *path, char *out, size_t len)
 {
@@ -180,6 +161,27 @@ static void file_stem(const char *path, char *out, size_t len)
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
     snprintf(out, len, "%.*s", dot ? (int)(dot - base) : (int)strlen(base), base);
+}
+
+/* predicted_ms is the simulator's (the surrogate's with --surrogate, and for
+ * one-layer rows); surrogate_ms and the breakdown columns are the surrogate's. */
+static void report_csv(const validate_args *a, const iter_set *set, const double *pred, const double *sur,
+                       const int *holdout, const iter_breakdown *bd, const double *factor)
+{
+    printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
+           "error,surrogate_ms,sim_surrogate_gap,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,"
+           "layer_profile,file,label\n");
+    for (int i = 0; i < set->n; i++) {
+        const train_row *r = &set->row[i];
+        char stem[256];
+        file_stem(a->files[r->file], stem, sizeof stem);
+        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,\"%s\"\n",
+               r->line, holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden,
+               r->heads, r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
+               pred[i] / r->measured_s - 1, 1e3 * sur[i], pred[i] / sur[i] - 1, 1e3 * bd[i].pipeline_s,
+               1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s,
+               factor[i], stem, r->label);
+    }
 }
 
 static int write_text(const char *path, const strbuf *text, pg_status *st)
@@ -574,7 +576,7 @@ int cmd_validate(int argc, char **argv)
         rc = emit_rows(&a, &set, &st) ? cli_report_error(&st) : 0;
     if (rc == 0) {
         if (a.csv_out)
-            report_csv(&set, pred, sur, holdout, bd, factor);
+            report_csv(&a, &set, pred, sur, holdout, bd, factor);
         else {
             report_text(&set, pred, holdout, &a, &rows, factor, g.nlayer_profiles);
             if (sim_s)
