@@ -32,6 +32,15 @@ expect_err() {
     if grep -Eq -- "$2" "$TMP/err"; then ok "$1"; else not_ok "$1" "stderr: $(head -c 600 "$TMP/err")"; fi
 }
 
+# slow NAME: whether to run the slow end-to-end case NAME (many seconds, and what it checks is also
+# checked on a smaller input in the same script).  Such a case runs only with PIPEGRID_SLOW_TESTS=1
+# (HACKING.md, "Tests"); otherwise it prints "skip - NAME" and is not counted.
+slow() {
+    if [ "${PIPEGRID_SLOW_TESTS:-0}" = 1 ]; then return 0; fi
+    say "skip - $1 (slow: PIPEGRID_SLOW_TESTS=1 runs it)"
+    return 1
+}
+
 test_summary() {
     say "$TEST_NAME: $passed passed, $failed failed"
     [ "$failed" = 0 ]
