@@ -444,6 +444,28 @@ START_TEST(test_units_plain)
 }
 END_TEST
 
+/* A caller that only wants the verdict passes why == NULL: every parser must
+ * still refuse bad text (platform.c's link reader once crashed here). */
+START_TEST(test_units_null_why)
+{
+    const char *bad[] = {"-1s", "", "fast", "nan", "inf", NULL};
+    double v = 0;
+    long l = 0;
+    int b = 0;
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        ck_assert_int_eq(units_parse_duration(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_bytes(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_bandwidth(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_speed(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_double(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_long(bad[i], &l, NULL), -1);
+        ck_assert_int_eq(units_parse_bool(bad[i], &b, NULL), -1);
+    }
+    ck_assert_int_eq(units_parse_duration("2us", &v, NULL), 0);
+    ck_assert_double_eq_tol(v, 2e-6, 1e-18);
+}
+END_TEST
+
 START_TEST(test_units_format)
 {
     char buf[64];
@@ -877,6 +899,7 @@ static Suite *util_suite(void)
     tcase_add_test(tc, test_units_bandwidth);
     tcase_add_test(tc, test_units_duration);
     tcase_add_test(tc, test_units_speed);
+    tcase_add_test(tc, test_units_null_why);
     tcase_add_test(tc, test_units_plain);
     tcase_add_test(tc, test_units_format);
     suite_add_tcase(s, tc);
