@@ -3,6 +3,7 @@
 #include "util/outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,4 +154,19 @@ int pg_lock_output(int fd, const char *path, const char *what, pg_status *st)
     if (nlocked < MAX_LOCKED_FILES && fstat(fd, &sb) == 0)
         locked[nlocked++] = (locked_file){fd, sb.st_dev, sb.st_ino};
     return 0;
+}
+
+int pg_open_locked_append(const char *path, const char *option, const char *what, FILE **out, pg_status *st)
+{
+    *out = NULL;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, NEW_FILE_MODE);
+    if (fd < 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, 0}, option, "cannot open for writing: %s",
+                          strerror(errno));
+    int rc = pg_lock_output(fd, path, what, st);
+    if (rc == 0 && !(*out = fdopen(fd, "a")))
+        rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: cannot open: %s", path, strerror(errno));
+    if (rc != 0)
+        close(fd);
+    return rc;
 }

@@ -48,6 +48,12 @@ int pg_outfile_commit(pg_outfile *o, int already_failed, pg_status *st);
  * A no-op on a zeroed *o. */
 void pg_outfile_discard(pg_outfile *o);
 
+/* Open path for appending (created when missing) and lock it: 0 with *out,
+ * or PG_EXIT_INPUT "PATH: key 'OPTION': cannot open for writing" /
+ * pg_lock_output's failure, with *out NULL.  Take it before reading what
+ * the file already holds, so no other writer appends in between. */
+int pg_open_locked_append(const char *path, const char *option, const char *what, FILE **out, pg_status *st);
+
 /* Lock fd (open on path) for this process's writes: 0, or PG_EXIT_INTERNAL
  * "PATH: another pipegrid is writing this file ..." when another process
  * holds it.  what says who writes it ("sweep -o", "optimize --resume").
