@@ -185,6 +185,9 @@ int main(int argc, char **argv)
      * Sweep and optimize workers inherit this, so a worker whose parent died
      * exits 1 the same way. */
     signal(SIGPIPE, SIG_IGN);
+    /* Likewise a file-size limit (`ulimit -f`): the write fails with EFBIG
+     * and the output is reported as not written (exit 1), not SIGXFSZ. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         print_usage(stderr);
         return PG_EXIT_INPUT;
