@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "util/csv.h"
 #include "util/datapath.h"
 #include "util/error.h"
+#include "util/outfile.h"
 #include "util/strbuf.h"
 #include "util/units.h"
 #include "util/yamltree.h"
@@ -441,6 +443,118 @@ START_TEST(test_units_plain)
     ck_assert_int_eq(units_parse_bool("maybe", &b, &why), -1);
     ck_assert_int_eq(units_parse_bool("", &b, &why), -1);
     ck_assert_int_eq(units_parse_bool("truex", &b, &why), -1);
+}
+END_TEST
+
+/* A caller that only wants the verdict passes why == NULL: every parser must
+ * still refuse bad text (platform.c's link reader once crashed here). */
+START_TEST(test_units_null_why)
+{
+    const char *bad[] = {"-1s", "", "fast", "nan", "inf", NULL};
+    double v = 0;
+    long l = 0;
+    int b = 0;
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        ck_assert_int_eq(units_parse_duration(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_bytes(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_bandwidth(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_speed(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_double(bad[i], &v, NULL), -1);
+        ck_assert_int_eq(units_parse_long(bad[i], &l, NULL), -1);
+        ck_assert_int_eq(units_parse_bool(bad[i], &b, NULL), -1);
+    }
+    ck_assert_int_eq(units_parse_duration("2us", &v, NULL), 0);
+    ck_assert_double_eq_tol(v, 2e-6, 1e-18);
+}
+END_TEST
+
+/* RFC 4180 records on one line: quotes protect commas, "" is a quote,
+ * blanks outside quotes are dropped; malformed records are refused. */
+START_TEST(test_csv_split)
+{
+    char line[128];
+    char *f[8];
+    const char *why = NULL;
+    snprintf(line, sizeof line, "a, \"b,c\" ,\"d\"\"e\",,  f  ");
+    ck_assert_int_eq(pg_csv_split(line, f, 8, &why), 5);
+    ck_assert_str_eq(f[0], "a");
+    ck_assert_str_eq(f[1], "b,c");
+    ck_assert_str_eq(f[2], "d\"e");
+    ck_assert_str_eq(f[3], "");
+    ck_assert_str_eq(f[4], "f");
+    const char *bad[] = {"a,\"b,c", "a,\"b\"x,c", "a,b\"c", "1,2,3,4,5,6,7,8,9"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(line, sizeof line, "%s", bad[i]);
+        why = NULL;
+        ck_assert_msg(pg_csv_split(line, f, 8, &why) == -1 && why != NULL, "'%s' accepted", bad[i]);
+    }
+    snprintf(line, sizeof line, "x,\"b,c");
+    pg_csv_split(line, f, 8, &why);
+    ck_assert_ptr_nonnull(strstr(why, "unterminated quote"));
+    char *names[] = {"a", "b", "a"};
+    ck_assert_int_eq(pg_csv_duplicate(names, 3), 2);
+    ck_assert_int_eq(pg_csv_duplicate(names, 2), -1);
+}
+END_TEST
+
+/* A NUL byte is named as one, not as a long line; CRLF is one line end. */
+START_TEST(test_csv_read_line)
+{
+    static const char text[] = "ab\r\nc\0d\nlong line here\n";
+    FILE *f = fmemopen((void *)text, sizeof text - 1, "r");
+    ck_assert_ptr_nonnull(f);
+    char buf[8], why_buf[64];
+    const char *why = NULL;
+    ck_assert_int_eq(pg_csv_read_line(f, buf, sizeof buf, why_buf, sizeof why_buf, &why), 1);
+    ck_assert_str_eq(buf, "ab");
+    ck_assert_int_eq(pg_csv_read_line(f, buf, sizeof buf, why_buf, sizeof why_buf, &why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "NUL byte"));
+    ck_assert_int_eq(pg_csv_read_line(f, buf, sizeof buf, why_buf, sizeof why_buf, &why), -1);
+    ck_assert_ptr_nonnull(strstr(why, "longer than 7 bytes"));
+    fclose(f);
+}
+END_TEST
+
+/* A whole output appears only at commit; a discarded or failed one leaves
+ * the old file; a lock refuses a second holder. */
+START_TEST(test_outfile)
+{
+    char dir[] = "/tmp/pg_outfile_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[256], buf[64];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    pg_status st;
+    pg_status_clear(&st);
+    pg_outfile o;
+    ck_assert_int_eq(pg_outfile_open(&o, path, "-o", &st), 0);
+    fputs("new", o.f);
+    ck_assert_int_eq(access(path, F_OK), -1);   /* nothing at path before the commit */
+    ck_assert_int_eq(pg_outfile_commit(&o, 0, &st), 0);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+    fclose(f);
+    ck_assert_str_eq(buf, "new");
+    ck_assert_int_eq(pg_outfile_open(&o, path, "-o", &st), 0);
+    fputs("half", o.f);
+    ck_assert_int_eq(pg_outfile_commit(&o, 1, &st), PG_EXIT_INTERNAL);   /* a write failed: old file kept */
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
+    fclose(f);
+    ck_assert_str_eq(buf, "new");
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/no/such/x", dir);
+    ck_assert_int_eq(pg_outfile_open(&o, missing, "-o", &st), PG_EXIT_INPUT);
+    FILE *a = NULL, *b = NULL;
+    ck_assert_int_eq(pg_open_locked_append(path, "-o", "test", &a, &st), 0);
+    /* flock locks belong to the open file: a second open is a second writer */
+    ck_assert_int_eq(pg_open_locked_append(path, "-o", "test", &b, &st), PG_EXIT_INTERNAL);
+    ck_assert_ptr_nonnull(strstr(st.msg, "another pipegrid is writing"));
+    ck_assert_ptr_null(b);
+    fclose(a);
+    ck_assert_int_eq(pg_open_locked_append(path, "-o", "test", &b, &st), 0);
+    fclose(b);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -877,6 +991,10 @@ static Suite *util_suite(void)
     tcase_add_test(tc, test_units_bandwidth);
     tcase_add_test(tc, test_units_duration);
     tcase_add_test(tc, test_units_speed);
+    tcase_add_test(tc, test_units_null_why);
+    tcase_add_test(tc, test_csv_split);
+    tcase_add_test(tc, test_csv_read_line);
+    tcase_add_test(tc, test_outfile);
     tcase_add_test(tc, test_units_plain);
     tcase_add_test(tc, test_units_format);
     suite_add_tcase(s, tc);

@@ -9,6 +9,8 @@
 
 #include "calib/itermodel.h"
 #include "calib/nelder_mead.h"
+#include "util/csv.h"
+#include "util/pglimits.h"
 #include "util/units.h"
 
 #define MS_PER_S 1000.0
@@ -53,30 +55,23 @@ static char *trim(char *s)
     return s;
 }
 
-/* Split line in place at commas into at most max fields. */
-static int split(char *line, char **field, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        field[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c)
-            break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++)
-        field[i] = trim(field[i]);
-    return n;
-}
+/* Fields of a line at most (the file has 12 columns). */
+#define CSV_MAX_FIELDS 64
 
 static int parse_header(const char *path, char *line, int *colpos, pg_status *st)
 {
-    char *field[64];
+    char *field[CSV_MAX_FIELDS];
     if (strncmp(line, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 byte-order mark */
         memmove(line, line + 3, strlen(line + 3) + 1);
-    int n = split(line, field, 64);
+    const char *why = NULL;
+    int n = pg_csv_split(line, field, CSV_MAX_FIELDS, &why);
+    if (n < 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, 1}, NULL, "%s", why);
+    /* a column named twice: which holds the values is anyone's guess */
+    int dup = pg_csv_duplicate(field, n);
+    if (dup >= 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, 1}, field[dup],
+                          "column named twice (which one holds the values?)");
     for (int c = 0; c < NCOLS; c++)
         colpos[c] = -1;
     for (int i = 0; i < n; i++)
@@ -91,8 +86,11 @@ static int parse_header(const char *path, char *line, int *colpos, pg_status *st
 
 static int parse_row(const char *path, int lineno, char *line, const int *colpos, train_row *r, pg_status *st)
 {
-    char *field[64];
-    int n = split(line, field, 64);
+    char *field[CSV_MAX_FIELDS];
+    const char *split_why = NULL;
+    int n = pg_csv_split(line, field, CSV_MAX_FIELDS, &split_why);
+    if (n < 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, lineno}, NULL, "%s", split_why);
     int iv[NCOLS] = {0};
     calib_row_defaults(r);
     for (int c = 0; c < NCOLS; c++) {
@@ -110,9 +108,13 @@ static int parse_row(const char *path, int lineno, char *line, const int *colpos
             continue;
         }
         long v;
-        if (units_parse_long(field[colpos[c]], &v, &why) != 0 || v < 1 || v > (1L << 30))
-            return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[c], "'%s': %s", field[colpos[c]],
-                              why ? why : "must be a positive integer");
+        /* the limits of the experiment's keys and hf configs (pglimits.h) */
+        long max = c == C_LAYERS ? PG_MAX_LAYERS : PG_MAX_MODEL_DIM;
+        if (units_parse_long(field[colpos[c]], &v, &why) != 0)
+            return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[c], "'%s': %s", field[colpos[c]], why);
+        if (v < 1 || v > max)
+            return pg_fail_at(st, PG_EXIT_INPUT, at, COLS[c], "'%s': expected an integer between 1 and %ld",
+                              field[colpos[c]], max);
         iv[c] = (int)v;
     }
     r->line = lineno;
@@ -149,21 +151,23 @@ int train_csv_load(const char *path, train_row **rows, int *nrows, pg_status *st
     if (!f)
         return pg_fail(st, PG_EXIT_INPUT, "%s: cannot open", path);
     char line[CSV_LINE_MAX];
-    int colpos[NCOLS], lineno = 0, rc = 0;
+    int colpos[NCOLS], lineno = 1, rc = 0;
     size_t cap = 0;
     int n = 0;
     train_row *r = NULL;
-    if (!fgets(line, sizeof line, f)) {
-        rc = pg_fail(st, PG_EXIT_INPUT, "%s: empty file", path);
+    char why_buf[64];
+    const char *why = NULL;
+    int got = pg_csv_read_line(f, line, sizeof line, why_buf, sizeof why_buf, &why);
+    if (got <= 0) {
+        rc = got < 0 ? pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, 1}, NULL, "%s", why)
+                     : pg_fail(st, PG_EXIT_INPUT, "%s: empty file", path);
         goto out;
     }
-    lineno = 1;
     rc = parse_header(path, line, colpos, st);
-    while (rc == 0 && fgets(line, sizeof line, f)) {
+    while (rc == 0 && (got = pg_csv_read_line(f, line, sizeof line, why_buf, sizeof why_buf, &why)) != 0) {
         lineno++;
-        if (strchr(line, '\n') == NULL && !feof(f)) {
-            rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, lineno}, NULL, "line longer than %d bytes",
-                            CSV_LINE_MAX - 1);
+        if (got < 0) {
+            rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, lineno}, NULL, "%s", why);
             break;
         }
         if (trim(line)[0] == '\0')

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "calib/rows.h"
+#include "util/csv.h"
+#include "util/pglimits.h"
 #include "util/units.h"
 
 #define LINE_MAX_BYTES 16384
@@ -92,37 +94,6 @@ static char *trim(char *s)
     return s;
 }
 
-/* Split line in place into fields; double quotes protect commas ("" = "). */
-static int split_quoted(char *line, char **field, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        char *out = p, *start = p;
-        int quoted = 0;
-        while (*p && (quoted || *p != ',')) {
-            if (*p == '"') {
-                if (quoted && p[1] == '"') {
-                    *out++ = '"';
-                    p += 2;
-                    continue;
-                }
-                quoted = !quoted;
-                p++;
-                continue;
-            }
-            *out++ = *p++;
-        }
-        int end = *p == '\0';
-        *out = '\0';
-        field[n++] = trim(start);
-        if (end)
-            break;
-        p++;
-    }
-    return n;
-}
-
 typedef struct csv {
     const char *path;
     FILE *f;
@@ -139,13 +110,11 @@ typedef struct csv {
 /* Next non-comment, non-blank line into c->field; 0 at end, -1 on error. */
 static int csv_next(csv *c, pg_status *st)
 {
-    while (fgets(c->line, sizeof c->line, c->f)) {
+    int got;
+    char why_buf[64];
+    const char *why = NULL;
+    while ((got = pg_csv_read_line(c->f, c->line, sizeof c->line, why_buf, sizeof why_buf, &why)) > 0) {
         c->lineno++;
-        if (strchr(c->line, '\n') == NULL && !feof(c->f)) {
-            pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, NULL, "line longer than %d bytes",
-                       LINE_MAX_BYTES - 1);
-            return -1;
-        }
         char *l = c->line;
         if (strncmp(l, "\xEF\xBB\xBF", 3) == 0) /* UTF-8 byte-order mark */
             l += 3;
@@ -155,19 +124,35 @@ static int csv_next(csv *c, pg_status *st)
         if (l[0] == '\0' || (l[0] == '#' && strncmp(l, VTRAIN_FIRST_COLUMN ",", strlen(VTRAIN_FIRST_COLUMN) + 1) != 0))
             continue;
         snprintf(c->raw, sizeof c->raw, "%s", l);
-        c->nfield = split_quoted(l, c->field, MAX_FIELDS);
+        c->nfield = pg_csv_split(l, c->field, MAX_FIELDS, &why);
+        if (c->nfield < 0) {
+            pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, NULL, "%s", why);
+            return -1;
+        }
         return 1;
+    }
+    if (got < 0) {
+        pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno + 1}, NULL, "%s", why);
+        return -1;
     }
     return 0;
 }
 
-/* The first line as the header: 1, or 0 at end, -1 on error (csv_next). */
+/* The first line as the header: 1, or 0 at end, -1 on error (csv_next, or
+ * a column named twice: a reader going by name would use one silently). */
 static int csv_header(csv *c, pg_status *st)
 {
     int more = csv_next(c, st);
     if (more > 0) {
         memcpy(c->header_buf, c->raw, sizeof c->raw);
-        c->nheader = split_quoted(c->header_buf, c->header, MAX_FIELDS);
+        const char *why = NULL;
+        c->nheader = pg_csv_split(c->header_buf, c->header, MAX_FIELDS, &why);
+        int dup = pg_csv_duplicate(c->header, c->nheader);
+        if (dup >= 0) {
+            pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, c->header[dup],
+                       "column named twice (which one holds the values?)");
+            return -1;
+        }
     }
     return more;
 }
@@ -185,7 +170,21 @@ static const char *get(const csv *c, int k)
     return k >= 0 && k < c->nfield ? c->field[k] : "";
 }
 
-/* Integer column: blank gives dflt; anything else must be an integer >= lo. */
+/* The largest value of an integer column (util/pglimits.h: the limits of
+ * experiment keys and hf configs): layer counts have their own. */
+static long column_max(const char *name)
+{
+    static const char *const LAYER_COLUMNS[] = {"layers", "num_layers"};
+    for (size_t i = 0; i < sizeof LAYER_COLUMNS / sizeof LAYER_COLUMNS[0]; i++)
+        if (strcmp(name, LAYER_COLUMNS[i]) == 0)
+            return PG_MAX_LAYERS;
+    if (strcmp(name, "moe_num_experts") == 0)
+        return PG_MAX_EXPERTS;
+    return PG_MAX_MODEL_DIM;
+}
+
+/* Integer column: blank gives dflt; anything else must be an integer in
+ * lo..column_max(name). */
 static int get_int(const csv *c, const char *name, int dflt, int lo, int *out, pg_status *st)
 {
     const char *v = get(c, col(c, name));
@@ -195,9 +194,12 @@ static int get_int(const csv *c, const char *name, int dflt, int lo, int *out, p
     }
     long x;
     const char *why = NULL;
-    if (units_parse_long(v, &x, &why) != 0 || x < lo || x > (1L << 30))
-        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, name, "'%s': %s", v,
-                          why ? why : "not an integer in range");
+    long max = column_max(name);
+    if (units_parse_long(v, &x, &why) != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, name, "'%s': %s", v, why);
+    if (x < lo || x > max)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, name,
+                          "'%s': expected an integer between %d and %ld", v, lo, max);
     *out = (int)x;
     return 0;
 }
@@ -390,33 +392,45 @@ static int note_int(const char *notes, const char *word)
     return p ? atoi(p + strlen(word)) : 0;
 }
 
-static void model_from(const csv *c, model_entry *m)
+/* models.csv's row c as m: 0 (m->ok, or m->why says why the model cannot
+ * be costed), or PG_EXIT_INPUT for a value out of its limit. */
+static int model_from(const csv *c, model_entry *m, pg_status *st)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->key, sizeof m->key, "%s", get(c, col(c, "model_key")));
     const char *notes = get(c, col(c, "arch_notes"));
     arch *a = &m->a;
-    int layers = atoi(get(c, col(c, "num_layers"))), hidden = atoi(get(c, col(c, "hidden_size")));
-    int heads = atoi(get(c, col(c, "num_attention_heads"))), vocab = atoi(get(c, col(c, "vocab_size")));
+    int layers, hidden, heads, vocab, kv_heads, ffn, experts, top_k, expert_ffn, shared_ffn;
+    if (get_int(c, "num_layers", 0, 0, &layers, st) || get_int(c, "hidden_size", 0, 0, &hidden, st) ||
+        get_int(c, "num_attention_heads", 0, 0, &heads, st) || get_int(c, "vocab_size", 0, 0, &vocab, st) ||
+        get_int(c, "num_kv_heads", 0, 0, &kv_heads, st) || get_int(c, "ffn_hidden_size", 0, 0, &ffn, st) ||
+        get_int(c, "moe_num_experts", 0, 0, &experts, st) || get_int(c, "moe_topk", 0, 0, &top_k, st) ||
+        get_int(c, "moe_ffn_hidden_size", 0, 0, &expert_ffn, st) ||
+        get_int(c, "moe_shared_expert_ffn", 0, 0, &shared_ffn, st))
+        return st->code;
+    int hd = note_int(notes, "head_dim ");
+    if (hd > PG_MAX_HEAD_DIM)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, "arch_notes",
+                          "head_dim %d is more than any model's (at most %d)", hd, PG_MAX_HEAD_DIM);
     if (layers < 1 || hidden < 1 || heads < 1 || vocab < 1) {
         snprintf(m->why, sizeof m->why, "architecture of '%s' not given in models.csv", m->key);
-        return;
+        return 0;
     }
     if (strstr(notes, "MLA")) {
         snprintf(m->why, sizeof m->why, "'%s': MLA dimensions are only in models.csv's free text", m->key);
-        return;
+        return 0;
     }
     if (strstr(notes, "ybrid") || strstr(notes, "Mamba")) {
         snprintf(m->why, sizeof m->why, "'%s': hybrid Mamba layers (arch describes attention decoders)", m->key);
-        return;
+        return 0;
     }
     if (strstr(notes, "sliding") || strstr(notes, "SWA")) {
         snprintf(m->why, sizeof m->why, "'%s': sliding-window attention (not in arch)", m->key);
-        return;
+        return 0;
     }
     if (strstr(notes, "every other layer")) {
         snprintf(m->why, sizeof m->why, "'%s': MoE on alternate layers (not in arch)", m->key);
-        return;
+        return 0;
     }
     if (strncmp(m->key, "gpt3", 4) == 0) {
         arch_gpt(a, layers, hidden, heads, 0, vocab);   /* positions set per row (seq) */
@@ -433,23 +447,20 @@ static void model_from(const csv *c, model_entry *m)
         a->mlp = strstr(notes, "squared-ReLU") || strstr(notes, "GELU") ? ARCH_MLP_GELU : ARCH_MLP_SWIGLU;
     }
     snprintf(a->name, sizeof a->name, "%s", get(c, col(c, "model_name")));
-    a->kv_heads = atoi(get(c, col(c, "num_kv_heads")));
-    if (a->kv_heads < 1)
-        a->kv_heads = heads;
-    int hd = note_int(notes, "head_dim ");
+    a->kv_heads = kv_heads >= 1 ? kv_heads : heads;
     a->head_dim = hd > 0 ? hd : hidden / heads;
-    int ffn = atoi(get(c, col(c, "ffn_hidden_size")));
     if (ffn > 0)
         a->ffn = ffn;
-    a->moe.experts = atoi(get(c, col(c, "moe_num_experts")));
-    a->moe.top_k = atoi(get(c, col(c, "moe_topk")));
-    a->moe.expert_ffn = atoi(get(c, col(c, "moe_ffn_hidden_size")));
-    a->moe.shared_ffn = atoi(get(c, col(c, "moe_shared_expert_ffn")));
+    a->moe.experts = experts;
+    a->moe.top_k = top_k;
+    a->moe.expert_ffn = expert_ffn;
+    a->moe.shared_ffn = shared_ffn;
     if (a->ffn < 1 || (a->moe.experts > 0 && (a->moe.top_k < 1 || a->moe.expert_ffn < 1))) {
         snprintf(m->why, sizeof m->why, "'%s': FFN / MoE sizes incomplete in models.csv", m->key);
-        return;
+        return 0;
     }
     m->ok = 1;
+    return 0;
 }
 
 static int load_models(const char *path, model_entry **out, int *n, pg_status *st)
@@ -468,7 +479,10 @@ static int load_models(const char *path, model_entry **out, int *n, pg_status *s
     }
     while ((more = csv_next(&c, st)) > 0) {
         pg_grow((void **)out, &cap, (size_t)*n + 1, sizeof **out);
-        model_from(&c, &(*out)[(*n)++]);
+        if (model_from(&c, &(*out)[(*n)++], st) != 0) {
+            more = -1;
+            break;
+        }
     }
     fclose(c.f);
     return more < 0 ? st->code : 0;

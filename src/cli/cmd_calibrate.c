@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "util/outfile.h"
 #include "calib/fit_select.h"
 #include "calib/itermodel.h"
 #include "cli/validate_args.h"
@@ -179,12 +180,14 @@ static int write_file(const gpu_params *g, const char *header, const char *path,
     strbuf sb;
     sb_init(&sb);
     gpu_params_write_yaml(g, header, &sb);
-    FILE *out = path[0] ? fopen(path, "w") : stdout;
     int rc = 0;
-    if (!out || sb_write(&sb, out) != 0)
-        rc = pg_fail(st, PG_EXIT_INTERNAL, "calibrate: cannot write %s", path[0] ? path : "stdout");
-    if (out && out != stdout && fclose(out) != 0 && rc == 0)
-        rc = pg_fail(st, PG_EXIT_INTERNAL, "calibrate: cannot write %s", path);
+    if (path[0]) {
+        pg_outfile of;
+        if ((rc = pg_outfile_open(&of, path, "-o", st)) == 0)
+            rc = pg_outfile_commit(&of, sb_write(&sb, of.f) != 0, st);
+    } else if (sb_write(&sb, stdout) != 0) {
+        rc = pg_fail(st, PG_EXIT_INTERNAL, "calibrate: cannot write stdout");
+    }
     sb_free(&sb);
     return rc;
 }

@@ -64,16 +64,23 @@ int cmd_run(int argc, char **argv)
     job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
                        .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan};
-    if (write_report(&ri, o.format, &st) != 0) {
-        rc = cli_report_error(&st);
-        goto done;
-    }
+    /* Every output is attempted: one that fails loses no other, and the exit
+     * code is the first failure's. */
+    int out_rc = 0;
+    if (write_report(&ri, o.format, &st) != 0)
+        out_rc = cli_report_error(&st);
+    pg_status_clear(&st);
     if (o.trace_path != NULL && report_trace(&ri, o.trace_path, &st) != 0) {
-        rc = cli_report_error(&st);
-        goto done;
+        int r = cli_report_error(&st);
+        out_rc = out_rc ? out_rc : r;
     }
+    pg_status_clear(&st);
     if (o.svg_path != NULL && report_svg(&ri, o.svg_path, &st) != 0) {
-        rc = cli_report_error(&st);
+        int r = cli_report_error(&st);
+        out_rc = out_rc ? out_rc : r;
+    }
+    if (out_rc != 0) {
+        rc = out_rc;
         goto done;
     }
     if (m.offloads_chosen > 0 && m.offloads_copied == 0)   /* the policy asked for offload and got none */

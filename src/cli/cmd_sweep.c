@@ -18,6 +18,7 @@
 
 #include "cli/cli.h"
 #include "job/sweep.h"
+#include "util/outfile.h"
 #include "util/units.h"
 
 /* Chunks written by --emit when --chunks is not given: enough to keep a
@@ -30,7 +31,18 @@ typedef struct out_sink {
     int flush_each;     /* -o: every row reaches the file before the next starts */
     long failed;
     long oom;           /* completed rows predicting out of memory (exit 3): results, not failures */
+    long crashed;       /* rows that are no result: killed by a signal or failed in their environment */
 } out_sink;
+
+/* A row's exit code that is no answer about its combination: the run was
+ * killed by a signal (128 + the signal, a crash) or its environment failed
+ * (1: out of memory, an unwritable file).  The row is still written, and the
+ * sweep then exits 1 (README, Sweeps), so a script never takes a sweep of
+ * crashes for a finished one. */
+static int row_is_no_result(int exit_code)
+{
+    return exit_code == PG_EXIT_INTERNAL || exit_code >= SWEEP_EXIT_SIGNAL_BASE;
+}
 
 static int write_row(const sweep_result *r, void *ctx)
 {
@@ -39,6 +51,8 @@ static int write_row(const sweep_result *r, void *ctx)
         o->oom++;
     else if (r->exit_code != 0)
         o->failed++;
+    if (row_is_no_result(r->exit_code))
+        o->crashed++;
     if (fputs(r->row, o->f) == EOF)
         return -1;
     return o->flush_each ? fflush(o->f) : 0;
@@ -58,17 +72,22 @@ static int emit(const cli_options *o, const sweep_grid *g, pg_status *st)
         return pg_fail(st, PG_EXIT_INPUT, "--chunks: '%s' is not a count between 1 and %d", o->chunks,
                        MAX_EMIT_CHUNKS);
     spec.chunks = (int)n;
-    FILE *out = stdout;
-    if (o->output_path && !(out = fopen(o->output_path, "w")))
-        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", o->output_path, strerror(errno));
-    int rc = sweep_emit(&spec, out, st);
-    if (out != stdout) {
-        if (fclose(out) != 0 && rc == 0)
-            rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", o->output_path);
-        if (rc == 0 && chmod(o->output_path, 0755) != 0)   /* a script: make it runnable */
-            rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: chmod: %s", o->output_path, strerror(errno));
+    if (!o->output_path)
+        return sweep_emit(&spec, stdout, st);
+    pg_outfile of;
+    int rc = pg_outfile_open(&of, o->output_path, "-o", st);
+    if (rc != 0)
+        return rc;
+    rc = sweep_emit(&spec, of.f, st);
+    /* a script: runnable once in place (the mode moves with the rename; a
+     * device or link written in place keeps its own) */
+    if (rc == 0 && of.tmp_path && fchmod(fileno(of.f), 0755) != 0)
+        rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: chmod: %s", o->output_path, strerror(errno));
+    if (rc != 0) {
+        pg_outfile_discard(&of);
+        return rc;
     }
-    return rc;
+    return pg_outfile_commit(&of, 0, st);
 }
 
 static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
@@ -85,7 +104,15 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     sb_init(&header);
     sweep_csv_header(g, &header);
     sweep_done done = {.need_header = 1};
-    if (o->output_path && (rc = sweep_read_done(o->output_path, g, header.data, &done, st)) != 0) {
+    out_sink sink = {.f = stdout};
+    /* -o: opened and locked before its rows are read, so a second sweep on
+     * the same file is refused instead of running and appending every row
+     * again (util/outfile.h). */
+    if (o->output_path &&
+        ((rc = pg_open_locked_append(o->output_path, "-o", "sweep -o", &sink.f, st)) != 0 ||
+         (rc = sweep_read_done(o->output_path, g, header.data, &done, st)) != 0)) {
+        if (sink.f)
+            fclose(sink.f);
         sweep_done_free(&done);
         sb_free(&header);
         return rc;
@@ -104,13 +131,8 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     free(values);
     sweep_done_free(&done);
 
-    out_sink sink = {.f = stdout};
     if (o->output_path) {
         sink.flush_each = 1;
-        if (!(sink.f = fopen(o->output_path, "a"))) {
-            rc = pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", o->output_path, strerror(errno));
-            goto out;
-        }
         if (skipped > 0)
             fprintf(stderr, "pipegrid: %s: %ld combinations already there, %ld to run\n", o->output_path,
                     skipped, count);
@@ -130,6 +152,11 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     if (rc == 0 && sink.oom > 0)
         fprintf(stderr, "pipegrid: sweep: %ld of %ld combinations predict out of memory (exit_code 3, oom)\n",
                 sink.oom, count);
+    if (rc == 0 && sink.crashed > 0)
+        rc = pg_fail(st, PG_EXIT_INTERNAL,
+                     "sweep: %ld of %ld combinations crashed or failed in their environment (exit_code 1 or "
+                     "128 + a signal, messages above): their rows are written, the sweep is not a result",
+                     sink.crashed, count);
 out:
     if (sink.f && sink.f != stdout && fclose(sink.f) != 0 && rc == 0)
         rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", o->output_path);

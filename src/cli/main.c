@@ -1,5 +1,6 @@
 /* main.c: pipegrid's entry point: dispatch to a subcommand. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -172,6 +173,15 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     pg_alloc_keep_freed_memory();
+    /* A closed pipe (`pipegrid run | head -1`) must not kill the process
+     * with SIGPIPE (exit 141): writes fail with EPIPE instead, and
+     * finish_stdout reports it as the environment failure it is (exit 1).
+     * Sweep and optimize workers inherit this, so a worker whose parent died
+     * exits 1 the same way. */
+    signal(SIGPIPE, SIG_IGN);
+    /* Likewise a file-size limit (`ulimit -f`): the write fails with EFBIG
+     * and the output is reported as not written (exit 1), not SIGXFSZ. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         print_usage(stderr);
         return PG_EXIT_INPUT;

@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "job/search.h"
+#include "util/outfile.h"
 #include "opt/optimize.h"
 #include "util/units.h"
 
@@ -450,15 +451,18 @@ static int collect(const sweep_result *r, void *ctx)
 }
 
 /* --resume FILE: the rows already simulated; the file is then open for
- * appending (created with the header when new). */
+ * appending (created with the header when new).  It is locked first, so a
+ * second search on the same file is refused rather than appending every
+ * row again (util/outfile.h). */
 static int open_resume(search *s, pg_status *st)
 {
     const char *path = s->resume_path;
+    int rc = pg_open_locked_append(path, "--resume", "optimize --resume", &s->resume, st);
+    if (rc != 0) return rc;
     struct stat sb;
-    if (stat(path, &sb) == 0 && sb.st_size > 0) {
+    if (fstat(fileno(s->resume), &sb) == 0 && sb.st_size > 0) {
         csv_lines l;
         if (csv_read_lines(path, &l, st) != 0) return st->code;
-        int rc = 0;
         size_t hlen = s->header.len - 1;
         if (l.count < 1 || strlen(l.line[0]) != hlen || strncmp(l.line[0], s->header.data, hlen) != 0)
             rc = pg_fail(st, PG_EXIT_INPUT, "%s:1: cannot resume: the header differs from this search's (other grid "
@@ -477,15 +481,10 @@ static int open_resume(search *s, pg_status *st)
         if (rc == 0 && l.partial && truncate(path, (off_t)l.complete_bytes) != 0)
             rc = pg_fail(st, PG_EXIT_INPUT, "%s: cannot truncate: %s", path, strerror(errno));
         csv_lines_free(&l);
-        if (rc != 0) return rc;
-        if (!(s->resume = fopen(path, "a")))
-            return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
-        return 0;
+        return rc;
     }
-    if (!(s->resume = fopen(path, "w")))
-        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
     if (fputs(s->header.data, s->resume) < 0 || fflush(s->resume) != 0)
-        return pg_fail(st, PG_EXIT_INPUT, "%s: write error", path);
+        return pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", path);
     return 0;
 }
 
@@ -655,8 +654,10 @@ static void yaml_scalar(FILE *f, const char *v)
 /* The experiment (file + --set) with the candidate's values on top. */
 int search_write_best(const char *path, const config *cfg, const search *s, const candidate *c, pg_status *st)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    pg_outfile of;
+    int rc = pg_outfile_open(&of, path, "-o", st);
+    if (rc != 0) return rc;
+    FILE *f = of.f;
     fprintf(f, "# written by pipegrid optimize: the highest simulated throughput that fits\n"
                "# (%.6g samples/s, iteration %.6g s, peak %.4g GiB); replay: pipegrid run %s\n",
             c->samples_per_s, c->iteration_s, c->peak_bytes / GIB, path);
@@ -674,8 +675,7 @@ int search_write_best(const char *path, const config *cfg, const search *s, cons
         fputc('\n', f);
     }
     config_free(&out);
-    if (fclose(f) != 0) return pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", path);
-    return 0;
+    return pg_outfile_commit(&of, 0, st);
 }
 
 /* The candidate's grid values as a CSV row of the sweep header: simulated

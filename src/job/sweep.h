@@ -135,6 +135,10 @@ void sweep_done_free(sweep_done *d);
 
 /* ---- running combinations (sweep_run.c) --------------------------------- */
 
+/* A combination's exit_code when its process was killed by a signal:
+ * 128 + the signal (the shell's convention). */
+#define SWEEP_EXIT_SIGNAL_BASE 128
+
 /* What a combination produced.  row is the complete CSV line for the sweep
  * file (grid values, run columns, index columns, "\n"). */
 typedef struct sweep_result {

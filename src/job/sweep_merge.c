@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "job/sweep.h"
+#include "util/outfile.h"
 #include "util/units.h"
 
 /* How many missing combinations are named one by one. */
@@ -299,15 +300,19 @@ static void merge_free(merge_state *m)
 static int write_merged(const merge_state *m, const char *path, pg_status *st)
 {
     FILE *out = stdout;
-    if (path && !(out = fopen(path, "w")))
-        return pg_fail(st, PG_EXIT_INPUT, "%s: cannot write: %s", path, strerror(errno));
+    pg_outfile of = {0};
+    if (path) {
+        int rc = pg_outfile_open(&of, path, "-o", st);
+        if (rc != 0)
+            return rc;
+        out = of.f;
+    }
     fprintf(out, "%s\n", m->header);
     for (size_t i = 0; i < m->nrows; i++)
         fprintf(out, "%s\n", m->rows[i].line);
-    int bad = fflush(out) != 0 || ferror(out);
-    if (out != stdout)
-        bad |= fclose(out) != 0;
-    return bad ? pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", path ? path : "standard output") : 0;
+    if (path)
+        return pg_outfile_commit(&of, 0, st);
+    return fflush(out) != 0 || ferror(out) ? pg_fail(st, PG_EXIT_INTERNAL, "standard output: write error") : 0;
 }
 
 int sweep_merge(const char *const *parts, int nparts, const sweep_grid *given, const char *out_path, long *missing,

@@ -32,8 +32,6 @@
 
 #define REORDER_PER_JOB 64
 #define READ_CHUNK_BYTES 4096
-/* Shell convention for a child killed by a signal: 128 + the signal. */
-#define EXIT_SIGNAL_BASE 128
 #define PROGRESS_BAR_WIDTH 30
 #define SECONDS_PER_MINUTE 60
 
@@ -231,10 +229,10 @@ static void finish_worker(const sweep_plan *p, worker *w, int wstatus, const cha
     if (WIFEXITED(wstatus)) {
         code = WEXITSTATUS(wstatus);
     } else {
-        code = EXIT_SIGNAL_BASE + (WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+        code = SWEEP_EXIT_SIGNAL_BASE + (WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
         progress_clear(pr);
         fprintf(stderr, "%spipegrid: sweep: the run was killed by signal %d (%s)\n", w->prefix.data,
-                code - EXIT_SIGNAL_BASE, strsignal(code - EXIT_SIGNAL_BASE));
+                code - SWEEP_EXIT_SIGNAL_BASE, strsignal(code - SWEEP_EXIT_SIGNAL_BASE));
         progress_draw(pr);
     }
     strbuf row, run_row;

@@ -29,7 +29,7 @@
 #define MAX_CHUNKS PG_MAX_CHUNKS
 #define MAX_DURATION PG_MAX_DURATION_S
 #define MAX_BATCH (1 << 30)
-#define MAX_MODEL_DIM (1 << 30)
+#define MAX_MODEL_DIM PG_MAX_MODEL_DIM
 #define MAX_NODES (1 << 20)
 /* Suggest a key only when the typo is small relative to the key. */
 #define SUGGEST_MIN_DISTANCE 2
@@ -200,7 +200,7 @@ static const key_spec SCHEMA[] = {
             "workload=uniform: bytes of the activation a stage sends on (the gradient back is the same size)"),
     NUM_KEY("uniform.params", uniform_params, T_NUMBER, "count", "0", 0, HUGE_NUM, 0,
             "workload=uniform: parameters of one rank's share of the model"),
-    INT_KEY("gpt.layers", gpt_layers, NULL, 1, MAX_MODEL_DIM, "workload=gpt: transformer layers (required)"),
+    INT_KEY("gpt.layers", gpt_layers, NULL, 1, PG_MAX_LAYERS, "workload=gpt: transformer layers (required)"),
     INT_KEY("gpt.hidden", gpt_hidden, NULL, 1, MAX_MODEL_DIM, "workload=gpt: hidden size (required)"),
     INT_KEY("gpt.heads", gpt_heads, NULL, 1, MAX_MODEL_DIM,
             "workload=gpt: attention heads, dividing gpt.hidden (required)"),
@@ -211,11 +211,11 @@ static const key_spec SCHEMA[] = {
             "workload=gpt and workload=hf:PATH: packed sequences (SFT): documents of this many tokens, each "
             "attending only within itself (flash attention), so attention costs gpt.seq x gpt.doc_len instead "
             "of gpt.seq^2; 0 = one document per sequence"),
-    INT_OR_WORD_KEY("stage.first_layers", "int|even", stage_first_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
+    INT_OR_WORD_KEY("stage.first_layers", "int|even", stage_first_layers, "even", 0, PG_MAX_LAYERS, STAGE_LAYERS_WORDS,
             "workload=gpt / hf: transformer layers on the first pipeline stage (it also holds the embedding; "
             "Megatron's decoder_first_pipeline_num_layers; 0: the embedding alone); the stages not fixed share the "
             "rest evenly; even: as the even split gives"),
-    INT_OR_WORD_KEY("stage.last_layers", "int|even", stage_last_layers, "even", 0, MAX_MODEL_DIM, STAGE_LAYERS_WORDS,
+    INT_OR_WORD_KEY("stage.last_layers", "int|even", stage_last_layers, "even", 0, PG_MAX_LAYERS, STAGE_LAYERS_WORDS,
             "workload=gpt / hf: transformer layers on the last pipeline stage (it also holds the LM head and the "
             "loss; 0: the head alone; the zero-bubble and PipeOffload papers' balanced stages put one layer fewer "
             "there and on the first); even: as the even split gives"),

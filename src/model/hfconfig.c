@@ -13,6 +13,7 @@
  * many (token ids, dtype, rope scaling) that change no parameter or FLOP.
  */
 #include "model/hfconfig.h"
+#include "util/pglimits.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -20,12 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Largest size accepted.  Anything bigger is a typo, and below 2^30 the sum
- * of two sizes (arch.c adds MLA's head widths as int) still fits an int. */
-#define HF_MAX_DIM ((1 << 30) - 1)
-/* Layers are looped over (arch.c counts per layer), so their bound is the
- * one that keeps a typo from costing seconds; real models have < 200. */
-#define HF_MAX_LAYERS (1 << 16)
+/* Largest sizes accepted: util/pglimits.h's, shared with the experiment's
+ * keys and the validation CSVs. */
+#define HF_MAX_DIM PG_MAX_MODEL_DIM
+#define HF_MAX_LAYERS PG_MAX_LAYERS
+/* An RMSNorm / LayerNorm epsilon is a small positive guard (1e-5, 1e-6):
+ * 1 or more would dominate the variance it guards. */
+#define NORM_EPS_MAX 1.0
 #define GPT2_FFN_MULT 4           /* GPT-2's n_inner: null means 4 x n_embd */
 #define DROPOUT_PROB_MAX 1.0
 #define JSON_EXT ".json"
@@ -232,6 +234,28 @@ static int get_int(hf_ctx *c, const char *const *names, int required, int lo, in
     return 0;
 }
 
+/* A size read by get_int that must not exceed max (pglimits.h). */
+static int check_max(hf_ctx *c, const char *name, int value, int max)
+{
+    if (value > max)
+        return fail_key(c, name, "%d is more than any model's (at most %d)", value, max);
+    return 0;
+}
+
+/* A norm epsilon, when present: a number in (0, 1). */
+static int check_norm_eps(hf_ctx *c, const char *name)
+{
+    json_t *v = json_object_get(c->root, name);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_number(v))
+        return fail_key(c, name, "must be a small positive number, not %s", type_name(v));
+    double eps = json_number_value(v);
+    if (!(eps > 0.0 && eps < NORM_EPS_MAX))   /* NaN and infinity fail too */
+        return fail_key(c, name, "%g is not a norm epsilon (a positive number below %g)", eps, NORM_EPS_MAX);
+    return 0;
+}
+
 /* A boolean into *out when present (null = absent). */
 static int get_bool(hf_ctx *c, const char *name, int *out, int *found)
 {
@@ -314,6 +338,7 @@ static int read_shape(hf_ctx *c, arch *a, int *gpt2_keys)
                         a->kv_heads, a->heads);
     int has_head_dim;
     TRY(get_int(c, KEYS("head_dim"), 0, 1, &a->head_dim, &has_head_dim));
+    TRY(check_max(c, "head_dim", a->head_dim, PG_MAX_HEAD_DIM));
     if (!has_head_dim) {
         if (a->hidden % a->heads != 0)
             return fail_key(c, "num_attention_heads", "%d heads do not divide hidden size %d (give head_dim)",
@@ -363,6 +388,9 @@ static int read_layout(hf_ctx *c, const hf_family *fam, int gpt2_keys, arch *a)
     else
         return fail_key(c, "rms_norm_eps", "cannot tell RMSNorm from LayerNorm: give rms_norm_eps or "
                         "layer_norm_epsilon, or a known model_type");
+    TRY(check_norm_eps(c, "rms_norm_eps"));
+    TRY(check_norm_eps(c, "layer_norm_epsilon"));
+    TRY(check_norm_eps(c, "layer_norm_eps"));
 
     int found;
     a->tied_embeddings = fam ? fam->tied : 1;   /* PretrainedConfig's default */
@@ -403,6 +431,37 @@ static int read_layout(hf_ctx *c, const hf_family *fam, int gpt2_keys, arch *a)
     return 0;
 }
 
+/* model_types and architectures of MoE models: a name with "moe" in it
+ * (qwen2_moe, OlmoeForCausalLM) or one of these. */
+static const char *const MOE_TYPE_NAMES[] = {"mixtral", "deepseek_v2", "deepseek_v3", "dbrx", "jamba"};
+
+static int names_moe(const char *name)
+{
+    if (!name)
+        return 0;
+    if (strcasestr(name, "moe"))
+        return 1;
+    for (size_t i = 0; i < COUNT(MOE_TYPE_NAMES); i++)
+        if (strcasestr(name, MOE_TYPE_NAMES[i]))
+            return 1;
+    return 0;
+}
+
+/* Whether model_type or an architectures entry names an MoE model. */
+static int is_moe_type(hf_ctx *c)
+{
+    json_t *t = json_object_get(c->root, "model_type");
+    if (json_is_string(t) && names_moe(json_string_value(t)))
+        return 1;
+    json_t *archs = json_object_get(c->root, "architectures");
+    for (size_t i = 0; json_is_array(archs) && i < json_array_size(archs); i++) {
+        json_t *v = json_array_get(archs, i);
+        if (json_is_string(v) && names_moe(json_string_value(v)))
+            return 1;
+    }
+    return 0;
+}
+
 /* Mixtral: num_local_experts, the expert size is intermediate_size.
  * Qwen2-MoE: num_experts, moe_intermediate_size, one gated shared expert of
  * shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
@@ -411,9 +470,22 @@ static int read_layout(hf_ctx *c, const hf_family *fam, int gpt2_keys, arch *a)
 static int read_moe(hf_ctx *c, const hf_family *fam, arch *a)
 {
     arch_moe *m = &a->moe;
+    const char *experts_key = NULL;
+    json_t *ev = lookup(c, KEYS("num_local_experts", "num_experts", "n_routed_experts"), &experts_key);
     TRY(get_int(c, KEYS("num_local_experts", "num_experts", "n_routed_experts"), 0, 0, &m->experts, NULL));
-    if (m->experts == 0)
+    TRY(check_max(c, experts_key, m->experts, PG_MAX_EXPERTS));
+    if (m->experts == 0) {
+        /* 0 experts in a config that is MoE would silently cost a dense model */
+        int top_k = 0;
+        TRY(get_int(c, KEYS("num_experts_per_tok"), 0, 0, &top_k, NULL));
+        if (top_k > 0)
+            return fail_key(c, ev ? experts_key : "num_local_experts",
+                            "%s experts with num_experts_per_tok = %d: an MoE config needs at least one expert",
+                            ev ? "0" : "no", top_k);
+        if (ev && !json_is_null(ev) && is_moe_type(c))
+            return fail_key(c, experts_key, "0 experts in an MoE model (model_type or architectures say MoE)");
         return 0;
+    }
     TRY(get_int(c, KEYS("num_experts_per_tok"), 1, 1, &m->top_k, NULL));
     if (m->top_k > m->experts)
         return fail_key(c, "num_experts_per_tok", "%d exceeds the %d experts", m->top_k, m->experts);
@@ -479,6 +551,9 @@ static int read_mla(hf_ctx *c, arch *a)
     TRY(get_int(c, KEYS("qk_nope_head_dim"), 1, 0, &m->qk_nope_head_dim, NULL));
     TRY(get_int(c, KEYS("qk_rope_head_dim"), 1, 1, &m->qk_rope_head_dim, NULL));
     TRY(get_int(c, KEYS("v_head_dim"), 1, 1, &m->v_head_dim, NULL));
+    TRY(check_max(c, "qk_nope_head_dim", m->qk_nope_head_dim, PG_MAX_HEAD_DIM));
+    TRY(check_max(c, "qk_rope_head_dim", m->qk_rope_head_dim, PG_MAX_HEAD_DIM));
+    TRY(check_max(c, "v_head_dim", m->v_head_dim, PG_MAX_HEAD_DIM));
     a->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
     /* num_nextn_predict_layers (DeepSeek-V3's multi-token prediction module)
      * is ignored: the published main-model counts leave it out too. */

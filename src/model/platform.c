@@ -32,6 +32,7 @@
 
 /* A number as exact shortest text, valid until the end of the enclosing block. */
 #define NUM(v) pg_numtext((v), (char[PG_NUMTEXT_MAX]){0})
+#include "util/pglimits.h"
 #include "util/units.h"
 
 /* "No bandwidth limit worth the name": 1 EB/s moves a 1 GB activation in
@@ -278,6 +279,29 @@ static int check_bandwidth(walk *wk, xmlNodePtr n, const char *attr)
     return rc;
 }
 
+/* A latency attribute must parse as a duration (>= 0, at most
+ * PG_MAX_DURATION_S): collect_links reads it later for the host routes, and
+ * SimGrid itself aborts on a latency it cannot parse. */
+static int check_latency(walk *wk, xmlNodePtr n, const char *attr)
+{
+    char *lat = NULL;
+    if (!attr_dup(n, attr, &lat))
+        return 0;
+    double s = 0;
+    const char *why = NULL;
+    int rc = 0;
+    if (units_parse_duration(lat, &s, &why) != 0 || s > PG_MAX_DURATION_S) {
+        char *id = NULL;
+        attr_dup(n, "id", &id);
+        rc = pg_fail_at(wk->st, PG_EXIT_INPUT, (pg_origin){wk->file, (int)xmlGetLineNo(n)}, attr,
+                        "<%s id='%.64s'>: latency '%.64s': %s%s", (const char *)n->name, id ? id : "?", lat,
+                        why ? why : "longer than the longest duration allowed, ", why ? "" : NUM(PG_MAX_DURATION_S));
+        free(id);
+    }
+    free(lat);
+    return rc;
+}
+
 static int walk_tree(walk *wk, xmlNodePtr n)
 {
     for (; n; n = n->next) {
@@ -287,10 +311,12 @@ static int walk_tree(walk *wk, xmlNodePtr n)
         if (xmlStrcmp(n->name, (const xmlChar *)"host") == 0)
             rc = read_host(wk, n);
         else if (xmlStrcmp(n->name, (const xmlChar *)"link") == 0 ||
-                 xmlStrcmp(n->name, (const xmlChar *)"backbone") == 0)
-            rc = check_bandwidth(wk, n, "bandwidth");
-        else if (xmlStrcmp(n->name, (const xmlChar *)"cluster") == 0) {
-            if ((rc = check_bandwidth(wk, n, "bw")) == 0 && (rc = check_bandwidth(wk, n, "bb_bw")) == 0)
+                 xmlStrcmp(n->name, (const xmlChar *)"backbone") == 0) {
+            if ((rc = check_bandwidth(wk, n, "bandwidth")) == 0)
+                rc = check_latency(wk, n, "latency");
+        } else if (xmlStrcmp(n->name, (const xmlChar *)"cluster") == 0) {
+            if ((rc = check_bandwidth(wk, n, "bw")) == 0 && (rc = check_bandwidth(wk, n, "bb_bw")) == 0 &&
+                (rc = check_latency(wk, n, "lat")) == 0 && (rc = check_latency(wk, n, "bb_lat")) == 0)
                 rc = walk_tree(wk, n->children);
         } else if ((rc = check_routing(wk, n)) == 0)
             rc = walk_tree(wk, n->children);

@@ -63,10 +63,9 @@ void rpt_json_sep(strbuf *sb, int index)
 int rpt_file_open(rpt_file *w, const char *path, const char *option, size_t flush_bytes, pg_status *st)
 {
     memset(w, 0, sizeof *w);
-    w->f = fopen(path, "w");
-    if (!w->f)
-        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, 0}, option, "cannot open for writing: %s",
-                          strerror(errno));
+    int rc = pg_outfile_open(&w->out, path, option, st);
+    if (rc != 0)
+        return rc;
     sb_init(&w->sb);
     w->flush_bytes = flush_bytes;
     return 0;
@@ -74,7 +73,7 @@ int rpt_file_open(rpt_file *w, const char *path, const char *option, size_t flus
 
 void rpt_file_flush(rpt_file *w)
 {
-    if (w->sb.len && fwrite(w->sb.data, 1, w->sb.len, w->f) != w->sb.len)
+    if (w->sb.len && fwrite(w->sb.data, 1, w->sb.len, w->out.f) != w->sb.len)
         w->failed = 1;
     sb_reset(&w->sb);
 }
@@ -90,10 +89,10 @@ int rpt_file_close(rpt_file *w, const char *path, const char *what, pg_status *s
 {
     rpt_file_flush(w);
     sb_free(&w->sb);
-    if (fclose(w->f) != 0)
-        w->failed = 1;
-    w->f = NULL;
-    if (w->failed)
-        return pg_fail(st, PG_EXIT_INTERNAL, "%s: error writing the %s: %s", path, what, strerror(errno));
+    (void)path;   /* the outfile knows it */
+    pg_status inner;
+    pg_status_clear(&inner);
+    if (pg_outfile_commit(&w->out, w->failed, &inner) != 0)
+        return pg_fail(st, PG_EXIT_INTERNAL, "%s (the %s)", inner.msg, what);
     return 0;
 }

@@ -9,6 +9,7 @@
 #define PG_REPORT_REPORT_UTIL_H
 
 #include "report/report.h"
+#include "util/outfile.h"
 
 /* Buffer size for the labels below. */
 #define RPT_LABEL_MAX 600
@@ -65,9 +66,11 @@ void rpt_json_sep(strbuf *sb, int index);
 /* ---- buffered file output (output.c) ---------------------------------------
  * Big outputs (a trace of millions of events) are built in a strbuf and
  * written every flush_bytes, so they are never held whole in memory; write
- * errors are remembered and reported once, at close. */
+ * errors are remembered and reported once, at close.  The file is written
+ * beside path and renamed onto it at close (util/outfile.h), so an
+ * interrupted or failed write never leaves a truncated file. */
 typedef struct rpt_file {
-    FILE *f;
+    pg_outfile out;
     strbuf sb;
     size_t flush_bytes;
     int failed;         /* a write failed */
@@ -81,8 +84,9 @@ int rpt_file_open(rpt_file *w, const char *path, const char *option, size_t flus
 strbuf *rpt_file_buf(rpt_file *w);
 /* Writes out what the buffer holds. */
 void rpt_file_flush(rpt_file *w);
-/* Flushes, closes and frees; PG_EXIT_INTERNAL "PATH: error writing the
- * WHAT: ..." if any write or the close failed. */
+/* Flushes, closes, renames into place and frees; PG_EXIT_INTERNAL "PATH:
+ * cannot write: ... (the WHAT)" if any write, the close or the rename failed
+ * (then path is left as it was). */
 int rpt_file_close(rpt_file *w, const char *path, const char *what, pg_status *st);
 
 #endif

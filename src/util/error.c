@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -150,11 +151,17 @@ void pg_status_prefix(pg_status *st, const char *fmt, ...)
 }
 
 /* Out of memory is not an input error: say so once and stop, since every
- * caller would otherwise need a recovery path it cannot test. */
+ * caller would otherwise need a recovery path it cannot test.  The one exit
+ * below src/cli: an environment failure, PG_EXIT_INTERNAL as the README's
+ * exit codes promise, never abort()'s core dump (exit 134).  _exit, not
+ * exit: atexit handlers and SimGrid's static destructors may need memory
+ * or run mid-simulation, and no partial output should be flushed. */
 static void out_of_memory(size_t size)
 {
-    fprintf(stderr, "pipegrid: out of memory (allocating %zu bytes)\n", size);
-    abort();
+    fprintf(stderr, "pipegrid: out of memory (allocating %zu bytes; a `ulimit -v` or the machine's memory)\n",
+            size);
+    fflush(stderr);
+    _exit(PG_EXIT_INTERNAL);
 }
 
 void *pg_xmalloc(size_t size)

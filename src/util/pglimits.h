@@ -18,4 +18,20 @@
  * 1e300 s would overflow to infinity and look like a deadlock. */
 #define PG_MAX_DURATION_S 1e6
 
+/* A model's sizes, the same for every way of giving them: experiment keys
+ * (gpt.layers, ...), Hugging Face configs (hfconfig.c) and validation CSV
+ * rows (calib/rows.c, calib/itermodel.c).  Each is far above any published
+ * model and low enough that a typo fails at once with the key's name instead
+ * of costing minutes or predicting a 1e19-byte peak. */
+/* Layers are looped over (arch.c costs each), so their bound keeps a typo
+ * from costing seconds; real models have < 200. */
+#define PG_MAX_LAYERS 65536
+/* Widths (hidden, ffn, vocabulary, sequence, heads): below 2^30 the sum of
+ * two (arch.c adds MLA's head widths as int) still fits an int. */
+#define PG_MAX_MODEL_DIM ((1 << 30) - 1)
+/* One attention head's width: real models use 64 to 256. */
+#define PG_MAX_HEAD_DIM 65536
+/* Routed experts of an MoE layer: real models have <= 384. */
+#define PG_MAX_EXPERTS 65536
+
 #endif

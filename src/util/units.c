@@ -189,14 +189,20 @@ static int parse_prefixed(const char *text, const unit_base *bases, size_t nbase
     return -1;
 }
 
+/* Callers may pass why == NULL when they only need the verdict; every public
+ * parser points it at this sink first, so no path writes through NULL. */
+#define WHY_OR_SINK(why) const char *why_sink_; if ((why) == NULL) (why) = &why_sink_
+
 int units_parse_bytes(const char *text, double *bytes, const char **why)
 {
+    WHY_OR_SINK(why);
     return parse_prefixed(text, BYTE_BASES, sizeof BYTE_BASES / sizeof BYTE_BASES[0], bytes, why,
                           "unknown unit (bytes: B kB MB GB TB KiB MiB GiB TiB; bits: b kb Mb Gb Kib Mib Gib)");
 }
 
 int units_parse_bandwidth(const char *text, double *bytes_per_s, const char **why)
 {
+    WHY_OR_SINK(why);
     return parse_prefixed(text, BANDWIDTH_BASES, sizeof BANDWIDTH_BASES / sizeof BANDWIDTH_BASES[0], bytes_per_s,
                           why, "unknown unit (bytes/s: Bps kBps MBps GBps TBps KiBps MiBps GiBps; "
                                "bits/s: bps kbps Mbps Gbps Tbps)");
@@ -204,12 +210,14 @@ int units_parse_bandwidth(const char *text, double *bytes_per_s, const char **wh
 
 int units_parse_speed(const char *text, double *flops_per_s, const char **why)
 {
+    WHY_OR_SINK(why);
     return parse_prefixed(text, SPEED_BASES, sizeof SPEED_BASES / sizeof SPEED_BASES[0], flops_per_s, why,
                           "unknown unit (flop/s: f kf Mf Gf Tf Pf Ef)");
 }
 
 int units_parse_duration(const char *text, double *seconds, const char **why)
 {
+    WHY_OR_SINK(why);
     double v;
     const char *end;
     if (scan_number(text, &v, &end, why) != 0)
@@ -232,6 +240,7 @@ int units_parse_duration(const char *text, double *seconds, const char **why)
 
 int units_parse_double(const char *text, double *value, const char **why)
 {
+    WHY_OR_SINK(why);
     const char *end;
     if (scan_number(text, value, &end, why) != 0)
         return -1;
@@ -244,6 +253,7 @@ int units_parse_double(const char *text, double *value, const char **why)
 
 int units_parse_long(const char *text, long *value, const char **why)
 {
+    WHY_OR_SINK(why);
     const char *p = number_start(text, why);
     if (p == NULL)
         return -1;
@@ -271,6 +281,7 @@ int units_parse_long(const char *text, long *value, const char **why)
 
 int units_parse_bool(const char *text, int *value, const char **why)
 {
+    WHY_OR_SINK(why);
     static const char *const yes[] = {"true", "yes", "on", "1"};
     static const char *const no[] = {"false", "no", "off", "0"};
     if (!text) {

@@ -8,7 +8,8 @@
  *
  * Parsers accept optional surrounding blanks, reject negative values, NaN,
  * infinity, trailing garbage and unknown suffixes, and return 0 on success or
- * -1 with a short reason in *why (static string).
+ * -1 with a short reason in *why (static string; why may be NULL when the
+ * caller reports the failure itself).
  */
 #ifndef PG_UTIL_UNITS_H
 #define PG_UTIL_UNITS_H
