@@ -100,6 +100,10 @@ START_TEST(profile_even_split)
     ck_assert_exact(w.stage[0].act_b_bytes, (10 + 2 * 20) * MIB);
     ck_assert_exact(w.stage[0].boundary_bytes, 2 * MIB);   /* its last layer's output */
     ck_assert_exact(w.stage[1].boundary_bytes, 0);
+    /* the tp collectives carry the transformer layers' hidden state on every
+     * stage, the one ending with the head (boundary 0) included */
+    ck_assert_exact(w.stage[0].tp_coll_bytes, 2 * MIB);
+    ck_assert_exact(w.stage[1].tp_coll_bytes, 2 * MIB);
     ck_assert_exact(w.stage[0].workspace_bytes, 64 * MIB); /* the largest, not the sum */
     ck_assert_exact(w.stage[1].workspace_bytes, 128 * MIB);
     ck_assert_int_eq(w.stage[0].layers, 2);
@@ -437,6 +441,7 @@ START_TEST(workload_profile_batch_and_tp)
         ck_assert_exact(a->attn_core_s, r->attn_core_s * per_gpu);
         ck_assert_exact(a->workspace_bytes, r->workspace_bytes * per_gpu);
         ck_assert_exact(a->boundary_bytes, r->boundary_bytes * batch);
+        ck_assert_exact(a->tp_coll_bytes, r->tp_coll_bytes * batch);
         ck_assert_exact(a->param_count, r->param_count / tp);
     }
     /* Stage 0 by hand: [emb, t, t] at 2 samples, f = 1 + 2 x 3 ms. */

@@ -147,7 +147,7 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
     for (int st = 0; st < s->nstages; st++) {
         const stage_cost *c = &j->wl.stage[st];
         stage_s[st] = 0.0;
-        if (!(c->boundary_bytes > 0))
+        if (!(c->tp_coll_bytes > 0))
             continue;
         int r = s->stage_rank[st];
         for (int t = 0; t < tp; t++)   /* replica 0's group of the rank */
@@ -158,7 +158,7 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
         int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
         double steps = 2.0 * (tp - 1);
         stage_s[st] = count * (steps * ring_min(j, group, tp, nvl_lat_s, nic_lat_s) +
-                               steps / tp * c->boundary_bytes / ring_min(j, group, tp, nvl_bw, nic_bw));
+                               steps / tp * c->tp_coll_bytes / ring_min(j, group, tp, nvl_bw, nic_bw));
         any = 1;
     }
     free(group);

@@ -1,0 +1,36 @@
+#!/bin/bash
+# answers.sh: the answers a capacity planner reads (issue 33, "Wrong answers"
+# and the sequence-parallel default): each check runs the built binary on the
+# question a user asks and asserts the answer's meaning, not its digits.
+#   tests/answers.sh [BIN]
+. "$(dirname "$0")/lib.sh" answers
+BIN=${1:-src/pipegrid}
+
+# field FILE EXPR: a value of the JSON report in FILE (python expression on d)
+field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# check NAME PYTHON-CONDITION FILE: the condition holds on the JSON report d
+check() {
+    if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$3" 2>"$TMP/pyerr"
+    then ok "$1"; else not_ok "$1" "$2 is false: $(head -c 300 "$TMP/pyerr")"; fi
+}
+
+# 1. Tensor parallelism is paid at pp = 1: the bundled profile's single stage
+# ends with the LM head (boundary 0), yet its transformer layers run their
+# tp collectives, so tp = 8 takes more than 1/8 of tp = 1's makespan and the
+# report has a tp-collectives time.  At pp = 2 the last stage (ending with
+# the head) pays them too: its busy time is more than 1/8 of tp = 1's.
+for pp in 1 2; do
+    expect_rc "tp=1 pp=$pp runs" 0 "$BIN" run --set tp=1 --set pp=$pp --set memory.capacity=1TiB --format json
+    cp "$TMP/out" "$TMP/tp1.json"
+    expect_rc "tp=8 pp=$pp runs" 0 "$BIN" run --set tp=8 --set pp=$pp --format json
+    cp "$TMP/out" "$TMP/tp8.json"
+    one=$(field "$TMP/tp1.json" "d['ranks'][-1]['busy_seconds']")
+    check "tp=8 pp=$pp: tp collectives are simulated" "d['iteration']['tp_comm_seconds'] > 0" "$TMP/tp8.json"
+    check "tp=8 pp=$pp: the last rank takes more than 1/8 of tp=1's busy time ($one s)" \
+        "d['ranks'][-1]['busy_seconds'] > $one / 8 * 1.05" "$TMP/tp8.json"
+done
+expect_rc "tp=8 pp=1 text" 0 "$BIN" run --set tp=8 --set pp=1
+if grep -q '^tp collectives' "$TMP/out"; then ok "tp=8 pp=1: text has the tp collectives line"
+else not_ok "tp=8 pp=1: text has the tp collectives line"; fi
+
+test_summary
