@@ -234,9 +234,19 @@ static void totals(const report_input *in, strbuf *sb)
     total_line(sb, "bubble ratio", a);
     if (m->lower_bound > 0) {
         char lb[CELL_MAX];
-        snprintf(b, sizeof b, "%s (makespan is %.2f %% above)", units_format_duration(m->lower_bound, lb, sizeof lb),
-                 (m->makespan_s / m->lower_bound - 1.0) * PERCENT);
-        total_line(sb, "lower bound", b);
+        char comp[CELL_MAX], rest[CELL_MAX], line[6 * CELL_MAX];
+        snprintf(line, sizeof line, "%s = compute %s + unavoidable tp collectives and recomputation %s",
+                 units_format_duration(m->lower_bound, lb, sizeof lb),
+                 units_format_duration(m->lower_bound_compute_s, comp, sizeof comp),
+                 units_format_duration(m->lower_bound - m->lower_bound_compute_s, rest, sizeof rest));
+        total_line(sb, "lower bound", line);
+        char idle[CELL_MAX], slow[CELL_MAX], other[CELL_MAX];
+        snprintf(line, sizeof line, "makespan is %.2f %% above: bubbles %s, ops above their least %s, late start %s "
+                 "(rank %d)", (m->makespan_s / m->lower_bound - 1.0) * PERCENT,
+                 units_format_duration(m->gap_idle_s, idle, sizeof idle),
+                 units_format_duration(m->gap_slow_ops_s, slow, sizeof slow),
+                 units_format_duration(m->gap_other_s, other, sizeof other), m->span_rank);
+        total_line(sb, "  gap", line);
     }
     if (m->iteration_s != m->makespan_s) {
         char c[CELL_MAX], d[CELL_MAX], e[CELL_MAX], embed[2 * CELL_MAX] = "", line[6 * CELL_MAX];

@@ -100,7 +100,20 @@ typedef struct run_metrics {
     double ep_comm_s;            /* the same for expert-parallel all-to-alls */
     double cp_comm_s;            /* the same for context-parallel key/value exchanges */
     int dp_buckets;              /* gradient buckets all-reduced, all ranks */
-    double lower_bound;          /* 0 = not computed */
+    double lower_bound;          /* 0 = not computed: with every cost no schedule avoids (cli.h
+                                  * job_costed_bound) */
+    /* What the bound and the gap above it are made of (set with lower_bound):
+     *   lower_bound_compute_s  the same bound on the ops' compute alone; the
+     *                          rest of lower_bound is unavoidable tp
+     *                          collectives and recomputation
+     *   gap_idle_s             idle time of the longest-span rank beyond what
+     *                          the bound already holds (bound - its least busy
+     *                          time): bubbles no schedule needed
+     *   gap_slow_ops_s         that rank's ops above their least (contended or
+     *                          slow tp collectives, communication in ops)
+     *   gap_other_s            makespan - that rank's span (its late start)
+     * The three sum to makespan - lower_bound. */
+    double lower_bound_compute_s, gap_idle_s, gap_slow_ops_s, gap_other_s;
     int noom; int *oom;          /* ranks over capacity */
     rank_metrics *rank;          /* [pp] */
     int nhosts;                  /* host-memory endpoints (platform ncpus) */
