@@ -47,4 +47,31 @@ for pp in 1 2; do
         "d['ranks'][0]['peak_breakdown']['activation_bytes'] < 0.6 * $none" "$TMP/out"
 done
 
+# 3. run's lower bound carries the unavoidable tp collectives (a tp 8 GPT on
+# a generated cluster): it is above the compute-only bound, at most the
+# makespan, and the gap's parts sum to makespan - bound.
+TPG=(--set workload=gpt --set gpt.layers=8 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=2048
+     --set network=cluster --set cluster.nodes=4 --set tp=8 --set pp=4 --set memory.capacity=1TiB)
+expect_rc "tp8 GPT run" 0 "$BIN" run "${TPG[@]}" --format json
+check "tp8 GPT: the bound carries tp collectives" "d['lower_bound'] > d['lower_bound_compute'] * 1.05" "$TMP/out"
+check "tp8 GPT: the bound is at most the makespan" "d['lower_bound'] <= d['makespan'] * (1 + 1e-9)" "$TMP/out"
+check "tp8 GPT: the gap's parts sum to makespan - bound" "abs(d['bound_gap_idle_seconds'] + \
+d['bound_gap_slow_ops_seconds'] + d['bound_gap_other_seconds'] - (d['makespan'] - d['lower_bound'])) <= 1e-9 * d['makespan']" "$TMP/out"
+expect_rc "tp8 GPT run, text" 0 "$BIN" run "${TPG[@]}"
+if grep -Eq '^  gap +makespan is [0-9.]+ % above: bubbles' "$TMP/out"; then ok "text says what the gap is made of"
+else not_ok "text says what the gap is made of"; fi
+
+# 4. The pipeline's bubble is idle over all ranks' time: zb-v's is more than
+# its longest-span rank's, and the JSON bubble_ratio keeps the contract's
+# meaning (idle / span of the longest-span rank).
+expect_rc "zb-v run" 0 "$BIN" run --set schedule=zb-v --format json
+check "zb-v: pipeline bubble = sum of idle over pp x makespan" "abs(d['pipeline_bubble_ratio'] - \
+sum(d['makespan'] - r['busy_seconds'] for r in d['ranks']) / (len(d['ranks']) * d['makespan'])) < 1e-9" "$TMP/out"
+check "zb-v: bubble_ratio is the contract's" "abs(d['bubble_ratio'] - \
+d['ranks'][d['span_rank']]['idle_seconds'] / d['span']) < 1e-9" "$TMP/out"
+check "zb-v: the pipeline's bubble exceeds the longest-span rank's" "d['pipeline_bubble_ratio'] > d['bubble_ratio']" "$TMP/out"
+expect_rc "zb-v run, svg" 0 "$BIN" run --set schedule=zb-v --svg "$TMP/zbv.svg"
+if grep -q "pipeline bubble [0-9.]* % of all ranks" "$TMP/zbv.svg"; then ok "svg title shows the pipeline bubble"
+else not_ok "svg title shows the pipeline bubble"; fi
+
 test_summary

@@ -150,6 +150,7 @@ static void metrics_fields(const report_input *in, rpt_json *w)
     rpt_json_int(w, "span_rank", m->span_rank);
     rank_array(w, "stage_span", m, offsetof(rank_metrics, span));
     rpt_json_num(w, "bubble_ratio", m->bubble_ratio);
+    rpt_json_num(w, "pipeline_bubble_ratio", m->pipeline_bubble_ratio);
     rpt_json_num(w, "total_busy_seconds", m->total_busy_s);
     rank_array(w, "peak_activations", m, offsetof(rank_metrics, peak_activations));
     rank_array(w, "peak_memory_bytes", m, offsetof(rank_metrics, peak_memory_bytes));

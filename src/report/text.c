@@ -230,8 +230,10 @@ static void totals(const report_input *in, strbuf *sb)
     total_line(sb, "makespan", units_format_duration(m->makespan_s, a, sizeof a));
     snprintf(b, sizeof b, "%s (rank %d)", units_format_duration(m->span, a, sizeof a), m->span_rank);
     total_line(sb, "span", b);
-    snprintf(a, sizeof a, "%.2f %%", m->bubble_ratio * PERCENT);
-    total_line(sb, "bubble ratio", a);
+    char bubble[2 * CELL_MAX];
+    snprintf(bubble, sizeof bubble, "%.2f %% of all ranks' time (longest-span rank %d: %.2f %%)",
+             m->pipeline_bubble_ratio * PERCENT, m->span_rank, m->bubble_ratio * PERCENT);
+    total_line(sb, "bubble", bubble);
     if (m->lower_bound > 0) {
         char lb[CELL_MAX];
         char comp[CELL_MAX], rest[CELL_MAX], line[6 * CELL_MAX];

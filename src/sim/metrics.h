@@ -55,7 +55,9 @@ typedef struct run_metrics {
     int pp;
     double makespan_s;
     double span;
-    double bubble_ratio;
+    double bubble_ratio;         /* the contract's: idle / span of the longest-span rank */
+    double pipeline_bubble_ratio;/* the pipeline's, as users read it: idle over all ranks' time, each rank
+                                  * counted over the makespan window: sum (makespan - busy) / (pp x makespan) */
     int span_rank;               /* rank with the largest span */
     double total_busy_s;
     double samples_per_s, tokens_per_s;   /* per iteration_s, all dp replicas together */
