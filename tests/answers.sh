@@ -74,4 +74,23 @@ expect_rc "zb-v run, svg" 0 "$BIN" run --set schedule=zb-v --svg "$TMP/zbv.svg"
 if grep -q "pipeline bubble [0-9.]* % of all ranks" "$TMP/zbv.svg"; then ok "svg title shows the pipeline bubble"
 else not_ok "svg title shows the pipeline bubble"; fi
 
+# 5. A link rate given by a key is a datasheet rate: the fitted efficiency
+# applies to it as to the default's (H100's NIC: 400 Gb/s datasheet), so
+# 400Gbps runs at the default's rate, 200Gbps at half, and the platform line
+# says both the rate that ran and its datasheet rate.
+CL=(run --set network=cluster --set cluster.nodes=4 --set pp=4 --set tp=8)
+nic_of() { sed -n 's/.*NIC \([0-9.]*\) GB\/s per GPU.*/\1/p' "$TMP/out"; }
+expect_rc "cluster default NIC" 0 "$BIN" "${CL[@]}"
+default_nic=$(nic_of)
+expect_rc "cluster.ib_bw=400Gbps" 0 "$BIN" "${CL[@]}" --set cluster.ib_bw=400Gbps
+nic400=$(nic_of)
+if grep -q "datasheet 450.0 GB/s and 50.0 GB/s, set by cluster" "$TMP/out"; then ok "platform line names the datasheet rate"
+else not_ok "platform line names the datasheet rate" "$(grep platform "$TMP/out")"; fi
+expect_rc "cluster.ib_bw=200Gbps" 0 "$BIN" "${CL[@]}" --set cluster.ib_bw=200Gbps
+nic200=$(nic_of)
+if [ -n "$default_nic" ] && [ "$nic400" = "$default_nic" ]; then ok "400Gbps runs at the default's rate ($default_nic GB/s)"
+else not_ok "400Gbps runs at the default's rate" "default '$default_nic', 400Gbps '$nic400'"; fi
+if python3 -c "import sys; sys.exit(0 if abs(2 * float('$nic200') - float('$default_nic')) <= 0.11 else 1)" 2>/dev/null
+then ok "200Gbps runs at half the default's rate"; else not_ok "200Gbps runs at half" "'$nic200' vs '$default_nic'"; fi
+
 test_summary

@@ -237,18 +237,21 @@ static const key_spec SCHEMA[] = {
     TEXT_KEY("cluster.gpu", T_TEXT, "name", cluster_gpu, "h100-sxm",
              "network=cluster: GPU system (a100-80g, h100-sxm, ...): speed, memory and link defaults"),
     NUM_KEY("cluster.nvlink_bw", cluster_nvlink_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
-            "network=cluster: NVLink bandwidth per GPU, each direction; 0 = the GPU system's"),
+            "network=cluster: NVLink datasheet bandwidth per GPU, each direction (cluster.links=fitted runs it "
+            "at the GPU type's fitted efficiency); 0 = the GPU system's"),
     NUM_KEY("cluster.ib_bw", cluster_ib_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
-            "network=cluster: NIC bandwidth per GPU; 0 = the GPU system's"),
+            "network=cluster: NIC datasheet bandwidth per GPU (cluster.links=fitted runs it at the GPU type's "
+            "fitted efficiency); 0 = the GPU system's"),
     NUM_KEY("cluster.pcie_bw", cluster_pcie_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
-            "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
+            "network=cluster: PCIe datasheet bandwidth per GPU, run as given (as the GPU system's: no fitted "
+            "efficiency); 0 = the GPU system's"),
     CHOICE_KEY("cluster.links", "fitted|datasheet", cluster_links_fitted, "fitted", LINK_RATES, NO_PATH, 0,
                "network=cluster: NVLink and NIC rates as NCCL achieves them, the datasheet rate x the GPU type's "
                "fitted coll_bw_eff (NVLink) and net_bw_eff (NIC) from profiles/gpus/TYPE.yaml, the efficiencies "
                "the calibration measured (docs/validation.md), and every GPU-to-GPU route with the fitted "
                "coll_latency of one ring step (at least the wire's 1 us in a node, 2.6 us across); or the "
-               "datasheet rates and wire latencies. cluster.nvlink_bw / cluster.ib_bw, when given, are used as "
-               "they are"),
+               "datasheet rates and wire latencies. cluster.nvlink_bw / cluster.ib_bw, when given, are datasheet "
+               "rates like the GPU system's: the fitted efficiencies apply to them too"),
     CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
                NO_PATH, 0,
                "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "

@@ -110,13 +110,21 @@ static void header(const report_input *in, strbuf *sb)
         sb_appendf(sb, "cost model %s\n", in->wl->cost_basis);
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
-    double nvlink_bw, nic_bw;
+    double nvlink_bw, nic_bw, nvl_sheet_bw, nic_sheet_bw;
     const experiment *e = in->exp;
-    if (e && e->network == NET_CLUSTER && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw)) {
-        char nvl[32], nic[32];
-        sb_appendf(sb, ", NVLink %s and NIC %s per GPU%s", units_format_bandwidth(nvlink_bw, nvl, sizeof nvl),
-                   units_format_bandwidth(nic_bw, nic, sizeof nic),
-                   e->cluster_links_fitted ? " (cluster.links=fitted: NCCL's rates)" : "");
+    if (e && e->network == NET_CLUSTER && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw) &&
+        platform_cluster_datasheet_bandwidths(e, &nvl_sheet_bw, &nic_sheet_bw)) {
+        char nvl[32], nic[32], nvl_sheet[32], nic_sheet[32];
+        sb_appendf(sb, ", NVLink %s and NIC %s per GPU", units_format_bandwidth(nvlink_bw, nvl, sizeof nvl),
+                   units_format_bandwidth(nic_bw, nic, sizeof nic));
+        if (e->cluster_links_fitted)   /* which rate ran: the datasheet's (a key's or the GPU's) x the fit */
+            sb_appendf(sb, " (cluster.links=fitted: NCCL's rates from datasheet %s and %s%s)",
+                       units_format_bandwidth(nvl_sheet_bw, nvl_sheet, sizeof nvl_sheet),
+                       units_format_bandwidth(nic_sheet_bw, nic_sheet, sizeof nic_sheet),
+                       e->cluster_nvlink_bw > 0 || e->cluster_ib_bw > 0 ? ", set by cluster.*_bw" : "");
+        else
+            sb_appendf(sb, " (cluster.links=datasheet%s)",
+                       e->cluster_nvlink_bw > 0 || e->cluster_ib_bw > 0 ? ", set by cluster.*_bw" : "");
     }
     sb_append(sb, "\n\n");
 }
