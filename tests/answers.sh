@@ -93,4 +93,22 @@ else not_ok "400Gbps runs at the default's rate" "default '$default_nic', 400Gbp
 if python3 -c "import sys; sys.exit(0 if abs(2 * float('$nic200') - float('$default_nic')) <= 0.11 else 1)" 2>/dev/null
 then ok "200Gbps runs at half the default's rate"; else not_ok "200Gbps runs at half" "'$nic200' vs '$default_nic'"; fi
 
+# 6. cluster.gpu on an ideal network: with a modelled workload it is the GPU
+# the cost model runs on (applies: no warning, and A100 is slower than the
+# default H100); with a measured profile it does not apply (warning, and the
+# run is the same as without it).
+IG=(run --set workload=gpt --set gpt.layers=8 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=2048
+    --set network=ideal --set pp=4 --format json)
+expect_rc "gpt ideal, default GPU" 0 "$BIN" "${IG[@]}"
+h100=$(field "$TMP/out" "d['makespan']")
+expect_rc "gpt ideal, cluster.gpu=a100-80g" 0 "$BIN" "${IG[@]}" --set cluster.gpu=a100-80g
+if grep -q "cluster.gpu" "$TMP/err"; then not_ok "gpt ideal: cluster.gpu applies, no warning" "$(cat "$TMP/err")"
+else ok "gpt ideal: cluster.gpu applies, no warning"; fi
+check "gpt ideal: the A100 run is slower than the H100 one ($h100 s)" "d['makespan'] > 1.2 * $h100" "$TMP/out"
+expect_rc "profile ideal, cluster.gpu=a100-80g" 0 "$BIN" run --set network=ideal --set cluster.gpu=a100-80g --format json
+expect_err "profile ideal: cluster.gpu is reported as not applying" "key 'cluster.gpu': ignored"
+with=$(field "$TMP/out" "d['makespan']")
+expect_rc "profile ideal, no cluster.gpu" 0 "$BIN" run --set network=ideal --format json
+check "profile ideal: cluster.gpu changes nothing" "d['makespan'] == $with" "$TMP/out"
+
 test_summary

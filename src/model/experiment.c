@@ -235,7 +235,9 @@ static const key_spec SCHEMA[] = {
     INT_KEY("cluster.nodes", cluster_nodes, "1", 1, MAX_NODES, "network=cluster: nodes"),
     INT_KEY("cluster.gpus_per_node", cluster_gpus_per_node, "8", 1, MAX_RANKS, "network=cluster: GPUs per node"),
     TEXT_KEY("cluster.gpu", T_TEXT, "name", cluster_gpu, "h100-sxm",
-             "network=cluster: GPU system (a100-80g, h100-sxm, ...): speed, memory and link defaults"),
+             "GPU system (a100-80g, h100-sxm, ...): with network=cluster its speed, memory and link defaults; with "
+             "network=ideal and workload=gpt or hf:PATH the GPU the cost model runs on (kernel speeds, memory); "
+             "a platform file names its own GPUs"),
     NUM_KEY("cluster.nvlink_bw", cluster_nvlink_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
             "network=cluster: NVLink datasheet bandwidth per GPU, each direction (cluster.links=fitted runs it "
             "at the GPU type's fitted efficiency); 0 = the GPU system's"),
@@ -760,6 +762,13 @@ static int wl_is_modelled(const experiment *e) { return experiment_workload_is_m
 static int wl_is_uniform(const experiment *e) { return e->workload == WL_UNIFORM; }
 static int net_is_cluster(const experiment *e) { return e->network == NET_CLUSTER; }
 static int net_is_ideal(const experiment *e) { return e->network == NET_IDEAL; }
+/* The GPU type: the generated cluster's, and on an ideal network the one a
+ * modelled workload is costed on (costmodel.c platform_gpu_type: kernel
+ * speeds and memory); a platform file names its own GPUs' types. */
+static int gpu_type_applies(const experiment *e)
+{
+    return e->network == NET_CLUSTER || (e->network == NET_IDEAL && experiment_workload_is_modelled(e));
+}
 static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
@@ -788,6 +797,7 @@ static const applicability APPLIES[] = {
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"moe.capacity_factor", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"uniform.", wl_is_uniform, "workload=uniform"},
+    {"cluster.gpu", gpu_type_applies, "network=cluster, or network=ideal with workload=gpt or workload=hf:PATH"},
     {"cluster.", net_is_cluster, "network=cluster"},
     {"ideal.latency", net_is_ideal, "network=ideal"},
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
