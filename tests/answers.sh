@@ -111,4 +111,17 @@ with=$(field "$TMP/out" "d['makespan']")
 expect_rc "profile ideal, no cluster.gpu" 0 "$BIN" run --set network=ideal --format json
 check "profile ideal: cluster.gpu changes nothing" "d['makespan'] == $with" "$TMP/out"
 
+# 8. Sequence parallelism is on by default with tp > 1 (Megatron-Core's
+# recipes): Llama-3-70B tp8 pp4 dp2 on 64 H100 fits without setting it;
+# set off explicitly it runs out of memory and the user is warned.
+L70=(run --set workload=hf:profiles/models/llama3-70b.json --set gpt.seq=8192 --set network=cluster
+     --set cluster.nodes=8 --set tp=8 --set pp=4 --set dp=2 --set microbatches=8 --format json)
+expect_rc "Llama-3-70B tp8 pp4 dp2 fits by default" 0 "$BIN" "${L70[@]}"
+if grep -q "sequence_parallel" "$TMP/err"; then not_ok "default: no sequence-parallel warning" "$(cat "$TMP/err")"
+else ok "default: no sequence-parallel warning"; fi
+expect_rc "Llama-3-70B with tp.sequence_parallel=false: out of memory" 3 "$BIN" "${L70[@]}" --set tp.sequence_parallel=false
+expect_err "tp > 1 with sequence parallelism off is warned about" "key 'tp.sequence_parallel': false with tp = 8: few real jobs"
+expect_rc "tp=1: no sequence parallelism, no warning" 0 "$BIN" run --set tp=1 --set tp.sequence_parallel=false
+if grep -q "sequence_parallel" "$TMP/err"; then not_ok "tp=1: no warning" "$(cat "$TMP/err")"; else ok "tp=1: no warning"; fi
+
 test_summary

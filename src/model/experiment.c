@@ -142,7 +142,8 @@ static const key_spec SCHEMA[] = {
                "the gradient's bytes in memory and in the data-parallel all-reduce"),
     CHOICE_KEY("tp.sequence_parallel", "true|false", tp_sequence_parallel, "false", BOOLS, NO_PATH, 0,
                "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
-               "parallelism) instead of all-reduces"),
+               "parallelism) instead of all-reduces, and the LayerNorm and dropout activations sharded too; "
+               "when not given, on with tp > 1 (as Megatron-Core's recipes run), off with tp = 1"),
     CHOICE_KEY("tp.comm_overlap", "true|false", tp_comm_overlap, "false", BOOLS, NO_PATH, 0,
                "workload=gpt / hf: each layer's tensor-parallel collective overlaps the GEMM next to it "
                "(Transformer Engine's userbuffer overlap, NVIDIA's recipes; the calibration's tp_comm_overlap): "
@@ -701,7 +702,31 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "gpt.doc_len"), "gpt.doc_len",
                           "packed documents need attention=flash (its variable-length path; the legacy softmax "
                           "scores the whole sequence)");
+    /* Megatron recommends sequence parallelism with tensor parallelism and
+     * its Megatron-Core recipes run it: the default a user expects (without
+     * it each GPU keeps the replicated LayerNorm and dropout activations,
+     * which put Llama-3-70B tp8 pp4 out of memory with every schedule). */
+    if (e->tp > 1 && !config_find(c, "tp.sequence_parallel"))
+        e->tp_sequence_parallel = 1;
     return 0;
+}
+
+int experiment_rare_settings(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
+                             void *ctx)
+{
+    int n = 0;
+    if (e->tp > 1 && !e->tp_sequence_parallel && config_find(c, "tp.sequence_parallel")) {
+        pg_status msg;
+        pg_status_clear(&msg);
+        pg_fail_at(&msg, PG_EXIT_OK, experiment_origin(e, "tp.sequence_parallel"), "tp.sequence_parallel",
+                   "false with tp = %d: few real jobs run tensor parallelism without sequence parallelism "
+                   "(Megatron-Core's recipes turn it on); each GPU then keeps the replicated LayerNorm and "
+                   "dropout activations", e->tp);
+        if (report)
+            report(msg.msg, ctx);
+        n++;
+    }
+    return n;
 }
 
 int experiment_check_value(const char *key, const char *value, pg_origin at, pg_status *st)
