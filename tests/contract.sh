@@ -205,12 +205,13 @@ GPT=(--set workload=gpt --set gpt.layers=32 --set gpt.hidden=4096 --set gpt.head
      --set schedule=1f1b --set network=cluster --set cluster.gpu=h100-sxm)
 expect_rc "workload=gpt with tp, dp, pp on a generated cluster" 0 "$BIN" run "${GPT[@]}" --set tp=2 --set dp=2 \
     --set pp=4 --set micro_batch_size=2 --set global_batch_size=64 --set cluster.nodes=2 --format json
-expect_py "microbatches = global / (micro x dp); iteration covers pipeline + all-reduces + optimizer" '
+expect_py "microbatches = global / (micro x dp); iteration covers pipeline + all-reduces + optimizer + overhead" '
 assert j["microbatches"] == 16, j["microbatches"]
 it = j["iteration"]
 assert it["dp_allreduce_seconds"] > 0 and it["optimizer_seconds"] > 0, it
 assert it["embedding_allreduce_seconds"] > 0, it   # the tied embedding: first and last stage on two ranks
-assert abs(j["iteration_seconds"] - (it["pipeline_seconds"] + it["dp_allreduce_seconds"] + it["embedding_allreduce_seconds"] + it["optimizer_seconds"])) < 1e-9 * j["iteration_seconds"]
+assert it["overhead_seconds"] > 0, it              # the GPU type fitted per-iteration overhead
+assert abs(j["iteration_seconds"] - (it["pipeline_seconds"] + it["dp_allreduce_seconds"] + it["embedding_allreduce_seconds"] + it["optimizer_seconds"] + it["overhead_seconds"])) < 1e-9 * j["iteration_seconds"]
 assert j["iteration_seconds"] > j["makespan"]'
 expect_rc "a job larger than the generated cluster is bad input" 2 "$BIN" run "${GPT[@]}" --set tp=8 --set dp=2 \
     --set pp=4 --set cluster.nodes=2

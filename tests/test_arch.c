@@ -194,6 +194,51 @@ START_TEST(stage_memory_as_korthikanti)
 }
 END_TEST
 
+/* Korthikanti et al.'s 22B GPT (Table 3: 48 layers, h 6144, a 64, s 2048;
+ * here micro batch 4, tp 8, no sequence parallelism, legacy attention) on
+ * ONE pipeline stage: selective recomputation stores sbhL(10 + 24/t), the
+ * 5as/h term gone, whatever the pipeline; the backward recomputes one
+ * layer's attention core at a time, so the peak is that plus one layer's
+ * core (not the whole stage's, which would undo the saving at pp = 1). */
+START_TEST(selective_at_one_stage_as_korthikanti)
+{
+    gpu_params g;
+    pg_status st;
+    ck_assert_int_eq(gpu_params_load("a100-80g", &g, &st), 0);
+    arch a;
+    arch_gpt(&a, 48, 6144, 64, 2048, 51200);
+    gpt_shape m = {.seq = 2048, .micro_batch = 4, .tp = 8, .arch = &a};
+    workload w;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 1, &w, &st), 0);
+    double s = 2048, b = 4, h = 6144, heads = 64, t = 8, L = 48, sbh = s * b * h;
+    double score_layer = sbh * 5 * heads * s / h / t;   /* one layer's 5as/h term */
+    double paper = sbh * L * (10 + 24 / t);
+    memplan p;
+    schedule sc;
+    sched_init(&sc, "t", 1, 1, 1);
+    plan_init(&p, &sc);
+    plan_set(&p, 0, 0, (plan_choice){.fwd = PLAN_FWD_SELECTIVE});
+    act_flow f;
+    act_flow_of(&w, &p, 0, 0, &f);
+    /* the embedding's and head's activations (Korthikanti's Section 4.2.2
+     * terms, outside the per-layer equation) are the same in both modes and
+     * small; the layers store exactly the paper's selective equation */
+    double outside_layers = w.stage[0].act_b_bytes - L * (sbh * (10 + 24 / t) + score_layer);
+    ck_assert(outside_layers >= 0 && outside_layers < 0.02 * paper);
+    assert_rel(f.f_alloc - outside_layers, paper, 0.01);     /* stored: the paper's equation */
+    assert_rel(f.r_alloc_fused, score_layer, 1e-9);           /* recomputed: one layer's core */
+    assert_rel(f.r_alloc, score_layer, 1e-9);
+    ck_assert(f.f_alloc + f.r_alloc_fused < 0.6 * w.stage[0].act_b_bytes);
+    /* every path returns what it took; W keeps what it keeps without recomputation */
+    assert_rel(f.f_alloc + f.r_alloc - f.b_release, f.w_release, 1e-9);
+    assert_rel(f.w_release, w.stage[0].act_w_bytes, 1e-9);
+    assert_rel(f.bw_release, f.f_alloc + f.r_alloc_fused, REL);
+    plan_free(&p);
+    sched_free(&sc);
+    workload_free(&w);
+}
+END_TEST
+
 /* tp shards the parameters; the GPT layer's closed form stays 12h^2/t + 7h/t + 6h. */
 START_TEST(gpt_params_per_gpu)
 {
@@ -240,6 +285,7 @@ int main(void)
     tcase_add_test(tc, gqa_bytes_params_and_flops);
     tcase_add_test(tc, moe_params_and_all_to_all_bytes);
     tcase_add_test(tc, stage_memory_as_korthikanti);
+    tcase_add_test(tc, selective_at_one_stage_as_korthikanti);
     tcase_add_test(tc, gpt_params_per_gpu);
     tcase_add_test(tc, fp8_needs_hardware);
     suite_add_tcase(s, tc);

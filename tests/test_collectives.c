@@ -411,7 +411,8 @@ static void simulate_par(const par_case *c, par_result *res)
     w.stage = calloc((size_t)s.nstages, sizeof *w.stage);
     for (int i = 0; i < s.nstages; i++) {
         w.stage[i] = (stage_cost){.f_s = c->f, .b_s = c->b, .w_s = c->w, .act_b_bytes = 1, .act_w_bytes = 0.5,
-                                  .boundary_bytes = c->boundary_bytes, .param_count = c->params, .layers = 1,
+                                  .boundary_bytes = c->boundary_bytes, .tp_coll_bytes = c->boundary_bytes,
+                                  .param_count = c->params, .layers = 1,
                                   .moe_layers = c->a2a_bytes > 0, .a2a_bytes = c->a2a_bytes,
                                   .attn_layers = c->cp_kv_bytes > 0, .cp_kv_bytes = c->cp_kv_bytes};
     }

@@ -137,6 +137,25 @@ START_TEST(test_1f1b_spans_and_bubble)
 }
 END_TEST
 
+/* The pipeline's bubble counts every rank over the makespan window: rank 0
+ * F [0,1] BW [7,9] (busy 3, span 9), rank 1 F [1,2] BW [2,3] (busy 2):
+ * the longest-span rank's ratio is 6/9, the pipeline's (6 + 7) / 18. */
+START_TEST(test_pipeline_bubble_all_ranks)
+{
+    fixture f;
+    fixture_init(&f, 2, 1, 1, (stage_cost){ .f_s = 1, .b_s = 1, .act_b_bytes = 1 });
+    add_op(&f, 0, OP_F, 0, 0, 0, 1);
+    add_op(&f, 0, OP_BW, 0, 0, 7, 9);
+    add_op(&f, 1, OP_F, 1, 0, 1, 2);
+    add_op(&f, 1, OP_BW, 1, 0, 2, 3);
+    run_metrics m;
+    compute(&f, &m);
+    ck_assert_exact(m.bubble_ratio, 6.0 / 9.0);
+    ck_assert_exact(m.pipeline_bubble_ratio, 13.0 / 18.0);
+    metrics_free(&m);
+}
+END_TEST
+
 /* Rank 0 stores both microbatches (F0, F1 before BW0): 2.  Rank 1 releases
  * mb 0 (end of BW at t = 4) exactly when F(1,1) starts: releases first, so 1. */
 START_TEST(test_1f1b_peak_activations_release_first)
@@ -582,6 +601,7 @@ static Suite *metrics_suite(void)
     Suite *s = suite_create("metrics");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_1f1b_spans_and_bubble);
+    tcase_add_test(tc, test_pipeline_bubble_all_ranks);
     tcase_add_test(tc, test_timeline_packing_exact);
     tcase_add_test(tc, test_1f1b_peak_activations_release_first);
     tcase_add_test(tc, test_1f1b_peak_memory_bytes);

@@ -101,6 +101,10 @@ START_TEST(profile_even_split)
     ck_assert_exact(w.stage[0].act_b_bytes, (10 + 2 * 20) * MIB);
     ck_assert_exact(w.stage[0].boundary_bytes, 2 * MIB);   /* its last layer's output */
     ck_assert_exact(w.stage[1].boundary_bytes, 0);
+    /* the tp collectives carry the transformer layers' hidden state on every
+     * stage, the one ending with the head (boundary 0) included */
+    ck_assert_exact(w.stage[0].tp_coll_bytes, 2 * MIB);
+    ck_assert_exact(w.stage[1].tp_coll_bytes, 2 * MIB);
     ck_assert_exact(w.stage[0].workspace_bytes, 64 * MIB); /* the largest, not the sum */
     ck_assert_exact(w.stage[1].workspace_bytes, 128 * MIB);
     ck_assert_int_eq(w.stage[0].layers, 2);
@@ -438,6 +442,7 @@ START_TEST(workload_profile_batch_and_tp)
         ck_assert_exact(a->attn_core_s, r->attn_core_s * per_gpu);
         ck_assert_exact(a->workspace_bytes, r->workspace_bytes * per_gpu);
         ck_assert_exact(a->boundary_bytes, r->boundary_bytes * batch);
+        ck_assert_exact(a->tp_coll_bytes, r->tp_coll_bytes * batch);
         ck_assert_exact(a->param_count, r->param_count / tp);
     }
     /* Stage 0 by hand: [emb, t, t] at 2 samples, f = 1 + 2 x 3 ms. */
@@ -824,7 +829,7 @@ START_TEST(cluster_xml_content)
     sb_free(&sb);
 
     /* cluster.links=fitted (the default of a parsed experiment): NVLink and NIC at the datasheet rate times the
-     * profile's fitted coll_bw_eff / net_bw_eff, said in the header; a key given is used as it is.  Over the
+     * profile's fitted coll_bw_eff / net_bw_eff, said in the header; a key given is a datasheet rate too.  Over the
      * A100 and H100 fits, some efficiency of each kind is below 1 (else the check could not fail). */
     const char *const fitted_types[] = {"a100-80g", "h100-sxm"};
     int coll_below = 0, net_below = 0;
@@ -875,12 +880,24 @@ START_TEST(cluster_xml_content)
             sb_free(&sb);
         }
     }
-    e = cluster_experiment(2, 4, "a100-80g");
+    e = cluster_experiment(2, 4, "h100-sxm");   /* its NIC fit is below 1 */
     e.cluster_links_fitted = 1;
     double nvl, nic;
     e.cluster_ib_bw = 2.5e10;
     ck_assert_int_eq(platform_cluster_gpu_bandwidths(&e, &nvl, &nic), 1);
-    ck_assert_exact(nic, 2.5e10);
+    {   /* a user's NIC rate is a datasheet rate: it runs at the fitted efficiency, as the default's */
+        gpu_params prof;
+        ck_assert_int_eq(gpu_params_load("h100-sxm", &prof, &st), 0);
+        ck_assert(prof.v[GP_NET_BW_EFF] < 1);
+        ck_assert_exact(nic, 2.5e10 * prof.v[GP_NET_BW_EFF]);
+        double nvl_sheet, nic_sheet;
+        ck_assert_int_eq(platform_cluster_datasheet_bandwidths(&e, &nvl_sheet, &nic_sheet), 1);
+        ck_assert_exact(nic_sheet, 2.5e10);
+        ck_assert_exact(nvl_sheet, gpu_system_find("h100-sxm")->nvlink_bw);
+        e.cluster_links_fitted = 0;   /* datasheet links: as given */
+        ck_assert_int_eq(platform_cluster_gpu_bandwidths(&e, &nvl, &nic), 1);
+        ck_assert_exact(nic, 2.5e10);
+    }
 
     /* many nodes: the star layout, linear in the node count */
     e = cluster_experiment(65, 1, "b200");

@@ -29,6 +29,7 @@ static void uniform_workload(workload *w, int nstages, int v, double f, double b
         w->stage[s].act_b_bytes = 1.0 / v;
         w->stage[s].act_w_bytes = 0.5 / v;
         w->stage[s].boundary_bytes = boundary_bytes;
+        w->stage[s].tp_coll_bytes = boundary_bytes;
     }
 }
 

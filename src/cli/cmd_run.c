@@ -1,4 +1,5 @@
 /* cmd_run.c: `pipegrid run`: simulate one experiment and report it. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,10 @@ static int write_report(const report_input *ri, output_format format, pg_status 
     return rc;
 }
 
+/* A part of the bound gap smaller than this fraction of the makespan is the
+ * rounding of summed op times (1e-9 of a second is far below any op). */
+#define GAP_ROUNDING_REL 1e-9
+
 int cmd_run(int argc, char **argv)
 {
     cli_options o;
@@ -57,10 +62,26 @@ int cmd_run(int argc, char **argv)
     metrics_compute(&mi, &m);
     job_bound jb;
     memset(&jb, 0, sizeof jb);
-    if (job_compute_bound(&j, &jb, &st) == 0)
-        m.lower_bound = jb.any.lower_bound;
-    else /* a bound the model cannot state is not a failed run */
+    job_costed_bound cb;
+    memset(&cb, 0, sizeof cb);
+    if (job_compute_bound(&j, &jb, &st) == 0 && job_costed_bound_compute(&j, &jb.in, &cb) == 0) {
+        m.lower_bound = cb.makespan_s;
+        m.lower_bound_compute_s = cb.compute_s;
+        /* makespan - bound = (idle - the bound's own idle, bound - least)
+         * + (busy - least) + (makespan - span) on the longest-span rank */
+        const rank_metrics *span_rank = &m.rank[m.span_rank];
+        double least_s = cb.rank_least_s[m.span_rank];
+        m.gap_idle_s = span_rank->idle_s - (m.lower_bound - least_s);
+        m.gap_slow_ops_s = span_rank->busy_s - least_s;
+        m.gap_other_s = m.makespan_s - span_rank->span;
+        double *parts[] = {&m.gap_idle_s, &m.gap_slow_ops_s, &m.gap_other_s};
+        for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++)
+            if (fabs(*parts[k]) < GAP_ROUNDING_REL * m.makespan_s)
+                *parts[k] = 0.0;   /* sums of op times, not a real difference */
+    } else { /* a bound the model cannot state is not a failed run */
         pg_status_clear(&st);
+    }
+    job_costed_bound_free(&cb);
     job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
                        .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan};

@@ -62,6 +62,7 @@ int job_load_experiment(job *j, const char *experiment_path, const char *const *
     sched_names(SCHED_USES_CHUNKS, ", ", " or ", &chunked);
     exp_schedule_info info = {.uses_chunks = schedule_uses_chunks, .chunk_schedules = chunked.data};
     experiment_ignored_keys(&j->cfg, &j->exp, &info, warn_ignored, NULL);
+    experiment_rare_settings(&j->cfg, &j->exp, warn_ignored, NULL);
     sb_free(&chunked);
     return 0;
 }

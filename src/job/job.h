@@ -152,6 +152,25 @@ int job_recompute_bound(job *j, double *stage_s);
 double job_stage_time_scale(const job *j, int stage);
 double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_input *in, const double *tp_comm_s);
 void job_bound_free(job_bound *jb);
+/* The bound with every cost no schedule avoids, the one piece of code for
+ * `run`'s and `optimize`'s: bound_lower over `in` (a job_compute_bound
+ * input, the caller's memory limit and backward kind) with each F and B
+ * (or BW) carrying its least tp collectives (job_tp_comm_bound) and each B
+ * its recomputation (job_recompute_bound).  Fills:
+ *   makespan_s      that bound on the pipeline (0: none could be computed)
+ *   compute_s       the same bound on the ops' compute alone
+ *   reduce_end_s    job_dp_allreduce_bound over the costed input (0: none)
+ *   step_s          the shortest rank's optimizer step (0: unknown)
+ *   rank_least_s    [pp], the least busy time of each rank: its ops, each
+ *                   at its costed least (the bound's per-op times)
+ * Returns 0, or non-zero when no bound can be stated (nothing filled but
+ * zeros; rank_least_s is then NULL). */
+typedef struct job_costed_bound {
+    double makespan_s, compute_s, reduce_end_s, step_s;
+    double *rank_least_s;
+} job_costed_bound;
+int job_costed_bound_compute(job *j, const bound_input *in, job_costed_bound *out);
+void job_costed_bound_free(job_costed_bound *cb);
 
 /* After job_load_experiment: the platform, the memory plan, the tp/dp set-up and the
  * simulation, as `run` does them.  plan, jpar and tl must be zeroed (or

@@ -1,5 +1,6 @@
 /* job_bound.c: the lower bound of a job (seed 000), as `bound` prints it
  * and `run` reports it next to the simulated makespan. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,7 +148,7 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
     for (int st = 0; st < s->nstages; st++) {
         const stage_cost *c = &j->wl.stage[st];
         stage_s[st] = 0.0;
-        if (!(c->boundary_bytes > 0))
+        if (!(c->tp_coll_bytes > 0))
             continue;
         int r = s->stage_rank[st];
         for (int t = 0; t < tp; t++)   /* replica 0's group of the rank */
@@ -158,7 +159,7 @@ int job_tp_comm_bound(const job *j, const job_parallel *jp, double *stage_s)
         int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
         double steps = 2.0 * (tp - 1);
         stage_s[st] = count * (steps * ring_min(j, group, tp, nvl_lat_s, nic_lat_s) +
-                               steps / tp * c->boundary_bytes / ring_min(j, group, tp, nvl_bw, nic_bw));
+                               steps / tp * c->tp_coll_bytes / ring_min(j, group, tp, nvl_bw, nic_bw));
         any = 1;
     }
     free(group);
@@ -228,4 +229,66 @@ int job_recompute_bound(job *j, double *stage_s)
     }
     plan_free(&plan);
     return any;
+}
+
+int job_costed_bound_compute(job *j, const bound_input *in0, job_costed_bound *out)
+{
+    memset(out, 0, sizeof *out);
+    bound_input in = *in0;
+    pg_status bst;
+    pg_status_clear(&bst);
+    job_parallel jp;
+    memset(&jp, 0, sizeof jp);
+    int have_par = job_build_parallel(j, &jp, &bst) == 0;
+    /* The optimizer step starts at the synchronisation after the pipeline
+     * and the all-reduce (sim/metrics.c): the shortest rank's step. */
+    if (have_par && jp.optimizer_s != NULL) {
+        double step_s = INFINITY;
+        for (int r = 0; r < j->sched.pp; r++)
+            if (jp.optimizer_s[r] < step_s)
+                step_s = jp.optimizer_s[r];
+        out->step_s = step_s >= 0.0 && isfinite(step_s) ? step_s : 0.0;
+    }
+    /* On top of the ops' compute: the tp collectives every F and B runs
+     * after it, at the least their links allow, and the recomputation every
+     * B (BW) runs before it. */
+    int S = in.nstages;
+    double *tp_s = pg_xcalloc((size_t)S * 5 + 1, sizeof *tp_s), *r_s = tp_s + S, *f_s = tp_s + 2 * S,
+           *b_s = tp_s + 3 * S, *around_b_s = tp_s + 4 * S;
+    int with_tp = have_par && job_tp_comm_bound(j, &jp, tp_s);
+    int with_r = job_recompute_bound(j, r_s);
+    for (int k = 0; k < S; k++) {
+        f_s[k] = in.f[k] + tp_s[k];
+        around_b_s[k] = tp_s[k] + r_s[k];
+        b_s[k] = in.b[k] + around_b_s[k];
+    }
+    bound_result res;
+    int rc = bound_lower(&in, &res, &bst);   /* compute alone */
+    double compute_s = rc == 0 ? res.lower_bound : 0.0;
+    in.f = f_s;
+    in.b = b_s;
+    pg_status_clear(&bst);
+    if (rc == 0)
+        rc = bound_lower(&in, &res, &bst);
+    if (rc == 0 && res.lower_bound > 0) {
+        out->makespan_s = res.lower_bound;
+        out->compute_s = compute_s;
+        if (have_par)
+            out->reduce_end_s = job_dp_allreduce_bound(j, &jp, &in, with_tp || with_r ? around_b_s : NULL);
+        out->rank_least_s = pg_xcalloc((size_t)j->sched.pp, sizeof *out->rank_least_s);
+        for (int k = 0; k < S; k++)
+            out->rank_least_s[j->sched.stage_rank[k]] += in.m * (f_s[k] + b_s[k] + in.w[k]);
+    } else {
+        out->step_s = 0.0;
+        rc = rc != 0 ? rc : PG_EXIT_INTERNAL;
+    }
+    job_parallel_free(&jp);
+    free(tp_s);
+    return rc;
+}
+
+void job_costed_bound_free(job_costed_bound *cb)
+{
+    free(cb->rank_least_s);
+    memset(cb, 0, sizeof *cb);
 }

@@ -339,49 +339,15 @@ static void assess(const search_options *o, search *s, candidate *c)
         pg_status_clear(&bst);
         if (c->status == C_PENDING && job_compute_bound(&j, &jb, &bst) == 0) {
             bound_input in = jb.in;
-            bound_result res;
             in.mem_limit = 0;
             in.split = sched_is_split(&j.sched);
-            pg_status_clear(&bst);
-            /* The optimizer step starts at the synchronisation after the
-             * pipeline and the all-reduce (sim/metrics.c): no iteration is
-             * shorter than the later of the pipeline's bound and the
-             * all-reduce's (what of it cannot overlap the pipeline), plus
-             * the shortest rank's step. */
-            double step_s = 0.0, reduce_end_s = 0.0;
-            job_parallel jp;
-            memset(&jp, 0, sizeof jp);
-            int have_par = job_build_parallel(&j, &jp, &bst) == 0;
-            if (have_par && jp.optimizer_s != NULL) {
-                step_s = INFINITY;
-                for (int r = 0; r < j.sched.pp; r++)
-                    if (jp.optimizer_s[r] < step_s) step_s = jp.optimizer_s[r];
-                if (!(step_s >= 0.0 && isfinite(step_s))) step_s = 0.0;
-            }
-            /* On top of the ops' compute: the tp collectives every F and B
-             * runs after it, at the least their links allow, and the
-             * recomputation every B (BW) runs before it. */
-            int S = in.nstages;
-            double *tp_s = pg_xcalloc((size_t)S * 5 + 1, sizeof *tp_s), *r_s = tp_s + S, *f_s = tp_s + 2 * S,
-                   *b_s = tp_s + 3 * S, *around_b_s = tp_s + 4 * S;
-            int with_tp = have_par && job_tp_comm_bound(&j, &jp, tp_s);
-            int with_r = job_recompute_bound(&j, r_s);
-            if (with_tp || with_r) {
-                for (int k = 0; k < S; k++) {
-                    f_s[k] = in.f[k] + tp_s[k];
-                    around_b_s[k] = tp_s[k] + r_s[k];
-                    b_s[k] = in.b[k] + around_b_s[k];
-                }
-                in.f = f_s;
-                in.b = b_s;
-            }
-            if (have_par)
-                reduce_end_s = job_dp_allreduce_bound(&j, &jp, &in, with_tp || with_r ? around_b_s : NULL);
-            job_parallel_free(&jp);
-            pg_status_clear(&bst);
-            if (bound_lower(&in, &res, &bst) == 0 && res.lower_bound > 0)
-                c->ub_samples_per_s = (double)s->global_batch / (fmax(res.lower_bound, reduce_end_s) + step_s);
-            free(tp_s);
+            /* No iteration is shorter than the later of the pipeline's bound
+             * (every cost no schedule avoids) and the all-reduce's (what of it
+             * cannot overlap the pipeline), plus the shortest rank's step. */
+            job_costed_bound cb;
+            if (job_costed_bound_compute(&j, &in, &cb) == 0)
+                c->ub_samples_per_s = (double)s->global_batch / (fmax(cb.makespan_s, cb.reduce_end_s) + cb.step_s);
+            job_costed_bound_free(&cb);
         }
         job_bound_free(&jb);
     }

@@ -260,13 +260,24 @@ static link_fit fitted_links(const experiment *e, const gpu_system *gs)
     return f;
 }
 
-/* The NVLink and NIC rates: the cluster.*_bw keys, else the datasheet's
- * times the fitted efficiencies. */
+/* The datasheet NVLink and NIC rates: the cluster.*_bw keys (a user's link
+ * rate is a datasheet rate, as the GPU system's), else the GPU system's. */
+static void datasheet_bandwidths(const experiment *e, const gpu_system *gs, double *nvlink_bw, double *nic_bw)
+{
+    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw;
+    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw;
+}
+
+/* The NVLink and NIC rates that run: the datasheet rates times the fitted
+ * efficiencies (1 with cluster.links=datasheet), whoever gave them, so that
+ * a key keeps the meaning of the default (before, a key's rate ran as
+ * given: 400Gbps ran faster than the default 400 Gb/s NIC's fitted rate). */
 static void link_bandwidths(const experiment *e, const gpu_system *gs, const link_fit *f, double *nvlink_bw,
                             double *nic_bw)
 {
-    *nvlink_bw = e->cluster_nvlink_bw > 0 ? e->cluster_nvlink_bw : gs->nvlink_bw * f->nvlink_eff;
-    *nic_bw = e->cluster_ib_bw > 0 ? e->cluster_ib_bw : gs->nic_bw * f->nic_eff;
+    datasheet_bandwidths(e, gs, nvlink_bw, nic_bw);
+    *nvlink_bw *= f->nvlink_eff;
+    *nic_bw *= f->nic_eff;
 }
 
 /* The latencies of a GPU's NVLink port and its NIC.
@@ -289,10 +300,13 @@ static void link_latencies(const link_fit *f, double *nvl_port_s, double *nic_s)
 static void link_rate_origin(int set_by_key, const char *key, double datasheet_bw, double eff, const char *eff_name,
                              char *out, size_t len)
 {
+    char by[64] = "";
     if (set_by_key)
-        snprintf(out, len, " (set by %s)", key);
-    else if (eff < 1.0)
-        snprintf(out, len, " (datasheet %s x fitted %s %.4g)", NUM(datasheet_bw), eff_name, eff);
+        snprintf(by, sizeof by, ", set by %s", key);
+    if (eff < 1.0)
+        snprintf(out, len, " (datasheet %s%s x fitted %s %.4g)", NUM(datasheet_bw), by, eff_name, eff);
+    else if (set_by_key)
+        snprintf(out, len, " (datasheet%s)", by);
     else
         out[0] = '\0';
 }
@@ -308,10 +322,12 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                    e->cluster_nodes);
     sb_appendf(sb, "     GPU speed %s flop/s (dense BF16 peak), memory %s B, host memory per node %s B,\n",
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
-    char why_nvl[96], why_nic[96];
-    link_rate_origin(e->cluster_nvlink_bw > 0, "cluster.nvlink_bw", gs->nvlink_bw, g->fit.nvlink_eff, "coll_bw_eff",
+    char why_nvl[160], why_nic[160];
+    double nvl_sheet_bw, nic_sheet_bw;
+    datasheet_bandwidths(e, gs, &nvl_sheet_bw, &nic_sheet_bw);
+    link_rate_origin(e->cluster_nvlink_bw > 0, "cluster.nvlink_bw", nvl_sheet_bw, g->fit.nvlink_eff, "coll_bw_eff",
                      why_nvl, sizeof why_nvl);
-    link_rate_origin(e->cluster_ib_bw > 0, "cluster.ib_bw", gs->nic_bw, g->fit.nic_eff, "net_bw_eff", why_nic,
+    link_rate_origin(e->cluster_ib_bw > 0, "cluster.ib_bw", nic_sheet_bw, g->fit.nic_eff, "net_bw_eff", why_nic,
                      sizeof why_nic);
     sb_appendf(sb, "     NVLink %s B/s per GPU per direction%s,\n", NUM(g->nvl_bw), why_nvl);
     if (g->host_link)
@@ -352,6 +368,17 @@ int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, doub
     }
     link_fit f = fitted_links(e, gs);
     link_bandwidths(e, gs, &f, nvlink_bw, nic_bw);
+    return 1;
+}
+
+int platform_cluster_datasheet_bandwidths(const experiment *e, double *nvlink_bw, double *nic_bw)
+{
+    const gpu_system *gs = gpu_system_find(e->cluster_gpu);
+    if (gs == NULL) {
+        *nvlink_bw = *nic_bw = 0.0;
+        return 0;
+    }
+    datasheet_bandwidths(e, gs, nvlink_bw, nic_bw);
     return 1;
 }
 

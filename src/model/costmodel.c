@@ -1112,6 +1112,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         sc->layer_act_b_bytes = max_layer_b;
         sc->layer_act_w_bytes = max_layer_w;
         sc->boundary_bytes = HALF_BYTES * d.n;
+        sc->tp_coll_bytes = sc->boundary_bytes;
         sc->workspace_bytes = layer_ws;
         if (sc->moe_layers > 0) {
             sc->a2a_bytes = arch_a2a_bytes(a, &r);

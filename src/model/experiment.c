@@ -141,7 +141,8 @@ static const key_spec SCHEMA[] = {
                "the gradient's bytes in memory and in the data-parallel all-reduce"),
     CHOICE_KEY("tp.sequence_parallel", "true|false", tp_sequence_parallel, "false", BOOLS, NO_PATH, 0,
                "tensor-parallel collectives as reduce-scatter + all-gather pairs (Megatron's sequence "
-               "parallelism) instead of all-reduces"),
+               "parallelism) instead of all-reduces, and the LayerNorm and dropout activations sharded too; "
+               "when not given, on with tp > 1 (as Megatron-Core's recipes run), off with tp = 1"),
     CHOICE_KEY("tp.comm_overlap", "true|false", tp_comm_overlap, "false", BOOLS, NO_PATH, 0,
                "workload=gpt / hf: each layer's tensor-parallel collective overlaps the GEMM next to it "
                "(Transformer Engine's userbuffer overlap, NVIDIA's recipes; the calibration's tp_comm_overlap): "
@@ -234,20 +235,25 @@ static const key_spec SCHEMA[] = {
     INT_KEY("cluster.nodes", cluster_nodes, "1", 1, MAX_NODES, "network=cluster: nodes"),
     INT_KEY("cluster.gpus_per_node", cluster_gpus_per_node, "8", 1, MAX_RANKS, "network=cluster: GPUs per node"),
     TEXT_KEY("cluster.gpu", T_TEXT, "name", cluster_gpu, "h100-sxm",
-             "network=cluster: GPU system (a100-80g, h100-sxm, ...): speed, memory and link defaults"),
+             "GPU system (a100-80g, h100-sxm, ...): with network=cluster its speed, memory and link defaults; with "
+             "network=ideal and workload=gpt or hf:PATH the GPU the cost model runs on (kernel speeds, memory); "
+             "a platform file names its own GPUs"),
     NUM_KEY("cluster.nvlink_bw", cluster_nvlink_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
-            "network=cluster: NVLink bandwidth per GPU, each direction; 0 = the GPU system's"),
+            "network=cluster: NVLink datasheet bandwidth per GPU, each direction (cluster.links=fitted runs it "
+            "at the GPU type's fitted efficiency); 0 = the GPU system's"),
     NUM_KEY("cluster.ib_bw", cluster_ib_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
-            "network=cluster: NIC bandwidth per GPU; 0 = the GPU system's"),
+            "network=cluster: NIC datasheet bandwidth per GPU (cluster.links=fitted runs it at the GPU type's "
+            "fitted efficiency); 0 = the GPU system's"),
     NUM_KEY("cluster.pcie_bw", cluster_pcie_bw, T_BANDWIDTH, "bytes/s", "0", 0, HUGE_NUM, 0,
-            "network=cluster: PCIe bandwidth per GPU; 0 = the GPU system's"),
+            "network=cluster: PCIe datasheet bandwidth per GPU, run as given (as the GPU system's: no fitted "
+            "efficiency); 0 = the GPU system's"),
     CHOICE_KEY("cluster.links", "fitted|datasheet", cluster_links_fitted, "fitted", LINK_RATES, NO_PATH, 0,
                "network=cluster: NVLink and NIC rates as NCCL achieves them, the datasheet rate x the GPU type's "
                "fitted coll_bw_eff (NVLink) and net_bw_eff (NIC) from profiles/gpus/TYPE.yaml, the efficiencies "
                "the calibration measured (docs/validation.md), and every GPU-to-GPU route with the fitted "
                "coll_latency of one ring step (at least the wire's 1 us in a node, 2.6 us across); or the "
-               "datasheet rates and wire latencies. cluster.nvlink_bw / cluster.ib_bw, when given, are used as "
-               "they are"),
+               "datasheet rates and wire latencies. cluster.nvlink_bw / cluster.ib_bw, when given, are datasheet "
+               "rates like the GPU system's: the fitted efficiencies apply to them too"),
     CHOICE_KEY("cluster.host_link", "datasheet|measured", cluster_host_link_measured, "datasheet", HOST_LINKS,
                NO_PATH, 0,
                "network=cluster: GPU-to-host-memory links at the datasheet PCIe rate, or at the measured effective "
@@ -695,7 +701,31 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "gpt.doc_len"), "gpt.doc_len",
                           "packed documents need attention=flash (its variable-length path; the legacy softmax "
                           "scores the whole sequence)");
+    /* Megatron recommends sequence parallelism with tensor parallelism and
+     * its Megatron-Core recipes run it: the default a user expects (without
+     * it each GPU keeps the replicated LayerNorm and dropout activations,
+     * which put Llama-3-70B tp8 pp4 out of memory with every schedule). */
+    if (e->tp > 1 && !config_find(c, "tp.sequence_parallel"))
+        e->tp_sequence_parallel = 1;
     return 0;
+}
+
+int experiment_rare_settings(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
+                             void *ctx)
+{
+    int n = 0;
+    if (e->tp > 1 && !e->tp_sequence_parallel && config_find(c, "tp.sequence_parallel")) {
+        pg_status msg;
+        pg_status_clear(&msg);
+        pg_fail_at(&msg, PG_EXIT_OK, experiment_origin(e, "tp.sequence_parallel"), "tp.sequence_parallel",
+                   "false with tp = %d: few real jobs run tensor parallelism without sequence parallelism "
+                   "(Megatron-Core's recipes turn it on); each GPU then keeps the replicated LayerNorm and "
+                   "dropout activations", e->tp);
+        if (report)
+            report(msg.msg, ctx);
+        n++;
+    }
+    return n;
 }
 
 int experiment_check_value(const char *key, const char *value, pg_origin at, pg_status *st)
@@ -756,6 +786,13 @@ static int wl_is_modelled(const experiment *e) { return experiment_workload_is_m
 static int wl_is_uniform(const experiment *e) { return e->workload == WL_UNIFORM; }
 static int net_is_cluster(const experiment *e) { return e->network == NET_CLUSTER; }
 static int net_is_ideal(const experiment *e) { return e->network == NET_IDEAL; }
+/* The GPU type: the generated cluster's, and on an ideal network the one a
+ * modelled workload is costed on (costmodel.c platform_gpu_type: kernel
+ * speeds and memory); a platform file names its own GPUs' types. */
+static int gpu_type_applies(const experiment *e)
+{
+    return e->network == NET_CLUSTER || (e->network == NET_IDEAL && experiment_workload_is_modelled(e));
+}
 static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
@@ -784,6 +821,7 @@ static const applicability APPLIES[] = {
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"moe.capacity_factor", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"uniform.", wl_is_uniform, "workload=uniform"},
+    {"cluster.gpu", gpu_type_applies, "network=cluster, or network=ideal with workload=gpt or workload=hf:PATH"},
     {"cluster.", net_is_cluster, "network=cluster"},
     {"ideal.latency", net_is_ideal, "network=ideal"},
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},

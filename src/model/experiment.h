@@ -189,6 +189,12 @@ typedef struct exp_schedule_info {
     const char *chunk_schedules;                /* their names, for the message ("interleaved, hanayo or gis") */
 } exp_schedule_info;
 
+/* Settings that are valid but that few real jobs use, each reported as
+ * report(msg, ctx) "FILE:LINE: key 'KEY': ..." (a warning: the run goes
+ * on); returns how many.  Now: tp > 1 with tp.sequence_parallel=false given. */
+int experiment_rare_settings(const config *c, const experiment *e, void (*report)(const char *msg, void *ctx),
+                             void *ctx);
+
 /* sched may be NULL: then chunks is taken to apply (nothing to say). */
 int experiment_ignored_keys(const config *c, const experiment *e, const exp_schedule_info *sched,
                             void (*report)(const char *msg, void *ctx), void *ctx);

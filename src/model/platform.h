@@ -85,10 +85,14 @@ int platform_load_text(const char *xml_text, const char *what, platform_desc *p,
 
 /* network=cluster: the bandwidth of a route between two GPUs of one node
  * (NVLink: [nvl UP, nvl DOWN]) and between two nodes (the NICs; the FATPIPE
- * core runs at the NIC rate), per direction, in bytes/s: the cluster.*_bw
- * keys, else the GPU system's.  Returns 0 (both 0) for an unknown
- * cluster.gpu, 1 otherwise. */
+ * core runs at the NIC rate), per direction, in bytes/s, as it runs: the
+ * datasheet rate (platform_cluster_datasheet_bandwidths) times the GPU
+ * type's fitted efficiency under cluster.links=fitted.  Returns 0 (both 0)
+ * for an unknown cluster.gpu, 1 otherwise. */
 int platform_cluster_gpu_bandwidths(const experiment *e, double *nvlink_bw, double *nic_bw);
+/* The datasheet rates behind them: the cluster.nvlink_bw / cluster.ib_bw
+ * keys (a user's rate is a datasheet rate), else the GPU system's. */
+int platform_cluster_datasheet_bandwidths(const experiment *e, double *nvlink_bw, double *nic_bw);
 
 /* network=cluster: the latency of a route between two GPUs of one node and
  * between two nodes, in seconds: the GPU type's fitted NCCL ring-step

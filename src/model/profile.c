@@ -321,6 +321,8 @@ static void add_layer(stage_cost *sc, const layer_spec *ls)
     sc->act_b_bytes += ls->act_b_bytes;
     sc->act_w_bytes += ls->act_w_bytes;
     sc->boundary_bytes = ls->boundary_bytes;
+    if (ls->kind == LAYER_TRANSFORMER && ls->boundary_bytes > sc->tp_coll_bytes)
+        sc->tp_coll_bytes = ls->boundary_bytes;   /* the hidden state its collectives carry */
     sc->param_count += ls->params;
     sc->fwd_flops += ls->fwd_flops;
     sc->has_attn_core = 1;

@@ -38,6 +38,7 @@ static int build_uniform(const experiment *e, int nstages, workload *w, pg_statu
         sc->act_b_bytes = e->uniform_activation_bytes / v;
         sc->act_w_bytes = e->uniform_w_fraction * sc->act_b_bytes;
         sc->boundary_bytes = e->uniform_boundary_bytes;
+        sc->tp_coll_bytes = e->uniform_boundary_bytes;
         sc->param_count = e->uniform_params / v;
         sc->fwd_flops = 0;
         sc->workspace_bytes = 0;
@@ -68,6 +69,7 @@ static int adapt_profile(const experiment *e, workload *w, pg_status *st)
         c->attn_core_bytes *= per_gpu;
         c->workspace_bytes *= per_gpu;
         c->boundary_bytes *= batch;   /* the whole activation: sent on, and the tp collectives' size */
+        c->tp_coll_bytes *= batch;
         c->param_count /= tp;
     }
     w->micro_batch_size = e->micro_batch_size;

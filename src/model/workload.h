@@ -13,8 +13,8 @@
  * fwd_flops are what ONE GPU of its tensor-parallel group holds and runs;
  * so are its times, except workload=uniform's, which are the whole group's
  * and which the simulator splits over the group (experiment_tp_share,
- * sim.h's split_compute).  boundary_bytes is the whole activation sent on
- * (the tp collectives' size too).
+ * sim.h's split_compute).  boundary_bytes is the whole activation sent on,
+ * tp_coll_bytes the whole activation of the tp collectives.
  *
  * Profiles are measured once, for one GPU at one micro batch size;
  * workload_build adapts them, in one place, to the experiment:

@@ -16,6 +16,10 @@ typedef struct stage_cost {
     double act_b_bytes;          /* stored by F for B */
     double act_w_bytes;          /* still held after B, for W */
     double boundary_bytes;       /* output activation sent to the next stage; the gradient back is the same size */
+    double tp_coll_bytes;        /* the whole hidden-state activation one tensor-parallel collective of the
+                                  * stage's transformer layers carries (s x b x h elements); unlike
+                                  * boundary_bytes it is not 0 on a stage that ends with the LM head (the
+                                  * last stage, the only one at pp = 1), whose layers still run them */
     double param_count;          /* parameters held by the stage */
     double fwd_flops;            /* model FLOPs of F on one GPU (B + W = 2x), for MFU */
     double workspace_bytes;      /* transient buffers while an op of this stage runs */

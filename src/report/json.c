@@ -152,6 +152,7 @@ static void metrics_fields(const report_input *in, rpt_json *w)
     rpt_json_int(w, "span_rank", m->span_rank);
     rank_array(w, "stage_span", m, offsetof(rank_metrics, span));
     rpt_json_num(w, "bubble_ratio", m->bubble_ratio);
+    rpt_json_num(w, "pipeline_bubble_ratio", m->pipeline_bubble_ratio);
     rpt_json_num(w, "total_busy_seconds", m->total_busy_s);
     rank_array(w, "peak_activations", m, offsetof(rank_metrics, peak_activations));
     rank_array(w, "peak_memory_bytes", m, offsetof(rank_metrics, peak_memory_bytes));
@@ -191,6 +192,18 @@ static void metrics_fields(const report_input *in, rpt_json *w)
         sb_append_json_number(w->sb, m->makespan_s / m->lower_bound);
     else
         sb_append(w->sb, "null");
+    /* the bound's parts and the gap's (metrics.h); null without a bound */
+    if (m->lower_bound > 0) {
+        rpt_json_num(w, "lower_bound_compute", m->lower_bound_compute_s);
+        rpt_json_num(w, "bound_gap_idle_seconds", m->gap_idle_s);
+        rpt_json_num(w, "bound_gap_slow_ops_seconds", m->gap_slow_ops_s);
+        rpt_json_num(w, "bound_gap_other_seconds", m->gap_other_s);
+    } else {
+        rpt_json_null(w, "lower_bound_compute");
+        rpt_json_null(w, "bound_gap_idle_seconds");
+        rpt_json_null(w, "bound_gap_slow_ops_seconds");
+        rpt_json_null(w, "bound_gap_other_seconds");
+    }
     rpt_json_num(w, "samples_per_second", m->samples_per_s);
     rpt_json_num(w, "tokens_per_second", m->tokens_per_s);
     rpt_json_num(w, "mfu", m->mfu);

@@ -589,7 +589,8 @@ static void title(const report_input *in, const layout *L, const double *peak, w
             if (peak[r] > p) p = peak[r];
             if (capacity_bytes(in, r) > cap) cap = capacity_bytes(in, r);
         }
-        n += snprintf(buf + n, sizeof buf - (size_t)n, " \xc2\xb7 bubble %.1f %%", in->m->bubble_ratio * 100.0);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, " \xc2\xb7 pipeline bubble %.1f %% of all ranks' time",
+                      in->m->pipeline_bubble_ratio * 100.0);
         fmt_bytes(pbuf, sizeof pbuf, p);
         fmt_bytes(cbuf, sizeof cbuf, cap);
         if (cap > 0)

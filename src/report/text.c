@@ -110,13 +110,21 @@ static void header(const report_input *in, strbuf *sb)
         sb_appendf(sb, "cost model %s\n", in->wl->cost_basis);
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
-    double nvlink_bw, nic_bw;
+    double nvlink_bw, nic_bw, nvl_sheet_bw, nic_sheet_bw;
     const experiment *e = in->exp;
-    if (e && e->network == NET_CLUSTER && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw)) {
-        char nvl[32], nic[32];
-        sb_appendf(sb, ", NVLink %s and NIC %s per GPU%s", units_format_bandwidth(nvlink_bw, nvl, sizeof nvl),
-                   units_format_bandwidth(nic_bw, nic, sizeof nic),
-                   e->cluster_links_fitted ? " (cluster.links=fitted: NCCL's rates)" : "");
+    if (e && e->network == NET_CLUSTER && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw) &&
+        platform_cluster_datasheet_bandwidths(e, &nvl_sheet_bw, &nic_sheet_bw)) {
+        char nvl[32], nic[32], nvl_sheet[32], nic_sheet[32];
+        sb_appendf(sb, ", NVLink %s and NIC %s per GPU", units_format_bandwidth(nvlink_bw, nvl, sizeof nvl),
+                   units_format_bandwidth(nic_bw, nic, sizeof nic));
+        if (e->cluster_links_fitted)   /* which rate ran: the datasheet's (a key's or the GPU's) x the fit */
+            sb_appendf(sb, " (cluster.links=fitted: NCCL's rates from datasheet %s and %s%s)",
+                       units_format_bandwidth(nvl_sheet_bw, nvl_sheet, sizeof nvl_sheet),
+                       units_format_bandwidth(nic_sheet_bw, nic_sheet, sizeof nic_sheet),
+                       e->cluster_nvlink_bw > 0 || e->cluster_ib_bw > 0 ? ", set by cluster.*_bw" : "");
+        else
+            sb_appendf(sb, " (cluster.links=datasheet%s)",
+                       e->cluster_nvlink_bw > 0 || e->cluster_ib_bw > 0 ? ", set by cluster.*_bw" : "");
     }
     sb_append(sb, "\n\n");
 }
@@ -230,13 +238,25 @@ static void totals(const report_input *in, strbuf *sb)
     total_line(sb, "makespan", units_format_duration(m->makespan_s, a, sizeof a));
     snprintf(b, sizeof b, "%s (rank %d)", units_format_duration(m->span, a, sizeof a), m->span_rank);
     total_line(sb, "span", b);
-    snprintf(a, sizeof a, "%.2f %%", m->bubble_ratio * PERCENT);
-    total_line(sb, "bubble ratio", a);
+    char bubble[2 * CELL_MAX];
+    snprintf(bubble, sizeof bubble, "%.2f %% of all ranks' time (longest-span rank %d: %.2f %%)",
+             m->pipeline_bubble_ratio * PERCENT, m->span_rank, m->bubble_ratio * PERCENT);
+    total_line(sb, "bubble", bubble);
     if (m->lower_bound > 0) {
         char lb[CELL_MAX];
-        snprintf(b, sizeof b, "%s (makespan is %.2f %% above)", units_format_duration(m->lower_bound, lb, sizeof lb),
-                 (m->makespan_s / m->lower_bound - 1.0) * PERCENT);
-        total_line(sb, "lower bound", b);
+        char comp[CELL_MAX], rest[CELL_MAX], line[6 * CELL_MAX];
+        snprintf(line, sizeof line, "%s = compute %s + unavoidable tp collectives and recomputation %s",
+                 units_format_duration(m->lower_bound, lb, sizeof lb),
+                 units_format_duration(m->lower_bound_compute_s, comp, sizeof comp),
+                 units_format_duration(m->lower_bound - m->lower_bound_compute_s, rest, sizeof rest));
+        total_line(sb, "lower bound", line);
+        char idle[CELL_MAX], slow[CELL_MAX], other[CELL_MAX];
+        snprintf(line, sizeof line, "makespan is %.2f %% above: bubbles %s, ops above their least %s, late start %s "
+                 "(rank %d)", (m->makespan_s / m->lower_bound - 1.0) * PERCENT,
+                 units_format_duration(m->gap_idle_s, idle, sizeof idle),
+                 units_format_duration(m->gap_slow_ops_s, slow, sizeof slow),
+                 units_format_duration(m->gap_other_s, other, sizeof other), m->span_rank);
+        total_line(sb, "  gap", line);
     }
     if (m->iteration_s != m->makespan_s) {
         char c[CELL_MAX], d[CELL_MAX], e[CELL_MAX], o[CELL_MAX], embed[2 * CELL_MAX] = "",

@@ -41,9 +41,22 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
         out->r_alloc_fused = at_most(c->layer_act_b_bytes, out->r_alloc_fused);
         out->b_release = out->f_alloc + out->r_alloc - c->act_w_bytes;
     }
+    if (ch.fwd == PLAN_FWD_SELECTIVE && c->layers > 1 && ch.bwd != PLAN_BWD_RECOMPUTE) {
+        /* Megatron recomputes a layer's attention core inside that layer's
+         * backward and frees it after: one layer's core at a time, whatever
+         * the pipeline (Korthikanti et al. 2022, Section 5), so the stage's
+         * stored bytes are sbh(34/t...) without the 5as/h term.  B keeps
+         * what W needs, as without recomputation. */
+        out->r_alloc = out->r_alloc / c->layers;
+        out->r_alloc_fused = out->r_alloc;
+        double held = out->f_alloc + out->r_alloc;
+        double kept_for_w = at_most(c->act_w_bytes, held);
+        out->b_release = held - kept_for_w;
+        out->w_release = kept_for_w;
+    }
     if (ch.bwd == PLAN_BWD_RECOMPUTE) {
         double kept = at_most(input, c->act_w_bytes);
-        out->b_release = c->act_b_bytes - kept;
+        out->b_release = out->f_alloc + out->r_alloc - kept;
         out->has_rw = 1;
         out->rw_alloc = c->act_w_bytes - kept;
         out->rw_ref_s = memory_fwd_recompute_s(c);

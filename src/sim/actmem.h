@@ -13,7 +13,9 @@
  *                                   fused BW, r_alloc_fused.  Full recomputation of a
  *                                   layered stage (workload.h full_keep_bytes) runs
  *                                   one layer at a time: R then holds one layer's
- *                                   activations (and, before a split B, what W keeps)
+ *                                   activations (and, before a split B, what W keeps);
+ *                                   selective recomputation of a layered stage, one
+ *                                   layer's attention core
  *   B end      -b_release          (M_B - M_W; with the backward recompute
  *                                   all but the input)
  *   RW start   +rw_alloc           (M_W - input), lasting rw_ref_s

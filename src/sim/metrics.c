@@ -636,6 +636,12 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
     host_oom_ranks(in, out);
     if (out->span > 0)
         out->bubble_ratio = out->rank[out->span_rank].idle_s / out->span;
+    if (out->makespan_s > 0 && out->pp > 0) {
+        double idle_s = 0.0;
+        for (int r = 0; r < out->pp; r++)
+            idle_s += out->makespan_s - out->rank[r].busy_s;
+        out->pipeline_bubble_ratio = idle_s / (out->pp * out->makespan_s);
+    }
     iteration_breakdown(tl, first_start, out);
     out->overhead_s = in->iter_overhead_s;
     out->iteration_s += out->overhead_s;

@@ -55,7 +55,9 @@ typedef struct run_metrics {
     int pp;
     double makespan_s;
     double span;
-    double bubble_ratio;
+    double bubble_ratio;         /* the contract's: idle / span of the longest-span rank */
+    double pipeline_bubble_ratio;/* the pipeline's, as users read it: idle over all ranks' time, each rank
+                                  * counted over the makespan window: sum (makespan - busy) / (pp x makespan) */
     int span_rank;               /* rank with the largest span */
     double total_busy_s;
     double samples_per_s, tokens_per_s;   /* per iteration_s, all dp replicas together */
@@ -109,7 +111,20 @@ typedef struct run_metrics {
     double ep_comm_s;            /* the same for expert-parallel all-to-alls */
     double cp_comm_s;            /* the same for context-parallel key/value exchanges */
     int dp_buckets;              /* gradient buckets all-reduced, all ranks */
-    double lower_bound;          /* 0 = not computed */
+    double lower_bound;          /* 0 = not computed: with every cost no schedule avoids (cli.h
+                                  * job_costed_bound) */
+    /* What the bound and the gap above it are made of (set with lower_bound):
+     *   lower_bound_compute_s  the same bound on the ops' compute alone; the
+     *                          rest of lower_bound is unavoidable tp
+     *                          collectives and recomputation
+     *   gap_idle_s             idle time of the longest-span rank beyond what
+     *                          the bound already holds (bound - its least busy
+     *                          time): bubbles no schedule needed
+     *   gap_slow_ops_s         that rank's ops above their least (contended or
+     *                          slow tp collectives, communication in ops)
+     *   gap_other_s            makespan - that rank's span (its late start)
+     * The three sum to makespan - lower_bound. */
+    double lower_bound_compute_s, gap_idle_s, gap_slow_ops_s, gap_other_s;
     int noom; int *oom;          /* ranks over capacity */
     rank_metrics *rank;          /* [pp] */
     int nhosts;                  /* host-memory endpoints (platform ncpus) */

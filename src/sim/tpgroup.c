@@ -16,7 +16,7 @@
  *     group's ring (collectives.h; FUSED unless stepwise_collectives):
  *     Megatron has 2 all-reduces per layer in F and 2 in B (none in W),
  *     each of the layer's output s x b x h elements, the stage's
- *     boundary_bytes (a pipeline p2p carries 1/tp of it); one op's 2L of them
+ *     tp_coll_bytes (a pipeline p2p carries 1/tp of it); one op's 2L of them
  *     are one fused record, the same time as 2L separate ones uncontended.
  *     With sequence parallelism each becomes a reduce-scatter + all-gather
  *     pair (the same bytes on the wire).  The op's record spans compute and
@@ -76,7 +76,7 @@ static void tp_collectives(rank_state *rs, sched_op op)
         return;
     const stage_cost *c = &eng.in->wl->stage[op.stage];
     int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
-    double bytes = c->boundary_bytes;
+    double bytes = c->tp_coll_bytes;
     if (bytes <= 0)
         return;
     coll_kind kinds_ar[] = {COLL_ALLREDUCE}, kinds_sp[] = {COLL_REDUCE_SCATTER, COLL_ALLGATHER};
