@@ -10,7 +10,7 @@
 #   Usage: bench/bench_remat.sh [BIN] [TIME_LIMIT_S] [GAP]
 # Cases run one after the other (each uses one core).  16 bytes per
 # parameter (bf16 weight and gradient, fp32 master and moments), the
-# default when the README's table was measured: at Megatron's 18 (fp32
+# default when docs/planners.md's table was measured: at Megatron's 18 (fp32
 # gradient, today's default) the 17 GiB budget fits no plan.
 set -eu
 BIN=${1:-src/pipegrid}

@@ -171,7 +171,7 @@ expect_rc "offload.chunks beyond the chunks per rank fails" 2 "$BIN" run "${GIS[
     --set offload=selective --set offload.chunks=3
 expect_err "... naming the key" "key 'offload': offload chunks 3 is outside \[0, 2\]"
 # ---- offload=plan: more memory never runs slower (offload_ladder.h) ----
-# The README's OptPipe comparison: 16 GB static per GPU, 4 GiB activations.
+# docs/planners.md's OptPipe comparison: 16 GB static per GPU, 4 GiB activations.
 U=(--set workload=uniform --set uniform.f=0.1 --set uniform.b=0.1 --set uniform.w=0.1 --set uniform.activation=4GiB
    --set uniform.params=1e9 --set network=cluster --set pp=8 --set microbatches=24 --set schedule=1f1b
    --set offload=plan --set recompute=full --format json)

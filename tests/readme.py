@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""readme.py: the README's example outputs, rerun and compared (tests/readme.sh runs it).
+"""readme.py: the examples of the README and the docs pages, rerun and compared (tests/readme.sh runs it).
 
 An example is a fenced block (```) whose first line is "$ src/pipegrid ..." (continued on the next lines
 while a line ends in a backslash); the rest of the block is the output that command prints.  Each example
@@ -10,8 +10,11 @@ is run from the source tree with the binary under test and its output compared l
 Nothing else is ignored.  Examples run with PIPEGRID_DETERMINISTIC=1 (src/opt/workclock.h): the planners'
 time limits are work limits, so their output is the same on every machine.
 
-  readme.py BIN README            compare; prints "ok - ..." / "not ok - ..." per example and a summary
-  readme.py BIN README --update   rewrite every example's output in place from a fresh run, keeping its
+Every command runs from the source tree's root (the parent of tests/), whichever page shows it, so a
+docs/ page's examples name files as the README's do (profiles/..., experiments/...).
+
+  readme.py BIN PAGE...            compare; prints "ok - ..." / "not ok - ..." per example and a summary
+  readme.py BIN PAGE... --update   rewrite every example's output in place from a fresh run, keeping its
                                   shortening: the lines kept before and after a "..." line, and a truncated
                                   line's length (in comma-separated fields for CSV, else characters)
 """
@@ -104,12 +107,11 @@ def shorten(old, new):
     return out
 
 
-def main():
-    binary, readme = sys.argv[1], sys.argv[2]
-    update = "--update" in sys.argv[3:]
+def check_page(binary, page, srcdir, update):
+    """Run (or with update, rewrite) every example of one page; returns (passed, failed)."""
     import os
-    srcdir = os.path.dirname(os.path.abspath(readme))
-    lines = open(readme).read().split("\n")
+    label = os.path.relpath(os.path.abspath(page), srcdir)
+    lines = open(page).read().split("\n")
     passed = failed = 0
     edits = []
     for start, end in blocks(lines):
@@ -120,33 +122,47 @@ def main():
             rc, actual, err = run(binary, cmd, srcdir)
         except subprocess.TimeoutExpired:
             failed += 1
-            print(f"not ok - README example: {name}\n    timed out")
+            print(f"not ok - {label} example: {name}\n    timed out")
             continue
         if rc != 0:
             failed += 1
-            print(f"not ok - README example: {name}\n    exit {rc}: {err[:400]}")
+            print(f"not ok - {label} example: {name}\n    exit {rc}: {err[:400]}")
             continue
         if update:
             edits.append((out_start, end, shorten(expected, actual)))
             passed += 1
-            print(f"ok - README example updated: {name}")
+            print(f"ok - {label} example updated: {name}")
         elif matches(expected, actual):
             passed += 1
-            print(f"ok - README example: {name}")
+            print(f"ok - {label} example: {name}")
         else:
             failed += 1
-            print(f"not ok - README example: {name}")
+            print(f"not ok - {label} example: {name}")
             import difflib
-            for d in list(difflib.unified_diff(expected, actual, "README", "now", lineterm="", n=1))[:40]:
+            for d in list(difflib.unified_diff(expected, actual, label, "now", lineterm="", n=1))[:40]:
                 print("    " + d)
-    if update:
+    if update and edits:
         for s, e, new in reversed(edits):
             lines[s:e] = new
-        with open(readme, "w") as fh:
+        with open(page, "w") as fh:
             fh.write("\n".join(lines))
+    return passed, failed
+
+
+def main():
+    import os
+    args = [a for a in sys.argv[1:] if a != "--update"]
+    update = "--update" in sys.argv[1:]
+    binary, pages = args[0], args[1:]
+    srcdir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    passed = failed = 0
+    for page in pages:
+        p, f = check_page(binary, page, srcdir, update)
+        passed += p
+        failed += f
     if passed + failed == 0:
         failed = 1
-        print("not ok - README has examples ($ src/pipegrid ... blocks)")
+        print("not ok - the pages have examples ($ src/pipegrid ... blocks)")
     print(f"readme: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

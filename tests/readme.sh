@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# readme.sh: every README example that shows "$ src/pipegrid ..." with its
-# output is rerun against a built binary and must print that output (lines
-# that vary with the host, such as the host time, excepted; see readme.py).
+# readme.sh: every example of README.md and of the docs/*.md pages that shows
+# "$ src/pipegrid ..." with its output is rerun against a built binary (from the
+# source tree's root) and must print that output (lines that vary with the
+# host, such as the host time, excepted; see readme.py).
 #   tests/readme.sh [BIN] [--update]    --update rewrites the examples in place
 # Ends with "readme: N passed, M failed".
 set -u
@@ -12,4 +13,4 @@ for a in "$@"; do
 done
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
-exec python3 "$HERE/readme.py" "$BIN" "$HERE/../README.md" "${ARGS[@]}"
+exec python3 "$HERE/readme.py" "$BIN" "$HERE/../README.md" "$HERE"/../docs/*.md "${ARGS[@]}"
