@@ -124,4 +124,13 @@ expect_err "tp > 1 with sequence parallelism off is warned about" "key 'tp.seque
 expect_rc "tp=1: no sequence parallelism, no warning" 0 "$BIN" run --set tp=1 --set tp.sequence_parallel=false
 if grep -q "sequence_parallel" "$TMP/err"; then not_ok "tp=1: no warning" "$(cat "$TMP/err")"; else ok "tp=1: no warning"; fi
 
+# 3b. The costed bound ends: a tp 8 x pp 9 x dp 8 interleaved GPT on 72
+# nodes once left the machine bound's preemptive Jackson loop waiting forever
+# (a job preempted to work <= 0 by floating-point rounding still counted).
+STAR=(run --set workload=gpt --set gpt.layers=18 --set gpt.hidden=1024 --set gpt.heads=16 --set gpt.seq=1024
+      --set network=cluster --set cluster.nodes=128 --set memory.capacity=1TiB --set dp=8 --set tp=8 --set pp=9
+      --set schedule=interleaved --set microbatches=9 --format json)
+COMMAND_TIMEOUT_S=60 expect_rc "72-node interleaved run ends with its bound" 0 "$BIN" "${STAR[@]}"
+check "72-node interleaved: bound <= makespan" "0 < d['lower_bound'] <= d['makespan'] * (1 + 1e-9)" "$TMP/out"
+
 test_summary
