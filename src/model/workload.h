@@ -97,6 +97,8 @@ typedef struct workload {
     stage_cost *stage;           /* [nstages] */
     int seq_len;                 /* tokens per sample (0 = unknown) */
     int micro_batch_size;        /* samples per microbatch */
+    double reserved_bytes;       /* per GPU besides the model's tensors (memory.reserved: CUDA context, NCCL
+                                  * buffers, fragmentation): memory_static_bytes counts it once per rank */
     double tied_embedding_params; /* per GPU: the word embedding the last stage holds again for an LM head tied
                                   * to it (nstages > 1); both copies' gradients are summed each iteration
                                   * (sim.h embed_sync_bytes); 0 = none (untied, one stage, measured profiles) */

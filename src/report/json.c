@@ -80,7 +80,8 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
     {
         rpt_json b = { sb, 1 };
         sb_append(sb, "{");
-        rpt_json_num(&b, "static_bytes", rm->static_bytes);
+        rpt_json_num(&b, "static_bytes", rm->static_bytes - rm->reserved_bytes);
+        rpt_json_num(&b, "reserved_bytes", rm->reserved_bytes);
         rpt_json_num(&b, "activation_bytes", rm->peak_activation_bytes);
         rpt_json_num(&b, "workspace_bytes", rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes);
         sb_append(sb, "}");
