@@ -139,8 +139,8 @@ check "72-node interleaved: bound <= makespan" "0 < d['lower_bound'] <= d['makes
 expect_rc "default run" 0 "$BIN" run --format json
 peak=$(field "$TMP/out" "d['ranks'][0]['peak_memory_bytes']")
 expect_rc "memory.reserved=4GiB" 0 "$BIN" run --set memory.reserved=4GiB --format json
-check "reserved: peak + 4 GiB, reported as reserved_bytes" "d['ranks'][0]['peak_memory_bytes'] == $peak + 4 * 2**30 \
-and d['ranks'][0]['peak_breakdown']['reserved_bytes'] == 4 * 2**30" "$TMP/out"
+check "reserved: peak + 4 GiB, reported as ranks[i].reserved_bytes" "d['ranks'][0]['peak_memory_bytes'] == $peak + 4 * 2**30 \
+and d['ranks'][0]['reserved_bytes'] == 4 * 2**30" "$TMP/out"
 cap=$(python3 -c "print(int($peak + 2 * 2**30))")
 expect_rc "fits with 2 GiB to spare" 0 "$BIN" run --set memory.capacity=$cap
 expect_rc "out of memory with 4 GiB reserved" 3 "$BIN" run --set memory.capacity=$cap --set memory.reserved=4GiB
