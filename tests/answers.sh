@@ -124,4 +124,28 @@ expect_err "tp > 1 with sequence parallelism off is warned about" "key 'tp.seque
 expect_rc "tp=1: no sequence parallelism, no warning" 0 "$BIN" run --set tp=1 --set tp.sequence_parallel=false
 if grep -q "sequence_parallel" "$TMP/err"; then not_ok "tp=1: no warning" "$(cat "$TMP/err")"; else ok "tp=1: no warning"; fi
 
+# 3b. The costed bound ends: a tp 8 x pp 9 x dp 8 interleaved GPT on 72
+# nodes once left the machine bound's preemptive Jackson loop waiting forever
+# (a job preempted to work <= 0 by floating-point rounding still counted).
+STAR=(run --set workload=gpt --set gpt.layers=18 --set gpt.hidden=1024 --set gpt.heads=16 --set gpt.seq=1024
+      --set network=cluster --set cluster.nodes=128 --set memory.capacity=1TiB --set dp=8 --set tp=8 --set pp=9
+      --set schedule=interleaved --set microbatches=9 --format json)
+COMMAND_TIMEOUT_S=60 expect_rc "72-node interleaved run ends with its bound" 0 "$BIN" "${STAR[@]}"
+check "72-node interleaved: bound <= makespan" "0 < d['lower_bound'] <= d['makespan'] * (1 + 1e-9)" "$TMP/out"
+
+# 7 (the user's margin). memory.reserved is counted once per GPU in static
+# memory and reported as its own part: the peak rises by exactly it, and a
+# job that fits with 2 GiB to spare runs out of memory with 4 GiB reserved.
+expect_rc "default run" 0 "$BIN" run --format json
+peak=$(field "$TMP/out" "d['ranks'][0]['peak_memory_bytes']")
+expect_rc "memory.reserved=4GiB" 0 "$BIN" run --set memory.reserved=4GiB --format json
+check "reserved: peak + 4 GiB, reported as ranks[i].reserved_bytes" "d['ranks'][0]['peak_memory_bytes'] == $peak + 4 * 2**30 \
+and d['ranks'][0]['reserved_bytes'] == 4 * 2**30" "$TMP/out"
+cap=$(python3 -c "print(int($peak + 2 * 2**30))")
+expect_rc "fits with 2 GiB to spare" 0 "$BIN" run --set memory.capacity=$cap
+expect_rc "out of memory with 4 GiB reserved" 3 "$BIN" run --set memory.capacity=$cap --set memory.reserved=4GiB
+expect_rc "text names the reserved part" 0 "$BIN" run --set memory.reserved=4GiB
+if grep -q "made of .*+ reserved 4.00 GiB +" "$TMP/out"; then ok "text: reserved in the made-of line"
+else not_ok "text: reserved in the made-of line" "$(grep 'made of' "$TMP/out")"; fi
+
 test_summary

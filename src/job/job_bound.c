@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "job/job.h"
+#include "model/costmodel.h"
 #include "sim/actmem.h"
 #include "util/units.h"
 
@@ -85,19 +86,17 @@ static double ring_min(const job *j, const int *g, int n, double in_node, double
 }
 
 /* Least seconds per byte of one all-reduce on the dp group of GPUs g[0..dp)
- * (dp order) of a generated cluster: the ring's (every edge carries 2(n-1)/n
- * of the bytes, at most at its route's bandwidth), or, unless dp.algorithm
- * is ring, the hierarchical one's when the group has the same number L > 1
- * of its GPUs on each of its nn > 1 nodes (collectives.h: a reduce-scatter
- * and an all-gather over NVLink, (L-1)/L of the bytes each, around an
- * all-reduce of bytes/L across nodes); whichever is less, so that it holds
- * whichever the simulation picks.  Latencies are left out. */
+ * (dp order) of a generated cluster.  The ring's: every edge carries 2(n-1)/n
+ * of the bytes, at most at its route's bandwidth; when the group has the same
+ * number L > 1 of its GPUs on each of its nn > 1 nodes the simulator runs L
+ * channel rings, one per NIC (collectives.h), at costmodel_ring_bw's rate.
+ * With dp.algorithm=hierarchical also the hierarchical one's (a
+ * reduce-scatter and an all-gather over NVLink, (L-1)/L of the bytes each,
+ * around an all-reduce of bytes/L across nodes); whichever is less, so that
+ * it holds whichever the simulation runs.  Latencies are left out. */
 static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw, double nic_bw)
 {
     const platform_desc *p = &j->plat;
-    double ring = 2.0 * (dp - 1) / dp / ring_min(j, g, dp, nvl_bw, nic_bw);
-    if ((dp_algo)j->exp.dp_algorithm == DP_ALGO_RING)
-        return ring;
     int nn = 0, local = -1, even = 1;
     for (int d = 0; d < dp && even; d++) {
         int first = 1, count = 0;
@@ -114,7 +113,10 @@ static double group_s_per_byte(const job *j, const int *g, int dp, double nvl_bw
             local = count;
         even = count == local;
     }
-    if (!even || nn < 2 || local < 2)
+    int channels = even && nn >= 2 && local >= 2;
+    double rate = channels ? costmodel_ring_bw(nvl_bw, nic_bw, local, dp, 1) : ring_min(j, g, dp, nvl_bw, nic_bw);
+    double ring = 2.0 * (dp - 1) / dp / rate;
+    if ((dp_algo)j->exp.dp_algorithm != DP_ALGO_HIERARCHICAL || !channels)
         return ring;
     double hier = 2.0 * (local - 1) / local / nvl_bw + 2.0 * (nn - 1) / nn / local / nic_bw;
     return hier < ring ? hier : ring;

@@ -267,6 +267,10 @@ static const key_spec SCHEMA[] = {
             "ops); 0 = heuristic only"),
     NUM_KEY("memory.capacity", memory_capacity_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
             "overrides every GPU's memory capacity; 0 = each GPU's own"),
+    NUM_KEY("memory.reserved", memory_reserved_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
+            "memory each GPU holds besides the model's tensors (CUDA context, NCCL buffers, allocator "
+            "fragmentation): counted in every rank's static memory, so runs and planners keep that headroom; "
+            "0 = none"),
     NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "0", 0, HUGE_NUM, 0,
             "bytes per parameter for weights, gradients and optimizer state; 0 = Megatron's mixed-precision Adam: "
             "2 (bf16 weight) + 4 (fp32 gradient; 2 with dp.grad_precision=bf16) + 12 (fp32 master weight and two "

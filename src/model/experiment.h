@@ -104,6 +104,7 @@ typedef struct experiment {
     double memory_limit;            /* M_B units; 0 = none */
     double zb_auto_time_limit_s;    /* zb-auto ILP refinement time limit; 0 = heuristic only */
     double memory_capacity_bytes;   /* 0 = each GPU's own */
+    double memory_reserved_bytes;   /* per GPU besides the model's tensors (workload.h reserved_bytes) */
     double bytes_per_param;         /* weights + grads + optimizer, resolved: memory.bytes_per_param, or
                                      * 2 (bf16 weight) + gradient (4 fp32 / 2 bf16) + 12 (Adam) */
     double weight_grad_bytes_per_param; /* the part ZeRO-1 leaves whole: weight + gradient */

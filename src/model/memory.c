@@ -26,7 +26,12 @@ double memory_static_bytes(const workload *w, const int *stages, int nstages_on_
                            double bytes_per_param)
 {
     double params = stage_params(w, stages, nstages_on_rank);
-    return params < 0 ? -1 : params * bytes_per_param;
+    return params < 0 ? -1 : params * bytes_per_param + memory_reserved_bytes(w, nstages_on_rank);
+}
+
+double memory_reserved_bytes(const workload *w, int nstages_on_rank)
+{
+    return nstages_on_rank > 0 ? w->reserved_bytes : 0.0;
 }
 
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
@@ -35,10 +40,11 @@ double memory_static_bytes_zero1(const workload *w, const int *stages, int nstag
     double params = stage_params(w, stages, nstages_on_rank);
     if (params < 0)
         return -1;
+    double reserved = memory_reserved_bytes(w, nstages_on_rank);
     if (dp <= 1)
-        return params * bytes_per_param;
+        return params * bytes_per_param + reserved;
     double whole = bytes_per_param < whole_bytes_per_param ? bytes_per_param : whole_bytes_per_param;
-    return params * (whole + (bytes_per_param - whole) / dp);
+    return params * (whole + (bytes_per_param - whole) / dp) + reserved;
 }
 
 double memory_input_bytes(const workload *w, int stage)

@@ -17,9 +17,12 @@
 
 #include "model/workload.h"
 
-/* Parameters of the listed stages (indices into w->stage) x bytes_per_param.
+/* Parameters of the listed stages (indices into w->stage) x bytes_per_param,
+ * plus the GPU's reserved bytes (memory_reserved_bytes) when the rank holds a
+ * stage: what every planner and the metrics count as static.
  * An index outside [0, w->nstages) is a caller bug: the result is then -1,
  * never a silently smaller number. */
+double memory_reserved_bytes(const workload *w, int nstages_on_rank);
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
                            double bytes_per_param);
 

@@ -76,9 +76,8 @@ static int adapt_profile(const experiment *e, workload *w, pg_status *st)
     return 0;
 }
 
-int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
+static int build_kind(const experiment *e, int nstages, workload *w, pg_status *st)
 {
-    memset(w, 0, sizeof *w);
     switch (e->workload) {
     case WL_UNIFORM:
         return build_uniform(e, nstages, w, st);
@@ -93,4 +92,13 @@ int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
         return costmodel_build(e, nstages, w, st);
     }
     return pg_fail(st, PG_EXIT_INTERNAL, "workload_build: unknown workload kind %d", (int)e->workload);
+}
+
+int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
+{
+    memset(w, 0, sizeof *w);
+    int rc = build_kind(e, nstages, w, st);
+    if (rc == 0)
+        w->reserved_bytes = e->memory_reserved_bytes;
+    return rc;
 }

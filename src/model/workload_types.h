@@ -61,6 +61,8 @@ typedef struct workload {
     char cost_basis[2048];       /* modelled workloads: which GPU-type parameters were fitted, on what, and
                                   * which are borrowed from another type ("" for measured workloads) */
     char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
+    double reserved_bytes;       /* per GPU besides the model's tensors (memory.reserved: CUDA context, NCCL
+                                  * buffers, fragmentation): memory_static_bytes counts it once per rank */
     double iter_overhead_s;      /* workload=gpt / hf: the GPU type's fitted per-iteration overhead (the
                                   * framework's work outside the ops); 0 for measured and uniform times */
     double layer_profile_factor; /* modelled workloads: the measured layer profile the layers ran at

@@ -62,7 +62,10 @@ static double jackson(mjob *j, int n)
             continue;
         }
         double run = j[pick].work;
-        if (next < t + run) {   /* preempted by a release that may carry a larger tail */
+        if (next < t + run && next - t < run) {   /* preempted by a release that may carry a larger tail */
+            /* (both tests: next < t + run can hold in floating point while
+             * next - t >= run, which left the job at work <= 0 but still
+             * counted in left, and the loop waiting forever at DBL_MAX) */
             run = next - t;
             j[pick].work -= run;
             t = next;

@@ -85,6 +85,9 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
         rpt_json_num(&b, "workspace_bytes", rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes);
         sb_append(sb, "}");
     }
+    /* the contract keeps peak_breakdown's three parts (their sum is the
+     * peak): memory.reserved is in its static_bytes, and said here */
+    rpt_json_num(&w, "reserved_bytes", rm->reserved_bytes);
     rpt_json_num(&w, "capacity_bytes", rm->capacity_bytes);
     rpt_json_bool(&w, "oom", rank_is_oom(in->m, r));
     rpt_json_num(&w, "recompute_seconds", rm->recompute_s);

@@ -151,12 +151,14 @@ static void peak_breakdown(const run_metrics *m, strbuf *sb)
     for (int r = 1; r < m->pp; r++)
         if (m->rank[r].peak_memory_bytes > m->rank[top].peak_memory_bytes) top = r;
     const rank_metrics *rm = &m->rank[top];
-    char t[QTY_MAX], st[QTY_MAX], act[QTY_MAX], ws[QTY_MAX], line[4 * QTY_MAX + 96];
+    char t[QTY_MAX], st[QTY_MAX], act[QTY_MAX], ws[QTY_MAX], res[QTY_MAX], line[5 * QTY_MAX + 128];
     units_format_duration(rm->peak_time_s, t, sizeof t);
-    units_format_bytes(rm->static_bytes, st, sizeof st);
+    units_format_bytes(rm->static_bytes - rm->reserved_bytes, st, sizeof st);
+    units_format_bytes(rm->reserved_bytes, res, sizeof res);
     units_format_bytes(rm->peak_activation_bytes, act, sizeof act);
     units_format_bytes(rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes, ws, sizeof ws);
-    snprintf(line, sizeof line, "rank %d at %s: static %s + activations %s + workspace %s", top, t, st, act, ws);
+    snprintf(line, sizeof line, "rank %d at %s: static %s + reserved %s + activations %s + workspace %s", top, t, st,
+             res, act, ws);
     total_line(sb, "  made of", line);
 }
 

@@ -612,6 +612,7 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         rm->capacity_bytes = in->capacity_override_bytes > 0 ? in->capacity_override_bytes
                              : rm->gpu >= 0 ? in->plat->gpu[rm->gpu].memory_bytes : 0.0;
         rm->static_bytes = rank_static_bytes(in, r);
+        rm->reserved_bytes = in->wl && rm->static_bytes > 0 ? memory_reserved_bytes(in->wl, 1) : 0.0;
         rm->peak_memory_bytes = rm->static_bytes;
         rm->peak_time_s = rm->first_start;
     }

@@ -39,7 +39,8 @@ typedef struct rank_metrics {
     double peak_activations;     /* stage units */
     double peak_memory_bytes;
     double peak_time_s;          /* when the memory peak happens */
-    double static_bytes;         /* weights + gradients + optimizer state */
+    double static_bytes;         /* weights + gradients + optimizer state + reserved_bytes */
+    double reserved_bytes;       /* of static_bytes: memory.reserved (CUDA context, NCCL, fragmentation) */
     double peak_activation_bytes;/* activation bytes at the memory peak */
     double capacity_bytes;       /* of its GPU */
     double recompute_s;          /* time in R / RW ops */
