@@ -36,66 +36,12 @@
 #include "util/outfile.h"
 #include "calib/fit_select.h"
 #include "calib/itermodel.h"
+#include "calib/measurements.h"
+#include "calib/provenance.h"
 #include "cli/validate_args.h"
 #include "util/strbuf.h"
 
 #define PCT 100.0
-
-/* Which fitted parameters some fit row depends on, judged as the fit judges
- * it: at calibrate's fixed starting values (a parameter the fit drove to
- * about 0 may no longer move any prediction, yet it was fitted). */
-static void exercised_at_start(const gpu_params *g, const iter_set *set, const int *fit, int exercised[GP_COUNT])
-{
-    gpu_params start = *g;
-    iter_fit_initial(&start);
-    for (int k = 0; k < GP_COUNT; k++)
-        exercised[k] = iter_param_exercised(&start, set, fit, (gpu_param_id)k);
-}
-
-static void provenance(gpu_params *g, const validate_args *a, const fit_hyper *h, const char *why, int nfit,
-                       int n, const char *date, const int exercised[GP_COUNT])
-{
-    char base[128] = "";
-    for (int k = 0; k < a->nfiles; k++) {
-        const char *b = strrchr(a->files[k], '/');
-        b = b ? b + 1 : a->files[k];
-        if (strlen(base) + strlen(b) + 2 < sizeof base)
-            snprintf(base + strlen(base), sizeof base - strlen(base), "%s%s", k ? " " : "", b);
-    }
-    /* the whole sentence, then as much of it as a source holds (the
-     * file's header comment keeps the cross-validation table) */
-    char text[1024];
-    snprintf(text, sizeof text,
-             "fitted %.16s by 'pipegrid calibrate %s --fit-fraction %g' on %d of %d measured rows; max-weight %g %s",
-             date, base, a->fit_fraction, nfit, n, h->max_weight, why);
-    size_t len = strlen(text);
-    if (len >= sizeof g->source[0])
-        len = sizeof g->source[0] - 1;
-    int tied = iter_attention_tied(exercised);
-    char gpu_name[sizeof g->name];   /* a copy: g->name and g->source are parts of one object */
-    memcpy(gpu_name, g->name, sizeof gpu_name);
-    for (int k = 0; k < GP_COUNT; k++) {
-        if (gpu_param_basis_of(g, (gpu_param_id)k) == GPB_DATASHEET)
-            continue;
-        if (k == tied) {
-            /* the attention kernel no fit row ran: the other one's fitted rate (iter_fit) */
-            snprintf(g->source[k], sizeof g->source[k],
-                     "not measured on %s: no row of the fit part ran %s attention; equal to the fitted %s (%.300s)",
-                     gpu_name, tied == GP_FLASH_EFF ? "flash" : "legacy", gpu_param_name(iter_attention_other(tied)),
-                     text);
-            continue;
-        }
-        if (!exercised[k]) {
-            /* no fit row depends on it: the fixed starting value, said so */
-            snprintf(g->source[k], sizeof g->source[k],
-                     "not measured on %s: no row of the fit part exercises it (calibrate's fixed starting value)",
-                     gpu_name);
-            continue;
-        }
-        memcpy(g->source[k], text, len);
-        g->source[k][len] = '\0';
-    }
-}
 
 /* The layer_profiles block's source: how the profiles were fitted and why. */
 static void layer_provenance(gpu_params *g, const validate_args *a, const calib_result *cr, const char *date)
@@ -206,7 +152,7 @@ int cmd_calibrate(int argc, char **argv)
         return cli_report_error(&st);
     int n = rows.n;
     if (rows.nskip > 0)
-        measurements_print_skipped(&rows, stderr);
+        calib_rows_print_skipped(&rows, stderr);
     int *fit = pg_xcalloc((size_t)n, sizeof *fit);
     int nfit = 0;
     for (int i = 0; i < n; i++) {
@@ -214,7 +160,7 @@ int cmd_calibrate(int argc, char **argv)
         nfit += fit[i];
     }
     int exercised[GP_COUNT];
-    exercised_at_start(&g, &set, fit, exercised);
+    calib_exercised_at_start(&g, &set, fit, exercised);
     calib_result *cr = pg_xcalloc(1, sizeof *cr);
     const cv_targets targets = {.file_mape = a.max_mape, .overall_mape = a.max_overall_mape, .max_err = a.max_error};
     int rc = calib_fit_procedure(&g, &set, fit, a.max_weight, a.folds, !a.no_layer_profiles, &targets, cr, &st);
@@ -236,7 +182,7 @@ int cmd_calibrate(int argc, char **argv)
         char date[32];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-        provenance(&g, &a, &cr->h, why, nfit, n, date, exercised);
+        calib_provenance(&g, a.files, a.nfiles, a.fit_fraction, &cr->h, why, nfit, n, date, exercised);
         if (cr->layer_profiles)
             layer_provenance(&g, &a, cr, date);
         fprintf(stderr, "calibrate: layer profiles: %s\n",

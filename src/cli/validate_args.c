@@ -4,6 +4,7 @@
 
 #include "calib/fit_select.h"
 #include "calib/itermodel.h"
+#include "calib/measurements.h"
 #include "cli/validate_args.h"
 #include "util/units.h"
 
@@ -109,77 +110,10 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
     return 0;
 }
 
-/* Append src's rows (tagged with file index k) and skipped rows to dst. */
-static void append_rows(calib_rows *dst, calib_rows *src, int k)
-{
-    dst->row = pg_xrealloc(dst->row, ((size_t)dst->n + (size_t)src->n + 1) * sizeof *dst->row);
-    for (int i = 0; i < src->n; i++) {
-        dst->row[dst->n] = src->row[i];
-        dst->row[dst->n++].file = k;
-    }
-    dst->skip = pg_xrealloc(dst->skip, ((size_t)dst->nskip + (size_t)src->nskip + 1) * sizeof *dst->skip);
-    for (int i = 0; i < src->nskip; i++)
-        dst->skip[dst->nskip++] = src->skip[i];
-    if (dst->source[0] == '\0')
-        snprintf(dst->source, sizeof dst->source, "%s", src->source);
-    else if (strlen(dst->source) + strlen(src->source) + 2 < sizeof dst->source) {
-        strcat(dst->source, "+");
-        strcat(dst->source, src->source);
-    }
-}
 
 int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st)
 {
-    int rc = 0;
-    memset(rows, 0, sizeof *rows);
-    for (int k = 0; k < a->nfiles && rc == 0; k++) {
-        calib_rows one;
-        rc = calib_rows_load(a->files[k], a->keep_regressions ? CALIB_KEEP_REGRESSIONS : 0, &one, st);
-        if (rc == 0) {
-            append_rows(rows, &one, k);
-            calib_rows_free(&one);
-        }
-    }
-    if (rc) {
-        calib_rows_free(rows);
-        return rc;
-    }
-    const char *gpu = a->gpu;
-    if (!gpu)
-        gpu = rows->n > 0 ? rows->row[0].gpu : "a100-80g";
-    rc = gpu_params_load(gpu, g, st);
-    if (rc == 0 && a->no_layer_profiles)
-        g->nlayer_profiles = 0;
-    if (rc == 0) {
-        calib_rows_keep_gpu(rows, g->name);
-        if (rows->n == 0)
-            rc = pg_fail(st, PG_EXIT_INPUT, "%s: no row to predict on GPU type %s (%d rows skipped)", a->csv, g->name,
-                         rows->nskip);
-    }
-    if (rc == 0)
-        rc = iter_set_prepare(set, rows->row, rows->n, st);
-    if (rc != 0)
-        calib_rows_free(rows);
-    return rc;
-}
-
-void measurements_print_skipped(const calib_rows *rows, FILE *f)
-{
-    if (rows->nskip == 0)
-        return;
-    fprintf(f, "skipped rows: %d (not predicted, not in any error below)\n", rows->nskip);
-    int *done = pg_xcalloc((size_t)rows->nskip, sizeof *done);
-    for (int i = 0; i < rows->nskip; i++) {
-        if (done[i])
-            continue;
-        int count = 0;
-        for (int j = i; j < rows->nskip; j++)
-            if (!done[j] && strcmp(rows->skip[j].reason, rows->skip[i].reason) == 0) {
-                done[j] = 1;
-                count++;
-            }
-        fprintf(f, "  %3d x %s (e.g. line %d, %s)\n", count, rows->skip[i].reason, rows->skip[i].line,
-                rows->skip[i].label);
-    }
-    free(done);
+    calib_load_opts o = {.files = a->files, .nfiles = a->nfiles, .gpu = a->gpu,
+                         .keep_regressions = a->keep_regressions, .no_layer_profiles = a->no_layer_profiles};
+    return calib_measurements_load(&o, g, rows, set, st);
 }

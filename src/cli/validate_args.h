@@ -42,15 +42,8 @@ typedef struct validate_args {
  * --folds and --max-overall-mape, validate --format; both take the limits. */
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st);
 
-/* Load what both commands read: the measured rows of a.csv (rows.h: any
- * validation file), those of the GPU type predicted (a.gpu, else the first
- * row's type; the others are listed in rows->skip), its parameters, and the
- * rows prepared for prediction.  On failure nothing is left allocated. */
+/* The measured rows, the GPU parameters and the prepared rows of a's
+ * files (calib/measurements.h). */
 int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st);
-
-/* Print the skipped rows, one line per reason with its count and first row,
- * to f. */
-#include <stdio.h>
-void measurements_print_skipped(const calib_rows *rows, FILE *f);
 
 #endif
