@@ -50,7 +50,7 @@ int cmd_run(int argc, char **argv)
     sim_outcome outcome;
     memset(&outcome, 0, sizeof outcome);
     int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV,
-                       CLI_OPT_TRACE | CLI_OPT_SVG, 1, &o, &j, &st);
+                       CLI_OPT_TRACE | CLI_OPT_SVG | CLI_OPT_VERBOSE, 1, &o, &j, &st);
     if (rc == 0)
         rc = job_simulate(&j, &mem_plan, &jpar, &tl, &outcome, &st);
     if (rc != 0) {
@@ -84,7 +84,7 @@ int cmd_run(int argc, char **argv)
     job_costed_bound_free(&cb);
     job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                       .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan};
+                       .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan, .verbose = o.verbose};
     /* Every output is attempted: one that fails loses no other, and the exit
      * code is the first failure's. */
     int out_rc = 0;

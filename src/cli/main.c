@@ -17,7 +17,9 @@ typedef struct command_usage {
 static const command_usage USAGES[] = {
     {"run",
      "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE] [--svg FILE]\n"
-     "      simulate one experiment (the bundled default when no file is given)\n"},
+     "                    [--verbose]\n"
+     "      simulate one experiment (the bundled default when no file is given); --verbose: the cost model's\n"
+     "      whole provenance in the text report\n"},
     {"schedule",
      "  pipegrid schedule export [EXPERIMENT.yaml] [--set KEY=VALUE]... --format torch-csv\n"
      "      print the schedule as PyTorch pipelining's compute-only CSV (replay it with schedule=file:PATH)\n"

@@ -260,6 +260,7 @@ void report_json(const report_input *in, strbuf *sb)
     rpt_json_str(&w, "workload", rpt_workload_label(in, label, sizeof label));
     if (in->wl && in->wl->cost_basis[0]) {
         rpt_json_str(&w, "cost_model", in->wl->cost_basis);
+        rpt_json_str(&w, "cost_model_summary", in->wl->cost_summary);
         if (in->wl->layer_profile_factor > 0) {   /* the measured layer profile the layers ran at */
             rpt_json_key(&w, "layer_profile");
             rpt_json lp = rpt_json_open(sb);

@@ -36,6 +36,7 @@ typedef struct report_input {
     const run_metrics *m;
     const sim_outcome *outcome;
     const memplan *plan;           /* memory plan (offload / recompute), NULL = none */
+    int verbose;                   /* text: `run --verbose` (the cost model's whole provenance) */
 } report_input;
 
 /* The exit code the run deserves under the contract: PG_EXIT_DEADLOCK if the

@@ -106,8 +106,11 @@ static void header(const report_input *in, strbuf *sb)
                    rpt_offload_word(e->offload), rpt_precision_word(e->precision), rpt_attention_word(e->attention));
     }
     sb_appendf(sb, "workload   %s\n", rpt_workload_label(in, label, sizeof label));
+    /* The whole provenance is a paragraph (every parameter and its source):
+     * one short line unless asked, the rest in JSON's cost_model. */
     if (in->wl && in->wl->cost_basis[0])
-        sb_appendf(sb, "cost model %s\n", in->wl->cost_basis);
+        sb_appendf(sb, "cost model %s\n", in->verbose || !in->wl->cost_summary[0] ? in->wl->cost_basis
+                                                                                 : in->wl->cost_summary);
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
     double nvlink_bw, nic_bw, nvl_sheet_bw, nic_sheet_bw;
