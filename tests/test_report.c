@@ -302,7 +302,9 @@ static const char csv_check[] =
     "assert r['oom'] == '1' and r['oom_ranks'] == '0' and r['exit_code'] == '3'\n"
     "assert r['lower_bound'] == ''\n"
     "f = dict(zip(head[2:], failed[2:]))\n"
-    "assert failed[:2] == ['bad', '3'] and f['exit_code'] == '2' and f['makespan'] == ''\n";
+    "assert failed[:2] == ['bad', '3'] and f['exit_code'] == '2' and f['makespan'] == ''\n"
+    "assert f['error'] == 'x.yaml:3: key \\'pp\\': \"0\", not >= 1', f['error']\n"
+    "assert r['error'] == 'out of memory predicted on 1 rank (see oom)', r['error']\n";
 
 START_TEST(test_csv_columns)
 {
@@ -316,7 +318,7 @@ START_TEST(test_csv_columns)
     sb_init(&sb);
     report_csv_header(keys, 2, &sb);
     report_csv_row(&f.in, vals, 2, &sb);
-    report_csv_row_failed(bad, 2, PG_EXIT_INPUT, &sb);
+    report_csv_row_failed(bad, 2, PG_EXIT_INPUT, "x.yaml:3: key 'pp': \"0\", not >= 1", &sb);
     check_text_with_python("csv", csv_check, &sb);
     sb_free(&sb);
     fixture_free(&f);

@@ -13,7 +13,7 @@
 #include "job/job.h"
 #include "util/error.h"
 
-typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV } output_format;
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV, FORMAT_JSONL } output_format;
 
 /* Options shared by run, schedule, bound and sweep. */
 typedef struct cli_options {

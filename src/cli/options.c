@@ -12,6 +12,7 @@ static const struct {
     output_format format;
 } FORMATS[] = {
     {"text", FORMAT_TEXT}, {"json", FORMAT_JSON}, {"csv", FORMAT_CSV}, {"torch-csv", FORMAT_TORCH_CSV},
+    {"jsonl", FORMAT_JSONL},
 };
 
 static int parse_format(const char *text, unsigned allowed, output_format *out, pg_status *st)

@@ -55,8 +55,10 @@ void report_json(const report_input *in, strbuf *sb);
 void report_csv_header(const char *const *extra_keys, int nextra, strbuf *sb);
 void report_csv_row(const report_input *in, const char *const *extra_values, int nextra, strbuf *sb);
 /* A row for a combination that produced no result (bad input, crash): the
- * extra values and exit_code filled, every result column empty. */
-void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, strbuf *sb);
+ * extra values, exit_code and error (its one-line message; NULL: empty)
+ * filled, every result column empty. */
+void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, const char *error,
+                           strbuf *sb);
 
 /* Chrome trace-event JSON (Perfetto, chrome://tracing) written to path:
  * one process per GPU (pid = pipeline rank), one thread per stream
