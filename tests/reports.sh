@@ -138,4 +138,57 @@ assert [o["combination"] for o in objs] == [int(r["combination"]) for r in rows]
 assert all(list(o) == list(r) for o, r in zip(objs, rows))
 PY
 
+# ---- offload=plan: says when nothing fits; never slower than either planner alone ----
+# The README's uniform setup (docs/offload.md): 18 GB static per GPU, 4 GiB
+# activations; at 20 GiB no plan fits, at 32 GiB several do.
+U=(--set workload=uniform --set uniform.f=0.1 --set uniform.b=0.1 --set uniform.w=0.1 --set uniform.activation=4GiB
+   --set uniform.params=1e9 --set network=cluster --set pp=8 --set microbatches=24 --set schedule=1f1b
+   --set offload=plan)
+expect_rc "offload=plan with no fitting plan exits 3" 3 "$BIN" run "${U[@]}" --set memory.capacity=20GiB --format json
+expect_err "... and says offload=plan is infeasible" "offload=plan is infeasible: none of the [0-9]+ plans tried fits 20.00 GiB"
+if python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["plan"]
+assert p["kind"] == "offload=plan" and p["feasible"] is False, p
+assert "fits" in p["reason"] and p["candidates"] >= 1, p
+assert j["oom"], j["oom"]' "$TMP/out"; then ok "JSON plan: feasible false, with the reason"
+else not_ok "JSON plan: feasible false, with the reason" "$(head -c 300 "$TMP/out")"; fi
+expect_rc "offload=plan with no fitting plan (text)" 3 "$BIN" run "${U[@]}" --set memory.capacity=20GiB
+if grep -q "^plan       offload=plan: INFEASIBLE" "$TMP/out"; then ok "... the text report's plan line says INFEASIBLE"
+else not_ok "... the text report's plan line says INFEASIBLE"; fi
+expect_rc "offload=plan that fits" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB --format json
+if python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["plan"]
+assert p["feasible"] is True and p["reason"] is None and p["chosen"], p' "$TMP/out"
+then ok "JSON plan: feasible, names the plan that won"; else not_ok "JSON plan: feasible, names the plan that won"; fi
+expect_rc "no planner: plan is null" 0 "$BIN" run "${U[@]}" --set offload=none --set memory.capacity=1TiB --format json
+if python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["plan"] is None' "$TMP/out"; then ok "... null"
+else not_ok "... null"; fi
+# Issue 33: PipeOffload's 66.6B on PP32 (docs/offload.md), 80 GB A100s.  With
+# recomputation allowed in full, offload=plan must run no slower than
+# recompute=plan alone or offload=plan alone (measured before: 86.487 s against
+# recompute=plan's 84.735 s).
+B=(--set workload=hf:profiles/models/pipeoffload-66.6b.json --set gpt.seq=4096 --set microbatches=256
+   --set network=cluster --set cluster.gpu=a100-80g --set cluster.host_link=measured --set cluster.nodes=4
+   --set pp=32 --set schedule=1f1b --format json)
+expect_rc "66.6B offload=plan recompute=full" 0 "$BIN" run "${B[@]}" --set offload=plan --set recompute=full
+cp "$TMP/out" "$TMP/both.json"
+expect_rc "66.6B recompute=plan" 0 "$BIN" run "${B[@]}" --set recompute=plan
+cp "$TMP/out" "$TMP/remat.json"
+expect_rc "66.6B offload=plan" 0 "$BIN" run "${B[@]}" --set offload=plan
+cp "$TMP/out" "$TMP/offload.json"
+if python3 - "$TMP/both.json" "$TMP/remat.json" "$TMP/offload.json" <<'PY'; then ok "offload=plan recompute=full is no slower than either planner alone, and names the winner"; else not_ok "offload=plan recompute=full is no slower than either planner alone, and names the winner"; fi
+import json, sys
+both, remat, off = (json.load(open(p)) for p in sys.argv[1:])
+tol = 1 + 1e-9
+assert both["makespan"] <= remat["makespan"] * tol, (both["makespan"], remat["makespan"])
+assert both["makespan"] <= off["makespan"] * tol, (both["makespan"], off["makespan"])
+assert not both["oom"]
+assert both["plan"]["feasible"] and both["plan"]["chosen"], both["plan"]
+if both["makespan"] >= remat["makespan"] / tol:
+    assert "recompute=plan" in both["plan"]["chosen"] or "remat" in both["plan"]["chosen"], both["plan"]
+PY
+
 test_summary

@@ -25,6 +25,7 @@
 #include "sim/timeline.h"
 #include "util/error.h"
 #include "util/strbuf.h"
+#include "report/plan_note.h"
 
 typedef struct report_input {
     const experiment *exp;
@@ -37,6 +38,7 @@ typedef struct report_input {
     const sim_outcome *outcome;
     const memplan *plan;           /* memory plan (offload / recompute), NULL = none */
     int verbose;                   /* text: `run --verbose` (the cost model's whole provenance) */
+    const report_plan_note *plan_note; /* NULL: no planner ran */
 } report_input;
 
 /* The exit code the run deserves under the contract: PG_EXIT_DEADLOCK if the

@@ -105,6 +105,14 @@ static void header(const report_input *in, strbuf *sb)
         sb_appendf(sb, "policies   recompute %s, offload %s, %s, %s attention\n", rpt_recompute_word(e->recompute),
                    rpt_offload_word(e->offload), rpt_precision_word(e->precision), rpt_attention_word(e->attention));
     }
+    if (in->plan_note && in->plan_note->kind) {
+        const report_plan_note *pn = in->plan_note;
+        if (pn->feasible)
+            sb_appendf(sb, "plan       %s: %s, the fastest that fits of %d plans tried\n", pn->kind, pn->chosen,
+                       pn->candidates);
+        else
+            sb_appendf(sb, "plan       %s: INFEASIBLE: %s\n", pn->kind, pn->reason);
+    }
     sb_appendf(sb, "workload   %s\n", rpt_workload_label(in, label, sizeof label));
     /* The whole provenance is a paragraph (every parameter and its source):
      * one short line unless asked, the rest in JSON's cost_model. */
