@@ -191,4 +191,84 @@ if both["makespan"] >= remat["makespan"] / tol:
     assert "recompute=plan" in both["plan"]["chosen"] or "remat" in both["plan"]["chosen"], both["plan"]
 PY
 
+# ---- the trace: every activity of the iteration, one process per GPU ----
+# check_trace TRACE RUN_JSON GPUS THREADS: valid JSON; one process per GPU,
+# named by its GPU, pipeline rank and stages in args; threads per stream with
+# the collectives and the optimizer step; from the first op to the
+# iteration's end; slices nest; flows join a send to its receive on the
+# matching GPU of the next rank; memory counters on every GPU.
+check_trace() {
+    python3 - "$@" <<'PY'
+import json, sys, collections
+d = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+want_gpus = int(sys.argv[3]); want_threads = set(sys.argv[4].split(",")) if len(sys.argv) > 4 else set()
+ev = d["traceEvents"]
+procs = {e["pid"]: e["args"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+assert len(procs) == want_gpus, (len(procs), want_gpus)
+assert len({a["name"] for a in procs.values()}) == want_gpus, "every GPU its own name"
+for pid, a in procs.items():
+    assert a["gpu"] == pid and 0 <= a["pipeline_rank"] < r["pp"] and a["stages"], a
+assert {a["pipeline_rank"] for a in procs.values()} == set(range(r["pp"]))
+threads = collections.defaultdict(dict)
+for e in ev:
+    if e["ph"] == "M" and e["name"] == "thread_name":
+        threads[e["pid"]][e["tid"]] = e["args"]["name"]
+for pid in procs:
+    assert {"compute", "send", "recv"} <= set(threads[pid].values()), (pid, threads[pid])
+every = set.union(*(set(t.values()) for t in threads.values()))
+assert want_threads <= every, (want_threads, every)
+# the collectives and the optimizer step, each on its thread, on every GPU that has them
+for name in want_threads:
+    on = {e["pid"] for e in ev if e["ph"] == "X" and threads[e["pid"]].get(e["tid"]) == name}
+    assert on, name
+    if name in ("tp collectives", "cp key/value exchange", "dp reduction", "optimizer step"):
+        assert on == set(procs), (name, sorted(on))
+X = [e for e in ev if e["ph"] == "X"]
+for e in X:
+    assert e["pid"] in procs and e["tid"] in threads[e["pid"]], e
+# every GPU computes
+assert {e["pid"] for e in X if e["cat"] in ("F", "B", "W", "BW")} == set(procs)
+# the trace covers the whole iteration: from the first op's start to the optimizer's end
+start = min(e["ts"] for e in X); end = max(e["ts"] + e["dur"] for e in X)
+it = r["iteration_seconds"] * 1e6
+assert abs((end - start) - it) <= 1e-6 * it + 1e-3, (end - start, it)
+assert r["iteration_seconds"] > r["makespan"]
+assert d["otherData"]["iteration_seconds"] == r["iteration_seconds"]
+# slices on one thread nest
+lanes = collections.defaultdict(list)
+for e in X: lanes[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
+for k, iv in lanes.items():
+    iv.sort()
+    for a, b in zip(iv, iv[1:]): assert b[0] >= a[1] - 1e-5 or b[1] <= a[1] + 1e-5, (k, threads[k[0]][k[1]], a, b)
+# flows: a send joined to its receive on another GPU
+s = {e["id"]: e for e in ev if e["ph"] == "s"}; f = {e["id"]: e for e in ev if e["ph"] == "f"}
+assert s and s.keys() == f.keys()
+for i in s:
+    assert s[i]["pid"] != f[i]["pid"]
+    assert procs[s[i]["pid"]]["replica"] == procs[f[i]["pid"]]["replica"]
+    assert procs[s[i]["pid"]]["tp_rank"] == procs[f[i]["pid"]]["tp_rank"]
+# memory counters on every GPU
+assert {e["pid"] for e in ev if e["ph"] == "C" and e["name"] == "memory bytes"} == set(procs)
+PY
+}
+TRACE_GPT=(--set workload=gpt --set gpt.layers=8 --set gpt.hidden=1024 --set gpt.heads=16 --set network=cluster
+           --set cluster.nodes=2 --set memory.capacity=1TiB --format json)
+expect_rc "trace of tp 2, dp 2, pp 4 with offload" 0 "$BIN" run "${TRACE_GPT[@]}" --set gpt.seq=1024 --set tp=2 \
+    --set dp=2 --set pp=4 --set microbatches=8 --set offload=full --trace "$TMP/tp.trace.json"
+if check_trace "$TMP/tp.trace.json" "$TMP/out" 16 "tp collectives,dp reduction,optimizer step,d2h,h2d" 2>"$TMP/pyerr"
+then ok "trace (tp, dp, offload): 16 GPUs, collectives, dp reduction, optimizer, to the iteration's end"
+else not_ok "trace (tp, dp, offload): 16 GPUs, collectives, dp reduction, optimizer, to the iteration's end" \
+    "$(tail -2 "$TMP/pyerr")"; fi
+expect_rc "trace of cp 2, dp 2, pp 2" 0 "$BIN" run "${TRACE_GPT[@]}" --set gpt.seq=4096 --set cp=2 --set dp=2 \
+    --set pp=2 --set microbatches=4 --trace "$TMP/cp.trace.json"
+if check_trace "$TMP/cp.trace.json" "$TMP/out" 8 "cp key/value exchange,dp reduction,optimizer step" 2>"$TMP/pyerr"
+then ok "trace (cp, dp): 8 GPUs, key/value exchanges"
+else not_ok "trace (cp, dp): 8 GPUs, key/value exchanges" "$(tail -2 "$TMP/pyerr")"; fi
+expect_rc "trace of a MoE with ep 2, dp 2, pp 4" 0 "$BIN" run "${TRACE_GPT[@]}" \
+    --set workload=hf:profiles/models/mixtral-8x7b.json --set gpt.seq=1024 --set ep=2 --set dp=2 --set pp=4 \
+    --set microbatches=4 --trace "$TMP/ep.trace.json"
+if check_trace "$TMP/ep.trace.json" "$TMP/out" 8 "ep all-to-all,dp reduction,optimizer step" 2>"$TMP/pyerr"
+then ok "trace (ep, dp): 8 GPUs, all-to-alls"
+else not_ok "trace (ep, dp): 8 GPUs, all-to-alls" "$(tail -2 "$TMP/pyerr")"; fi
+
 test_summary

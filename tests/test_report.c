@@ -366,7 +366,9 @@ static const char trace_check[] =
     "ev = d['traceEvents']\n"
     "US = 1e6\n"
     "procs = {e['pid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}\n"
-    "assert procs == {0: 'rank 0: node0-gpu0', 1: 'rank 1: node0-gpu1'}, procs\n"
+    "assert procs == {0: 'node0-gpu0', 1: 'node0-gpu1'}, procs\n"   /* one process per GPU, by its name */
+    "pargs = {e['pid']: e['args'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}\n"
+    "assert pargs[1]['pipeline_rank'] == 1 and pargs[1]['gpu'] == 1 and pargs[1]['stages'] == [1], pargs\n"
     "threads = collections.defaultdict(dict)\n"
     "for e in ev:\n"
     "    if e['ph'] == 'M' and e['name'] == 'thread_name': threads[e['pid']][e['tid']] = e['args']['name']\n"

@@ -63,11 +63,14 @@ void report_csv_row_failed(const char *const *extra_values, int nextra, int exit
                            strbuf *sb);
 
 /* Chrome trace-event JSON (Perfetto, chrome://tracing) written to path:
- * one process per GPU (pid = pipeline rank), one thread per stream
- * (compute, send, recv, d2h, h2d; overlapping transfers get extra lanes),
- * an X event per op with args {stage, microbatch, kind}, "bubble" slices for
- * the idle gaps inside each rank's span, memory counters per rank, and flow
- * events joining each send to its receive.  Timestamps in microseconds.
+ * one process per GPU of the job (pid = its platform index, named by its
+ * host name; pipeline rank, stages, replica, tp / cp rank in args), one
+ * thread per stream (compute, send, recv, d2h, h2d, tp / cp / ep
+ * collectives, dp reduction, optimizer step; overlapping slices get extra
+ * lanes), an X event per op with args {stage, microbatch, kind}, "bubble"
+ * slices for the idle gaps inside each rank's span, memory counters per
+ * GPU, and flow events joining each send to its receive; it ends at the
+ * iteration's end (the optimizer step).  Timestamps in microseconds.
  * Returns 0, PG_EXIT_INPUT if path cannot be opened, PG_EXIT_INTERNAL on a
  * write error. */
 int report_trace(const report_input *in, const char *path, pg_status *st);
