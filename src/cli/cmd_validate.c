@@ -171,17 +171,31 @@ static void report_csv(const validate_args *a, const iter_set *set, const double
     printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
            "error,surrogate_ms,sim_surrogate_gap,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,"
            "layer_profile,file,label\n");
+    /* numbers in the shortest form that reads back exactly, the file and label as CSV fields */
+    strbuf line;
+    sb_init(&line);
     for (int i = 0; i < set->n; i++) {
         const train_row *r = &set->row[i];
         char stem[256];
         file_stem(a->files[r->file], stem, sizeof stem);
-        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,\"%s\"\n",
-               r->line, holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden,
-               r->heads, r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
-               pred[i] / r->measured_s - 1, 1e3 * sur[i], pred[i] / sur[i] - 1, 1e3 * bd[i].pipeline_s,
-               1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s,
-               factor[i], stem, r->label);
+        sb_reset(&line);
+        sb_appendf(&line, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", r->line, holdout[i] ? "holdout" : "fit", r->gpus,
+                   r->global_batch, r->micro_batch, r->hidden, r->heads, r->layers, r->seq, r->tp, r->dp, r->pp);
+        const double num[] = {1e3 * r->measured_s,     1e3 * pred[i],           pred[i] / r->measured_s - 1,
+                              1e3 * sur[i],            pred[i] / sur[i] - 1,    1e3 * bd[i].pipeline_s,
+                              1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s,
+                              1e3 * bd[i].overhead_s,  factor[i]};
+        for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
+            sb_append(&line, ",");
+            sb_append_json_number(&line, num[k]);
+        }
+        sb_append(&line, ",");
+        csv_field(&line, stem);
+        sb_append(&line, ",");
+        csv_field(&line, r->label);
+        printf("%s\n", line.data);
     }
+    sb_free(&line);
 }
 
 static int write_text(const char *path, const strbuf *text, pg_status *st)

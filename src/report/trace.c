@@ -136,13 +136,12 @@ static void append_us(strbuf *sb, double seconds)
     sb_append_n(sb, buf, (size_t)n);
 }
 
-/* Counter values are for plotting: ten significant digits, one printf. */
+/* Counter values in the shortest form that reads back exactly, as every
+ * number pipegrid writes (a non-finite one, never expected, as 0: a
+ * counter needs a number). */
 static void append_value(strbuf *sb, double v)
 {
-    if (isfinite(v))
-        sb_appendf(sb, "%.10g", v);
-    else
-        sb_append(sb, "0");
+    sb_append_json_number(sb, isfinite(v) ? v : 0.0);
 }
 
 static void meta(writer *w, const char *what, int pid, int tid, const char *key, const char *text, long number)
