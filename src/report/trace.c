@@ -436,21 +436,6 @@ static int coll_stream(int kind)
     }
 }
 
-static const char *coll_name(int kind)
-{
-    switch (kind) {
-    case TLC_TP_ALLREDUCE: return "tp all-reduce";
-    case TLC_TP_REDUCE_SCATTER: return "tp reduce-scatter";
-    case TLC_TP_ALLGATHER: return "tp all-gather";
-    case TLC_DP_ALLREDUCE: return "dp all-reduce";
-    case TLC_OPTIMIZER: return "optimizer step";
-    case TLC_EMBED_ALLREDUCE: return "tied embedding all-reduce";
-    case TLC_EP_ALLTOALL: return "ep all-to-all";
-    case TLC_CP_KV: return "cp key/value exchange";
-    default: return "collective";
-    }
-}
-
 /* Replica 0's collectives (the replica whose ops are drawn) and those of
  * every replica at once (replica -1: the dp reduction, the optimizer). */
 static int coll_drawn(const tl_coll *c, int pp)
@@ -488,16 +473,16 @@ static void coll_events(const report_input *in, writer *w, int pp)
         if (!coll_drawn(c, pp)) continue;
         int st = coll_stream(c->kind);
         if (c->kind == TLC_DP_ALLREDUCE)
-            snprintf(name, sizeof name, "%s s%d bucket %d", coll_name(c->kind), c->stage, c->count);
+            snprintf(name, sizeof name, "%s s%d bucket %d", rpt_coll_name(c->kind), c->stage, c->count);
         else if (c->mb >= 0 && st != STREAM_OPTIMIZER)
-            snprintf(name, sizeof name, "%s s%d mb%d", coll_name(c->kind), c->stage, c->mb);
+            snprintf(name, sizeof name, "%s s%d mb%d", rpt_coll_name(c->kind), c->stage, c->mb);
         else
-            snprintf(name, sizeof name, "%s", coll_name(c->kind));
+            snprintf(name, sizeof name, "%s", rpt_coll_name(c->kind));
         for (int m = 0; m < w->g.mirrored; m++) {
             strbuf *sb = event(w);
             slice_head(sb, name, stream_name[st], w->g.base[c->rank] + m, tid_of(st, lane[i]), c->start_s, c->end_s);
             sb_append(sb, ",\"args\":{\"kind\":");
-            sb_append_json_string(sb, coll_name(c->kind));
+            sb_append_json_string(sb, rpt_coll_name(c->kind));
             sb_appendf(sb, ",\"stage\":%d", c->stage);
             if (c->mb >= 0) sb_appendf(sb, ",\"microbatch\":%d", c->mb);
             if (st == STREAM_TP || st == STREAM_CP || st == STREAM_EP) sb_appendf(sb, ",\"collectives\":%d", c->count);
