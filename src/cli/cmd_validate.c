@@ -187,7 +187,8 @@ static void report_csv(const validate_args *a, const iter_set *set, const double
                               1e3 * bd[i].overhead_s,  factor[i]};
         for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
             sb_append(&line, ",");
-            sb_append_json_number(&line, num[k]);
+            if (isfinite(num[k]))   /* empty, as every CSV of pipegrid writes a number it does not have */
+                sb_append_json_number(&line, num[k]);
         }
         sb_append(&line, ",");
         csv_field(&line, stem);
