@@ -302,7 +302,9 @@ static const char csv_check[] =
     "assert r['oom'] == '1' and r['oom_ranks'] == '0' and r['exit_code'] == '3'\n"
     "assert r['lower_bound'] == ''\n"
     "f = dict(zip(head[2:], failed[2:]))\n"
-    "assert failed[:2] == ['bad', '3'] and f['exit_code'] == '2' and f['makespan'] == ''\n";
+    "assert failed[:2] == ['bad', '3'] and f['exit_code'] == '2' and f['makespan'] == ''\n"
+    "assert f['error'] == 'x.yaml:3: key \\'pp\\': \"0\", not >= 1', f['error']\n"
+    "assert r['error'] == 'out of memory predicted on 1 rank (see oom)', r['error']\n";
 
 START_TEST(test_csv_columns)
 {
@@ -316,7 +318,7 @@ START_TEST(test_csv_columns)
     sb_init(&sb);
     report_csv_header(keys, 2, &sb);
     report_csv_row(&f.in, vals, 2, &sb);
-    report_csv_row_failed(bad, 2, PG_EXIT_INPUT, &sb);
+    report_csv_row_failed(bad, 2, PG_EXIT_INPUT, "x.yaml:3: key 'pp': \"0\", not >= 1", &sb);
     check_text_with_python("csv", csv_check, &sb);
     sb_free(&sb);
     fixture_free(&f);
@@ -364,7 +366,9 @@ static const char trace_check[] =
     "ev = d['traceEvents']\n"
     "US = 1e6\n"
     "procs = {e['pid']: e['args']['name'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}\n"
-    "assert procs == {0: 'rank 0: node0-gpu0', 1: 'rank 1: node0-gpu1'}, procs\n"
+    "assert procs == {0: 'node0-gpu0', 1: 'node0-gpu1'}, procs\n"   /* one process per GPU, by its name */
+    "pargs = {e['pid']: e['args'] for e in ev if e['ph'] == 'M' and e['name'] == 'process_name'}\n"
+    "assert pargs[1]['pipeline_rank'] == 1 and pargs[1]['gpu'] == 1 and pargs[1]['stages'] == [1], pargs\n"
     "threads = collections.defaultdict(dict)\n"
     "for e in ev:\n"
     "    if e['ph'] == 'M' and e['name'] == 'thread_name': threads[e['pid']][e['tid']] = e['args']['name']\n"

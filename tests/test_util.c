@@ -271,6 +271,15 @@ START_TEST(test_json_number)
     ck_assert_str_eq(json_number(NAN, b, sizeof b), "null");
     ck_assert_str_eq(json_number(INFINITY, b, sizeof b), "null");
     ck_assert_str_eq(json_number(-INFINITY, b, sizeof b), "null");
+    /* Whole numbers take a fast path: the same text as %.15g, at its edges too. */
+    const double whole[] = {1, -1, 2147483648.0, -9007199254740992.0, 999999999999999.0, 1e15, -1e15, 123456789012.0};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        char want[48];
+        snprintf(want, sizeof want, "%.15g", whole[i]);
+        if (strtod(want, NULL) != whole[i]) snprintf(want, sizeof want, "%.17g", whole[i]);
+        ck_assert_str_eq(json_number(whole[i], b, sizeof b), want);
+    }
+    ck_assert_str_eq(json_number(-0.0, b, sizeof b), "-0");
     /* 0.1+0.2 needs 17 digits to round-trip. */
     ck_assert_str_eq(json_number(0.1 + 0.2, b, sizeof b), "0.30000000000000004");
     /* Every value round-trips exactly, with no more than 17 significant digits. */

@@ -513,6 +513,25 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
     return e;
 }
 
+error_stats iter_gap(const iter_set *set, const double *pred, const double *ref)
+{
+    error_stats e = {0, 0.0, 0.0, -1};
+    double sum = 0.0;
+    for (int i = 0; i < set->n; i++) {
+        if (isnan(pred[i]))
+            continue;
+        double gap = fabs(pred[i] / ref[i] - 1);
+        sum += gap;
+        if (e.worst < 0 || gap > e.max_err) {
+            e.max_err = gap;
+            e.worst = i;
+        }
+        e.n++;
+    }
+    e.mape = e.n ? sum / e.n : 0.0;
+    return e;
+}
+
 /* What makes rows one job: every setting of the row the cost model reads,
  * and the prediction (the architecture is compared through it, a function
  * of it).  Without padding, so that two equal jobs are equal bytes. */

@@ -147,6 +147,11 @@ typedef struct error_stats {
  * filled for those rows. */
 error_stats iter_errors(const iter_set *set, const double *pred, const int *mask);
 
+/* The same statistics of |pred / ref - 1| over the rows where pred is a
+ * number (not NAN): how far one prediction (the simulator's) is from
+ * another (the surrogate's). */
+error_stats iter_gap(const iter_set *set, const double *pred, const double *ref);
+
 /* The smallest MAPE over the rows of mask that any model predicting one
  * time per job can reach: rows of one job (equal in every setting the row
  * gives the cost model, and so predicted alike) measured at different times

@@ -13,6 +13,15 @@
 #include "job/sweep.h"
 
 #define MS_PER_S 1000.0
+#define EMIT_DIR_MODE 0777   /* less the umask */
+
+int row_emit_dir_make(const row_sim_opts *o, pg_status *st)
+{
+    if (o->emit_dir && mkdir(o->emit_dir, EMIT_DIR_MODE) != 0 && errno != EEXIST)
+        return pg_fail(st, PG_EXIT_INPUT, "validate: --emit %s: cannot make the directory: %s", o->emit_dir,
+                       strerror(errno));
+    return 0;
+}
 
 /* The stem of a file's name: "data/x/ground_truth_single.csv" -> "ground_truth_single". */
 void row_file_stem(const char *path, char *out, size_t len)

@@ -13,7 +13,7 @@
 #include "job/job.h"
 #include "util/error.h"
 
-typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV } output_format;
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_TORCH_CSV, FORMAT_JSONL } output_format;
 
 /* Options shared by run, schedule, bound and sweep. */
 typedef struct cli_options {
@@ -34,6 +34,7 @@ typedef struct cli_options {
     const char *chunk;             /* sweep --chunk K/N */
     const char *resume_path;       /* optimize --resume FILE: simulated candidates, kept across runs */
     int full_front;                /* optimize --full-front: skip only what the simulated front dominates */
+    int verbose;                   /* run --verbose: the text report's long provenance */
 } cli_options;
 
 /* Options beyond --set and --format, which every such command takes.  A
@@ -52,6 +53,7 @@ enum {
     CLI_OPT_CHUNK = 1u << 9,
     CLI_OPT_RESUME = 1u << 10,
     CLI_OPT_FULL_FRONT = 1u << 11,
+    CLI_OPT_VERBOSE = 1u << 12,
 };
 
 /* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format,

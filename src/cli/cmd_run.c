@@ -50,7 +50,7 @@ int cmd_run(int argc, char **argv)
     sim_outcome outcome;
     memset(&outcome, 0, sizeof outcome);
     int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_JSON | 1u << FORMAT_CSV,
-                       CLI_OPT_TRACE | CLI_OPT_SVG, 1, &o, &j, &st);
+                       CLI_OPT_TRACE | CLI_OPT_SVG | CLI_OPT_VERBOSE, 1, &o, &j, &st);
     if (rc == 0)
         rc = job_simulate(&j, &mem_plan, &jpar, &tl, &outcome, &st);
     if (rc != 0) {
@@ -84,7 +84,8 @@ int cmd_run(int argc, char **argv)
     job_costed_bound_free(&cb);
     job_bound_free(&jb);
     report_input ri = {.exp = &j.exp, .sched = &j.sched, .wl = &j.wl, .plat = &j.plat, .rank_gpu = j.rank_gpu,
-                       .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan};
+                       .tl = &tl, .m = &m, .outcome = &outcome, .plan = mi.plan, .verbose = o.verbose,
+                       .plan_note = j.plan_note.kind ? &j.plan_note : NULL};
     /* Every output is attempted: one that fails loses no other, and the exit
      * code is the first failure's. */
     int out_rc = 0;
@@ -109,6 +110,8 @@ int cmd_run(int argc, char **argv)
                 "pipegrid: warning: none of the %d activations chosen for offload was offloaded: each F-to-B window "
                 "is shorter than its copies (offloads_chosen, offloads_copied)\n",
                 m.offloads_chosen);
+    if (j.plan_note.kind && !j.plan_note.feasible)   /* else the OOM below would read as if nothing were planned */
+        fprintf(stderr, "pipegrid: %s is infeasible: %s\n", j.plan_note.kind, j.plan_note.reason);
     if (m.noom > 0) {
         fprintf(stderr, "pipegrid: out of memory predicted on %d rank%s (see oom)\n", m.noom, m.noom > 1 ? "s" : "");
         rc = PG_EXIT_OOM;

@@ -32,6 +32,7 @@ typedef struct out_sink {
     long failed;
     long oom;           /* completed rows predicting out of memory (exit 3): results, not failures */
     long crashed;       /* rows that are no result: killed by a signal or failed in their environment */
+    const char *jsonl_header; /* --format jsonl: the CSV header the rows are keyed by; NULL: CSV */
 } out_sink;
 
 /* A row's exit code that is no answer about its combination: the run was
@@ -53,8 +54,16 @@ static int write_row(const sweep_result *r, void *ctx)
         o->failed++;
     if (row_is_no_result(r->exit_code))
         o->crashed++;
-    if (fputs(r->row, o->f) == EOF)
+    if (o->jsonl_header) {
+        strbuf line;
+        sb_init(&line);
+        int bad = sweep_jsonl_row(o->jsonl_header, r->row, &line) != 0 || fputs(line.data, o->f) == EOF;
+        sb_free(&line);
+        if (bad)
+            return -1;
+    } else if (fputs(r->row, o->f) == EOF) {
         return -1;
+    }
     return o->flush_each ? fflush(o->f) : 0;
 }
 
@@ -97,6 +106,9 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
         return st->code;
     if (o->chunks)
         return pg_fail(st, PG_EXIT_INPUT, "--chunks is for --emit; a sweep runs one chunk with --chunk K/N");
+    if (o->format == FORMAT_JSONL && o->output_path)
+        return pg_fail(st, PG_EXIT_INPUT, "--format jsonl: -o files are CSV (what --resume and merge read); "
+                       "print JSON lines to stdout");
     int rc = sweep_preflight(o->experiment_path, o->sets, o->nsets, g, st);
     if (rc != 0)
         return rc;
@@ -104,7 +116,7 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
     sb_init(&header);
     sweep_csv_header(g, &header);
     sweep_done done = {.need_header = 1};
-    out_sink sink = {.f = stdout};
+    out_sink sink = {.f = stdout, .jsonl_header = o->format == FORMAT_JSONL ? header.data : NULL};
     /* -o: opened and locked before its rows are read, so a second sweep on
      * the same file is refused instead of running and appending every row
      * again (util/outfile.h). */
@@ -137,7 +149,7 @@ static int sweep(const cli_options *o, const sweep_grid *g, pg_status *st)
             fprintf(stderr, "pipegrid: %s: %ld combinations already there, %ld to run\n", o->output_path,
                     skipped, count);
     }
-    if (done.need_header && (fputs(header.data, sink.f) == EOF || fflush(sink.f) != 0)) {
+    if (done.need_header && !sink.jsonl_header && (fputs(header.data, sink.f) == EOF || fflush(sink.f) != 0)) {
         rc = pg_fail(st, PG_EXIT_INTERNAL, "cannot write the CSV header");
         goto out;
     }
@@ -172,7 +184,7 @@ int cmd_sweep(int argc, char **argv)
     pg_status_clear(&st);
     sweep_grid g;
     memset(&g, 0, sizeof g);
-    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_CSV,
+    int rc = cli_parse_options(argc, argv, 2, 1u << FORMAT_CSV | 1u << FORMAT_JSONL,
                                CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_EMIT | CLI_OPT_CHUNKS |
                                    CLI_OPT_CHUNK,
                                &o, &st);

@@ -19,13 +19,10 @@
  * says how many rows ran a profiled shape and the errors of both kinds;
  * --no-layer-profiles predicts every layer analytically.
  */
-#include <errno.h>
 #include <math.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "calib/itermodel.h"
@@ -37,7 +34,6 @@
 
 #define PCT 100.0
 #define MS_PER_S 1000.0
-#define EMIT_DIR_MODE 0777   /* less the umask */
 #define WORST_SHOWN 5
 
 typedef struct group {
@@ -164,41 +160,43 @@ static void report_csv(const validate_args *a, const iter_set *set, const double
     printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
            "error,surrogate_ms,sim_surrogate_gap,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,"
            "layer_profile,file,label\n");
+    /* numbers in the shortest form that reads back exactly, the file and label as CSV fields */
+    strbuf line;
+    sb_init(&line);
     for (int i = 0; i < set->n; i++) {
         const train_row *r = &set->row[i];
         char stem[256];
         row_file_stem(a->files[r->file], stem, sizeof stem);
-        printf("%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,\"%s\"\n",
-               r->line, holdout[i] ? "holdout" : "fit", r->gpus, r->global_batch, r->micro_batch, r->hidden,
-               r->heads, r->layers, r->seq, r->tp, r->dp, r->pp, 1e3 * r->measured_s, 1e3 * pred[i],
-               pred[i] / r->measured_s - 1, 1e3 * sur[i], pred[i] / sur[i] - 1, 1e3 * bd[i].pipeline_s,
-               1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s, 1e3 * bd[i].overhead_s,
-               factor[i], stem, r->label);
+        sb_reset(&line);
+        sb_appendf(&line, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", r->line, holdout[i] ? "holdout" : "fit", r->gpus,
+                   r->global_batch, r->micro_batch, r->hidden, r->heads, r->layers, r->seq, r->tp, r->dp, r->pp);
+        const double num[] = {1e3 * r->measured_s,     1e3 * pred[i],           pred[i] / r->measured_s - 1,
+                              1e3 * sur[i],            pred[i] / sur[i] - 1,    1e3 * bd[i].pipeline_s,
+                              1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s,
+                              1e3 * bd[i].overhead_s,  factor[i]};
+        for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
+            sb_append(&line, ",");
+            if (isfinite(num[k]))   /* empty, as every CSV of pipegrid writes a number it does not have */
+                sb_append_json_number(&line, num[k]);
+        }
+        sb_append(&line, ",");
+        csv_field(&line, stem);
+        sb_append(&line, ",");
+        csv_field(&line, r->label);
+        printf("%s\n", line.data);
     }
+    sb_free(&line);
 }
 
 /* The simulator against the surrogate, row by row. */
 static void report_gap(const iter_set *set, const double *sim_s, const double *sur_s)
 {
-    int n = 0, worst = -1;
-    double sum = 0, max = 0;
-    for (int i = 0; i < set->n; i++) {
-        if (isnan(sim_s[i]))
-            continue;
-        double gap = fabs(sim_s[i] / sur_s[i] - 1);
-        sum += gap;
-        n++;
-        if (worst < 0 || gap > max) {
-            max = gap;
-            worst = i;
-        }
-    }
-    error_stats sur = iter_errors(set, sur_s, NULL);
+    error_stats gap = iter_gap(set, sim_s, sur_s), sur = iter_errors(set, sur_s, NULL);
     printf("  surrogate:     %5d  MAPE %6.2f %%  (the analytic iteration model calibrate fits with)\n", sur.n,
            PCT * sur.mape);
-    if (n > 0)
-        printf("  sim/surrogate: %5d  mean |gap| %5.2f %%  max %5.2f %% (line %d)\n", n, PCT * sum / n, PCT * max,
-               set->row[worst].line);
+    if (gap.n > 0)
+        printf("  sim/surrogate: %5d  mean |gap| %5.2f %%  max %5.2f %% (line %d)\n", gap.n, PCT * gap.mape,
+               PCT * gap.max_err, set->row[gap.worst].line);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -218,15 +216,10 @@ int cmd_validate(int argc, char **argv)
     if (a.no_layer_profiles)
         g.nlayer_profiles = 0;
     gpu_params_override(&g);
-    if (a.emit_dir && mkdir(a.emit_dir, EMIT_DIR_MODE) != 0 && errno != EEXIST) {
-        iter_set_free(&set);
-        calib_rows_free(&rows);
-        pg_fail(&st, PG_EXIT_INPUT, "validate: --emit %s: cannot make the directory: %s", a.emit_dir, strerror(errno));
-        return cli_report_error(&st);
-    }
     double *sim_s = NULL;
     row_sim_opts sim_opts = {.files = a.files, .emit_dir = a.emit_dir, .jobs = a.jobs, .child = cmd_run};
-    if (!a.surrogate_only && row_simulate_and_keep(&sim_opts, &rows, &set, &sim_s, &st) != 0) {
+    if (row_emit_dir_make(&sim_opts, &st) != 0 ||
+        (!a.surrogate_only && row_simulate_and_keep(&sim_opts, &rows, &set, &sim_s, &st) != 0)) {
         iter_set_free(&set);
         calib_rows_free(&rows);
         return cli_report_error(&st);

@@ -17,7 +17,9 @@ typedef struct command_usage {
 static const command_usage USAGES[] = {
     {"run",
      "  pipegrid run [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json|csv] [--trace FILE] [--svg FILE]\n"
-     "      simulate one experiment (the bundled default when no file is given)\n"},
+     "                    [--verbose]\n"
+     "      simulate one experiment (the bundled default when no file is given); --verbose: the cost model's\n"
+     "      whole provenance in the text report\n"},
     {"schedule",
      "  pipegrid schedule export [EXPERIMENT.yaml] [--set KEY=VALUE]... --format torch-csv\n"
      "      print the schedule as PyTorch pipelining's compute-only CSV (replay it with schedule=file:PATH)\n"
@@ -27,8 +29,9 @@ static const command_usage USAGES[] = {
      "      list the schedule generators\n"},
     {"sweep",
      "  pipegrid sweep [EXPERIMENT.yaml] --grid KEY=V1,V2,... [--grid ...]... [--set KEY=VALUE]... [-j N]\n"
-     "                 [--format csv] [-o FILE] [--chunk K/N]\n"
-     "      run every combination of the grid values, N processes at a time, one CSV row each;\n"
+     "                 [--format csv|jsonl] [-o FILE] [--chunk K/N]\n"
+     "      run every combination of the grid values, N processes at a time, one CSV row (or JSON line) each,\n"
+     "      a failed one with its exit_code and error;\n"
      "      with -o FILE, rows already in FILE are kept and only the missing ones run (resume)\n"
      "  pipegrid sweep ... --emit slurm|parallel [--chunks N] [-o FILE]\n"
      "      write a Slurm job-array script or a GNU parallel job list running the sweep in N chunks\n"},
@@ -55,8 +58,8 @@ static const command_usage USAGES[] = {
      "  pipegrid plan offload [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
      "      the offload / recompute plan of offload=plan (OptPipe-style MILP) under memory.capacity, and its simulation\n"},
     {"optimize",
-     "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N] [--format text|csv]\n"
-     "                    [-o BEST.yaml] [--resume FILE] [--full-front]\n"
+     "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N]\n"
+     "                    [--format text|csv|jsonl] [-o BEST.yaml] [--resume FILE] [--full-front]\n"
      "      search tp x pp x dp (same GPUs, same global batch) x schedules x recompute / offload plans, skipping\n"
      "      what static memory or the lower bound rules out; print the Pareto front (throughput against peak\n"
      "      memory); write the fastest plan that fits as an experiment file\n"},

@@ -45,7 +45,7 @@ static int print_result(const search *s, const int *on_front, const int *front, 
     for (int i = 0; i < s->n; i++) {
         const candidate *c = &s->c[i];
         sb_init(&text[i]);
-        if (fmt == FORMAT_CSV) {
+        if (fmt == FORMAT_CSV || fmt == FORMAT_JSONL) {
             search_candidate_row(s, c, &text[i]);
             rows[i] = (report_optimize_row){.run_columns = text[i].data ? text[i].data : "", .status = search_status_name(c->status),
                                             .samples_per_s_bound = c->ub_samples_per_s,
@@ -63,8 +63,21 @@ static int print_result(const search *s, const int *on_front, const int *front, 
     }
     strbuf out;
     sb_init(&out);
-    if (fmt == FORMAT_CSV) report_optimize_csv(&in, &out);
+    if (fmt == FORMAT_CSV || fmt == FORMAT_JSONL) report_optimize_csv(&in, &out);
     else report_optimize_text(&in, &out);
+    if (fmt == FORMAT_JSONL) {   /* the CSV's rows as JSON objects, keyed by its header */
+        strbuf lines;
+        sb_init(&lines);
+        char *row = strchr(out.data, '\n');
+        *row = '\0';   /* the header line alone; every row ends with '\n' */
+        for (char *next; row[1]; row = next) {
+            next = strchr(row + 1, '\n');
+            *next = '\0';
+            sweep_jsonl_row(out.data, row + 1, &lines);
+        }
+        sb_free(&out);
+        out = lines;
+    }
     int rc = cli_write_stdout(&out, st);
     sb_free(&out);
     sb_free(&header);
@@ -82,7 +95,7 @@ int cmd_optimize(int argc, char **argv)
     job j;
     search s;
     memset(&s, 0, sizeof s);
-    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV,
+    int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV | 1u << FORMAT_JSONL,
                        CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT, 0, &o, &j, &st);
     if (rc == 0 && !explicit_jobs(argc, argv)) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);

@@ -40,6 +40,7 @@
 #include "opt/bound.h"
 #include "opt/offload_order.h"
 #include "opt/remat_ilp.h"
+#include "report/plan_note.h"
 #include "schedule/plan.h"
 #include "schedule/schedule.h"
 #include "sim/metrics.h"
@@ -54,6 +55,7 @@ typedef struct job {
     platform_desc plat;
     int *rank_gpu;                 /* [pp] GPU index of each pipeline rank */
     int have_wl, have_sched, have_plat;
+    report_plan_note plan_note;    /* what offload=plan chose (job_build_plan), for the report */
 } job;
 
 /* The experiment file (experiment_path; NULL: the bundled default
@@ -74,6 +76,9 @@ int job_build_plan(job *j, memplan *out, pg_status *st);
  * chosen order replaces j->sched.  After job_build_schedule and
  * job_build_platform.  The caller frees out (plan_free). */
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st);
+/* j->plan_note from job_plan_offload's outcome: which plan won, or that
+ * none fits and why (run's report says so: JSON `plan`, stderr). */
+void job_note_offload_plan(job *j, const offload_plan_result *res, const offload_order_result *ores);
 /* offload=full|selective: PipeOffload's chunk count (offload.chunks, or the
  * preset's) and, with offload.rules=pipeoffload, what the plan's copy rules
  * need (schedule/plan.h: each rank's host link, each stage's op seconds, the

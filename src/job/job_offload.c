@@ -20,6 +20,7 @@
 
 #include "job/job.h"
 #include "opt/offload_ladder.h"
+#include "util/units.h"
 
 double *job_offload_policy(const job *j, plan_policy *pol)
 {
@@ -168,6 +169,66 @@ static double order_floor_s(const job *j)
     return s;
 }
 
+/* recompute=plan's rematerialization ILP on the job's order, no offload,
+ * judged by simulation: offload=plan with recomputation allowed in full
+ * must never run slower than recomputation planned alone.  Returns its
+ * makespan (INFINITY: no plan or it does not fit) and the plan in *rp. */
+static double remat_candidate(const job *j, memplan *rp)
+{
+    job jj = *j;   /* shallow: the remat planner and the judge read the experiment's keys */
+    jj.exp.offload = OFFLOAD_NONE;
+    jj.exp.recompute = RECOMPUTE_PLAN;
+    remat_result res;
+    pg_status st;
+    pg_status_clear(&st);
+    double makespan = INFINITY;
+    if (job_plan_remat(&jj, rp, &res, &st) == 0)
+        makespan = judge_by_simulation(&jj, &j->sched, rp);
+    else
+        memset(rp, 0, sizeof *rp);
+    remat_result_free(&res);
+    return makespan;
+}
+
+/* A plan made outside the MILP on the job's own order (PipeOffload's rules,
+ * the remat ILP) joins the table; it replaces the choice when it fits and
+ * runs faster (ties keep the MILP's).  Takes *cand either way. */
+static void consider_candidate(job *j, const char *label, offload_solve_status status, offload_copy_model model,
+                               memplan *cand, double cand_s, double cap, schedule *best, memplan *out,
+                               offload_plan_result *res, offload_order_result *ores)
+{
+    if (ores->n >= OFFLOAD_ORDER_MAX_CANDIDATES) {
+        plan_free(cand);
+        return;
+    }
+    double chosen_s = ores->chosen >= 0 && ores->cand[ores->chosen].fits ? ores->cand[ores->chosen].judged_makespan_s
+                                                                         : INFINITY;
+    offload_order_candidate *c = &ores->cand[ores->n];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%.24s %s", j->sched.name, label);
+    c->copy_model = model;
+    c->status = status;
+    c->model_makespan_s = NAN;
+    c->judged_makespan_s = cand_s;
+    c->fits = isfinite(cand_s);
+    ores->n++;
+    if (c->fits && (isnan(chosen_s) || cand_s < chosen_s)) {
+        ores->chosen = ores->n - 1;
+        ores->planned_capacity_bytes = cap;
+        plan_free(out);
+        *out = *cand;
+        sched_free(best);
+        sched_copy(best, &j->sched);
+        memset(res, 0, sizeof *res);
+        res->status = status;
+        res->model_makespan_s = NAN;
+        res->noffload = cand->noffload;
+        res->nrecompute = cand->nrecompute;
+    } else {
+        plan_free(cand);
+    }
+}
+
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st)
 {
     const experiment *e = &j->exp;
@@ -190,49 +251,63 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
         if (g > 0 && (cap <= 0 || g < cap)) cap = g;
     }
     /* PipeOffload's own heuristic on the given order is a candidate too:
-     * offload=plan must never run slower than it at the same memory */
-    memplan po;
+     * offload=plan must never run slower than it at the same memory; and,
+     * with recomputation allowed in full, neither slower than recompute=plan
+     * alone (the remat ILP plans recomputation finer than the MILP's
+     * no-offload plan).  Both are judged before the ladder so that the
+     * faster is its incumbent (its early stop). */
+    memplan po, rp;
+    memset(&rp, 0, sizeof rp);
     double po_s = pipeoffload_candidate(j, &po);
+    int with_remat = in.plan.allow_recompute == 2 && cap > 0;
+    double rp_s = with_remat ? remat_candidate(j, &rp) : INFINITY;
     offload_ladder_result lres;
     if (cap > 0) {
         /* with the order fixed, no plan beats the order without one: the ladder stops there */
-        offload_ladder_stop stop = {.floor_s = e->offload_order_search ? NAN : order_floor_s(j), .incumbent_s = po_s};
+        offload_ladder_stop stop = {.floor_s = e->offload_order_search ? NAN : order_floor_s(j),
+                                    .incumbent_s = rp_s < po_s ? rp_s : po_s};
         rc = offload_ladder_choose(&in, cap, e->offload_capacities, &stop, &best, out, res, ores, &lres, st);
     } else {
         rc = offload_order_choose(&in, &best, out, res, ores, st);
     }
-    if (rc == 0 && ores->n < OFFLOAD_ORDER_MAX_CANDIDATES) {
-        double chosen_s = ores->chosen >= 0 && ores->cand[ores->chosen].fits ? ores->cand[ores->chosen].judged_makespan_s
-                                                                             : INFINITY;
-        offload_order_candidate *c = &ores->cand[ores->n];
-        memset(c, 0, sizeof *c);
-        snprintf(c->name, sizeof c->name, "%.24s PipeOffload", j->sched.name);
-        c->copy_model = OFFLOAD_COPIES_ONLY;
-        c->status = OFFLOAD_SOLVED_PIPEOFFLOAD;
-        c->model_makespan_s = NAN;
-        c->judged_makespan_s = po_s;
-        c->fits = isfinite(po_s);
-        ores->n++;
-        if (c->fits && (isnan(chosen_s) || po_s < chosen_s)) {
-            ores->chosen = ores->n - 1;
-            ores->planned_capacity_bytes = cap;
-            plan_free(out);
-            *out = po;
-            sched_free(&best);
-            sched_copy(&best, &j->sched);
-            memset(res, 0, sizeof *res);
-            res->status = OFFLOAD_SOLVED_PIPEOFFLOAD;
-            res->model_makespan_s = NAN;
-            res->noffload = po.noffload;
-        } else {
-            plan_free(&po);
-        }
+    if (rc == 0) {
+        consider_candidate(j, "PipeOffload", OFFLOAD_SOLVED_PIPEOFFLOAD, OFFLOAD_COPIES_ONLY, &po, po_s, cap, &best,
+                           out, res, ores);
+        if (with_remat)
+            consider_candidate(j, "recompute=plan", OFFLOAD_SOLVED_REMAT, OFFLOAD_COPIES_NONE, &rp, rp_s, cap, &best,
+                               out, res, ores);
     } else {
         plan_free(&po);
+        plan_free(&rp);
     }
     if (rc == 0) {   /* the chosen order replaces the schedule: every report shows what ran */
         sched_free(&j->sched);
         j->sched = best;
     }
     return rc;
+}
+
+void job_note_offload_plan(job *j, const offload_plan_result *res, const offload_order_result *ores)
+{
+    report_plan_note *n = &j->plan_note;
+    memset(n, 0, sizeof *n);
+    n->kind = "offload=plan";
+    n->candidates = ores->n;
+    n->feasible = ores->chosen >= 0 && ores->cand[ores->chosen].fits;
+    if (n->feasible) {
+        const offload_order_candidate *c = &ores->cand[ores->chosen];
+        snprintf(n->chosen, sizeof n->chosen, "%s (%s)", c->name, offload_solve_status_name(c->status));
+        return;
+    }
+    snprintf(n->chosen, sizeof n->chosen, "%.48s's first plan (%s)", j->sched.name,
+             offload_solve_status_name(res->status));
+    char cap[32];
+    double cap_bytes = ores->job_capacity_bytes > 0 ? ores->job_capacity_bytes : j->exp.memory_capacity_bytes;
+    for (int r = 0; cap_bytes <= 0 && r < j->sched.pp; r++)
+        cap_bytes = j->plat.gpu[j->rank_gpu[r]].memory_bytes;
+    snprintf(n->reason, sizeof n->reason,
+             "none of the %d plans tried fits %s per GPU (each runs out of memory in the simulation%s); the given "
+             "order runs with its first plan",
+             ores->n, units_format_bytes(cap_bytes, cap, sizeof cap),
+             res->status == OFFLOAD_SOLVED_INFEASIBLE ? ", and the MILP found no plan that fits its model" : "");
 }

@@ -31,6 +31,8 @@ int job_build_plan(job *j, memplan *out, pg_status *st)
         offload_plan_result pres;
         offload_order_result *ores = pg_xmalloc(sizeof *ores);
         int rc = job_plan_offload(j, out, &pres, ores, st);
+        if (rc == 0)
+            job_note_offload_plan(j, &pres, ores);
         free(ores);
         return rc;
     }

@@ -100,6 +100,11 @@ int sweep_csv_row(const sweep_grid *g, long index, const char *run_row, strbuf *
 /* In a sweep header split into fields, how many leading fields are grid
  * keys; -1 when it is not a sweep header. */
 int sweep_csv_key_count(char **fields, int nfields);
+/* JSON lines (`--format jsonl`): the row as one JSON object (and "\n")
+ * keyed by the header's column names.  A field that is a JSON number as it
+ * stands is a number, an empty field null, anything else a string; -1 when
+ * the row does not have the header's number of fields. */
+int sweep_jsonl_row(const char *header_line, const char *row_line, strbuf *sb);
 /* Column names of the trailing index columns. */
 #define SWEEP_COL_INDEX "combination"
 #define SWEEP_COL_TOTAL "combinations"

@@ -243,3 +243,50 @@ int sweep_csv_key_count(char **fields, int nfields)
     csv_fields_free(names, n);
     return found;
 }
+
+/* JSON's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+ * strtod alone would also take "inf", "0x1p3" or " 7", which JSON does not. */
+static int is_json_number(const char *t)
+{
+    const char *p = t;
+    if (*p == '-') p++;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') while (*p >= '0' && *p <= '9') p++;
+    else return 0;
+    if (*p == '.') {
+        if (!(*++p >= '0' && *p <= '9')) return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return *p == '\0';
+}
+
+int sweep_jsonl_row(const char *header_line, const char *row_line, strbuf *sb)
+{
+    char **names = NULL, **fields = NULL;
+    size_t hlen = strlen(header_line), rlen = strlen(row_line);
+    char *h = pg_xstrdup(header_line), *r = pg_xstrdup(row_line);
+    if (hlen > 0 && h[hlen - 1] == '\n') h[hlen - 1] = '\0';
+    if (rlen > 0 && r[rlen - 1] == '\n') r[rlen - 1] = '\0';
+    int n = csv_split(h, &names), nf = csv_split(r, &fields);
+    int ok = n > 0 && nf == n;
+    for (int c = 0; ok && c < n; c++) {
+        sb_append(sb, c ? "," : "{");
+        sb_append_json_string(sb, names[c]);
+        sb_append(sb, ":");
+        if (fields[c][0] == '\0') sb_append(sb, "null");
+        else if (is_json_number(fields[c])) sb_append(sb, fields[c]);
+        else sb_append_json_string(sb, fields[c]);
+    }
+    if (ok) sb_append(sb, "}\n");
+    csv_fields_free(names, n);
+    csv_fields_free(fields, nf);
+    free(h);
+    free(r);
+    return ok ? 0 : -1;
+}

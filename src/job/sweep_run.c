@@ -42,6 +42,7 @@ typedef struct worker {
     strbuf out;             /* the child's stdout: the run's CSV */
     strbuf err;             /* the child's stderr line being read */
     strbuf prefix;          /* "[key=value ...] " for its stderr lines */
+    strbuf error;           /* the child's last "pipegrid: " line that is not a warning: its row's error */
 } worker;
 
 typedef struct progress {
@@ -158,14 +159,25 @@ static int start_worker(const sweep_plan *p, worker *w, long slot, pg_status *st
     sb_reset(&w->out);
     sb_reset(&w->err);
     sb_reset(&w->prefix);
+    sb_reset(&w->error);
     sb_append(&w->prefix, "[");
     sweep_grid_describe(p->grid, p->indices[slot], &w->prefix);
     sb_append(&w->prefix, "] ");
     return 0;
 }
 
-static void copy_err_line(const worker *w, const char *line, size_t len, const progress *pr)
+#define MSG_PREFIX "pipegrid: "
+#define MSG_WARNING MSG_PREFIX "warning: "
+
+static void copy_err_line(worker *w, const char *line, size_t len, const progress *pr)
 {
+    /* The message a failed run dies with is its last error line (cmd_run
+     * reports one error and exits); warnings come before it. */
+    size_t plen = strlen(MSG_PREFIX), wlen = strlen(MSG_WARNING);
+    if (len > plen && memcmp(line, MSG_PREFIX, plen) == 0 && !(len >= wlen && memcmp(line, MSG_WARNING, wlen) == 0)) {
+        sb_reset(&w->error);
+        sb_append_n(&w->error, line + plen, len - plen);
+    }
     if (pr->quiet)
         return;
     progress_clear(pr);
@@ -230,9 +242,11 @@ static void finish_worker(const sweep_plan *p, worker *w, int wstatus, const cha
         code = WEXITSTATUS(wstatus);
     } else {
         code = SWEEP_EXIT_SIGNAL_BASE + (WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+        sb_reset(&w->error);
+        sb_appendf(&w->error, "sweep: the run was killed by signal %d (%s)", code - SWEEP_EXIT_SIGNAL_BASE,
+                   strsignal(code - SWEEP_EXIT_SIGNAL_BASE));
         progress_clear(pr);
-        fprintf(stderr, "%spipegrid: sweep: the run was killed by signal %d (%s)\n", w->prefix.data,
-                code - SWEEP_EXIT_SIGNAL_BASE, strsignal(code - SWEEP_EXIT_SIGNAL_BASE));
+        fprintf(stderr, "%s" MSG_PREFIX "%s\n", w->prefix.data, w->error.data);
         progress_draw(pr);
     }
     strbuf row, run_row;
@@ -251,12 +265,16 @@ static void finish_worker(const sweep_plan *p, worker *w, int wstatus, const cha
         if (code == PG_EXIT_OK) {
             /* Exit 0 with no row: a bug, not a result. */
             code = PG_EXIT_INTERNAL;
+            sb_reset(&w->error);
+            sb_append(&w->error, "sweep: the run printed no CSV row");
             progress_clear(pr);
-            fprintf(stderr, "%spipegrid: sweep: the run printed no CSV row\n", w->prefix.data);
+            fprintf(stderr, "%s" MSG_PREFIX "%s\n", w->prefix.data, w->error.data);
             progress_draw(pr);
         }
+        if (w->error.len == 0)
+            sb_appendf(&w->error, "exit code %d (the run printed no message)", code);
         sb_reset(&run_row);
-        report_csv_row_failed(NULL, 0, code, &run_row);
+        report_csv_row_failed(NULL, 0, code, w->error.data, &run_row);
         if (run_row.len > 0 && run_row.data[run_row.len - 1] == '\n')
             run_row.data[--run_row.len] = '\0';
         sweep_csv_row(g, index, run_row.data, &row);
@@ -367,6 +385,7 @@ done:
         sb_free(&ws[i].out);
         sb_free(&ws[i].err);
         sb_free(&ws[i].prefix);
+        sb_free(&ws[i].error);
     }
     for (long i = 0; i < window; i++)
         free(ring[i].row);

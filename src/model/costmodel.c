@@ -1215,6 +1215,43 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
            g->host_waits_each_layer ? "every layer's end" : "each op's end only", g->kernel_queue_source);
 }
 
+/* Borrowed parameters are named in the short line up to this many (they are
+ * the ones a reader must know about); beyond, the count alone. */
+#define SUMMARY_NAMED_BORROWED_MAX 3
+
+void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
+{
+    static const char *const WORD[] = {"from the datasheet", "fitted on it", "borrowed, NOT measured on"};
+    int count[GPB_BORROWED + 1] = {0};
+    size_t used = 0;
+    if (len == 0)
+        return;
+    out[0] = '\0';
+    for (int i = 0; i < GP_COUNT; i++)
+        count[gpu_param_basis_of(g, (gpu_param_id)i)]++;
+    append(out, len, &used, "%s:", g->name);
+    const char *sep = " ";
+    for (int basis = GPB_DATASHEET; basis <= GPB_BORROWED; basis++) {
+        if (count[basis] == 0)
+            continue;
+        append(out, len, &used, "%s%d %s%s", sep, count[basis], basis == GPB_DATASHEET ? "parameters " : "",
+               WORD[basis]);
+        sep = ", ";
+        if (basis != GPB_BORROWED)
+            continue;
+        append(out, len, &used, " %s", g->name);
+        if (count[basis] > SUMMARY_NAMED_BORROWED_MAX)
+            continue;
+        const char *lead = " (";
+        for (int i = 0; i < GP_COUNT; i++)
+            if (gpu_param_basis_of(g, (gpu_param_id)i) == GPB_BORROWED) {
+                append(out, len, &used, "%s%s", lead, gpu_param_name((gpu_param_id)i));
+                lead = " ";
+            }
+        append(out, len, &used, ")");
+    }
+}
+
 /* Appended to the cost model's description: whether the job's layer runs
  * at a measured profile, and on what it was measured. */
 static void describe_layer_profile(const gpu_params *g, const workload *w, int analytic, char *out, size_t len)
@@ -1279,6 +1316,15 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         w->iter_overhead_s = g.v[GP_ITER_OVERHEAD_S];
         gpu_params_describe(&g, w->cost_basis, sizeof w->cost_basis);
         describe_layer_profile(&g, w, e->layer_profiles_analytic, w->cost_basis, sizeof w->cost_basis);
+        gpu_params_summarize(&g, w->cost_summary, sizeof w->cost_summary);
+        size_t used = strlen(w->cost_summary);
+        if (e->layer_profiles_analytic)
+            append(w->cost_summary, sizeof w->cost_summary, &used, "; layers analytic");
+        else if (w->layer_profile_factor > 0)
+            append(w->cost_summary, sizeof w->cost_summary, &used, "; layer profile x%.4f (%d measured jobs)",
+                   w->layer_profile_factor, w->layer_profile_rows);
+        else if (g.nlayer_profiles > 0)
+            append(w->cost_summary, sizeof w->cost_summary, &used, "; no layer profile of this shape");
     }
     return rc;
 }

@@ -60,6 +60,8 @@ typedef struct workload {
     char source[512];            /* provenance of the numbers */
     char cost_basis[2048];       /* modelled workloads: which GPU-type parameters were fitted, on what, and
                                   * which are borrowed from another type ("" for measured workloads) */
+    char cost_summary[256];      /* the same in one short line (the text report's `cost model` line): the
+                                  * GPU type, how many parameters rest on what, the layer profile factor */
     char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
     double reserved_bytes;       /* per GPU besides the model's tensors (memory.reserved: CUDA context, NCCL
                                   * buffers, fragmentation): memory_static_bytes counts it once per rank */

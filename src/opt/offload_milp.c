@@ -450,6 +450,7 @@ const char *offload_solve_status_name(offload_solve_status s)
     case OFFLOAD_SOLVED_NOTHING: return "fits-as-is";
     case OFFLOAD_SOLVED_INFEASIBLE: return "infeasible";
     case OFFLOAD_SOLVED_PIPEOFFLOAD: return "pipeoffload-rules";
+    case OFFLOAD_SOLVED_REMAT: return "remat-ilp";
     }
     return "?";
 }

@@ -66,7 +66,8 @@ typedef enum {
     OFFLOAD_SOLVED_HEURISTIC,   /* too large for the MILP: the greedy plan */
     OFFLOAD_SOLVED_NOTHING,     /* everything fits without any option */
     OFFLOAD_SOLVED_INFEASIBLE,  /* nothing fits: the plan saves all it can */
-    OFFLOAD_SOLVED_PIPEOFFLOAD  /* not the MILP's: PipeOffload's rules on the given order (job/job_offload.c) */
+    OFFLOAD_SOLVED_PIPEOFFLOAD, /* not the MILP's: PipeOffload's rules on the given order (job/job_offload.c) */
+    OFFLOAD_SOLVED_REMAT        /* not the MILP's: recompute=plan's rematerialization ILP alone (job/job_offload.c) */
 } offload_solve_status;
 
 

@@ -76,6 +76,21 @@ const char *rpt_kind_name(int kind, char *buf, int len)
     return buf;
 }
 
+const char *rpt_coll_name(int kind)
+{
+    switch (kind) {
+    case TLC_TP_ALLREDUCE: return "tp all-reduce";
+    case TLC_TP_REDUCE_SCATTER: return "tp reduce-scatter";
+    case TLC_TP_ALLGATHER: return "tp all-gather";
+    case TLC_DP_ALLREDUCE: return "dp all-reduce";
+    case TLC_OPTIMIZER: return "optimizer step";
+    case TLC_EMBED_ALLREDUCE: return "tied embedding all-reduce";
+    case TLC_EP_ALLTOALL: return "ep all-to-all";
+    case TLC_CP_KV: return "cp key/value exchange";
+    default: return "collective";
+    }
+}
+
 const char *rpt_rank_host(const report_input *in, int rank)
 {
     int g = (in->m && rank < in->m->pp) ? in->m->rank[rank].gpu : -1;

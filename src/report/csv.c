@@ -5,7 +5,9 @@
  * the same number of fields.  `oom` is the number of ranks over capacity
  * (0 = fits) and `oom_ranks` lists them joined by ';'.  Numbers are written
  * as shortest round-trip decimals; a value that does not exist (a failed
- * combination, a bound not computed) is an empty field.
+ * combination, a bound not computed) is an empty field.  `error` is the
+ * row's one-line reason when exit_code is not 0 (empty otherwise), so a
+ * sweep's failed row says why in the file itself.
  */
 #include "report/report.h"
 
@@ -18,14 +20,14 @@ typedef enum {
     COL_SCHEDULE, COL_PP, COL_MICROBATCHES, COL_MAKESPAN, COL_SPAN, COL_BUBBLE_RATIO,
     COL_MAX_PEAK_MEMORY, COL_MAX_PEAK_ACTIVATIONS, COL_OOM, COL_OOM_RANKS, COL_EXIT_CODE,
     COL_SAMPLES_PER_S, COL_TOKENS_PER_S, COL_MFU, COL_ITERATION_S, COL_LOWER_BOUND,
-    COL_PIPELINE_S, COL_DP_ALLREDUCE_S, COL_OPTIMIZER_S, COL_COUNT
+    COL_PIPELINE_S, COL_DP_ALLREDUCE_S, COL_OPTIMIZER_S, COL_ERROR, COL_COUNT
 } csv_col;
 
 static const char *const col_name[COL_COUNT] = {
     "schedule", "pp", "microbatches", "makespan", "span", "bubble_ratio",
     "max_peak_memory_bytes", "max_peak_activations", "oom", "oom_ranks", "exit_code",
     "samples_per_second", "tokens_per_second", "mfu", "iteration_seconds", "lower_bound",
-    "pipeline_seconds", "dp_allreduce_seconds", "optimizer_seconds",
+    "pipeline_seconds", "dp_allreduce_seconds", "optimizer_seconds", "error",
 };
 
 /* A field, quoted only when it has to be (RFC 4180). */
@@ -93,6 +95,18 @@ static void cell(const report_input *in, csv_col c, strbuf *sb)
     case COL_PIPELINE_S: number(sb, m->pipeline_s); return;
     case COL_DP_ALLREDUCE_S: number(sb, m->dp_allreduce_s); return;
     case COL_OPTIMIZER_S: number(sb, m->optimizer_s); return;
+    case COL_ERROR: {
+        /* The words of cmd_run's messages for the same exit codes. */
+        char why[96] = "";
+        int code = report_exit_code(in);
+        if (code == PG_EXIT_OOM)
+            snprintf(why, sizeof why, "out of memory predicted on %d rank%s (see oom)", m->noom,
+                     m->noom > 1 ? "s" : "");
+        else if (code == PG_EXIT_DEADLOCK)
+            snprintf(why, sizeof why, "deadlock: the schedule cannot complete");
+        field(sb, why);
+        return;
+    }
     case COL_COUNT: return;
     }
 }
@@ -100,7 +114,7 @@ static void cell(const report_input *in, csv_col c, strbuf *sb)
 void report_csv_row(const report_input *in, const char *const *extra_values, int nextra, strbuf *sb)
 {
     if (!in->m) {
-        report_csv_row_failed(extra_values, nextra, report_exit_code(in), sb);
+        report_csv_row_failed(extra_values, nextra, report_exit_code(in), NULL, sb);
         return;
     }
     extras(sb, extra_values, nextra);
@@ -111,12 +125,14 @@ void report_csv_row(const report_input *in, const char *const *extra_values, int
     sb_append(sb, "\n");
 }
 
-void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, strbuf *sb)
+void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, const char *error,
+                           strbuf *sb)
 {
     extras(sb, extra_values, nextra);
     for (int c = 0; c < COL_COUNT; c++) {
         sb_append(sb, c ? "," : "");
         if (c == COL_EXIT_CODE) sb_appendf(sb, "%d", exit_code);
+        if (c == COL_ERROR && error) field(sb, error);
     }
     sb_append(sb, "\n");
 }

@@ -260,6 +260,7 @@ void report_json(const report_input *in, strbuf *sb)
     rpt_json_str(&w, "workload", rpt_workload_label(in, label, sizeof label));
     if (in->wl && in->wl->cost_basis[0]) {
         rpt_json_str(&w, "cost_model", in->wl->cost_basis);
+        rpt_json_str(&w, "cost_model_summary", in->wl->cost_summary);
         if (in->wl->layer_profile_factor > 0) {   /* the measured layer profile the layers ran at */
             rpt_json_key(&w, "layer_profile");
             rpt_json lp = rpt_json_open(sb);
@@ -270,6 +271,19 @@ void report_json(const report_input *in, strbuf *sb)
             rpt_json_null(&w, "layer_profile");
     }
     rpt_json_str(&w, "network", rpt_network_label(in, label, sizeof label));
+    if (in->plan_note && in->plan_note->kind) {   /* what the memory planner chose, or that nothing fits */
+        const report_plan_note *pn = in->plan_note;
+        rpt_json_key(&w, "plan");
+        rpt_json p = rpt_json_open(sb);
+        rpt_json_str(&p, "kind", pn->kind);
+        rpt_json_bool(&p, "feasible", pn->feasible);
+        rpt_json_int(&p, "candidates", pn->candidates);
+        rpt_json_str(&p, "chosen", pn->chosen);
+        if (pn->feasible) rpt_json_null(&p, "reason");
+        else rpt_json_str(&p, "reason", pn->reason);
+        rpt_json_close(&p);
+    } else
+        rpt_json_null(&w, "plan");
     rpt_json_int(&w, "exit_code", report_exit_code(in));
     if (in->m) metrics_fields(in, &w);
     simulator(in, &w);

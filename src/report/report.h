@@ -25,6 +25,7 @@
 #include "sim/timeline.h"
 #include "util/error.h"
 #include "util/strbuf.h"
+#include "report/plan_note.h"
 
 typedef struct report_input {
     const experiment *exp;
@@ -36,6 +37,8 @@ typedef struct report_input {
     const run_metrics *m;
     const sim_outcome *outcome;
     const memplan *plan;           /* memory plan (offload / recompute), NULL = none */
+    int verbose;                   /* text: `run --verbose` (the cost model's whole provenance) */
+    const report_plan_note *plan_note; /* NULL: no planner ran */
 } report_input;
 
 /* The exit code the run deserves under the contract: PG_EXIT_DEADLOCK if the
@@ -54,15 +57,20 @@ void report_json(const report_input *in, strbuf *sb);
 void report_csv_header(const char *const *extra_keys, int nextra, strbuf *sb);
 void report_csv_row(const report_input *in, const char *const *extra_values, int nextra, strbuf *sb);
 /* A row for a combination that produced no result (bad input, crash): the
- * extra values and exit_code filled, every result column empty. */
-void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, strbuf *sb);
+ * extra values, exit_code and error (its one-line message; NULL: empty)
+ * filled, every result column empty. */
+void report_csv_row_failed(const char *const *extra_values, int nextra, int exit_code, const char *error,
+                           strbuf *sb);
 
 /* Chrome trace-event JSON (Perfetto, chrome://tracing) written to path:
- * one process per GPU (pid = pipeline rank), one thread per stream
- * (compute, send, recv, d2h, h2d; overlapping transfers get extra lanes),
- * an X event per op with args {stage, microbatch, kind}, "bubble" slices for
- * the idle gaps inside each rank's span, memory counters per rank, and flow
- * events joining each send to its receive.  Timestamps in microseconds.
+ * one process per GPU of the job (pid = its platform index, named by its
+ * host name; pipeline rank, stages, replica, tp / cp rank in args), one
+ * thread per stream (compute, send, recv, d2h, h2d, tp / cp / ep
+ * collectives, dp reduction, optimizer step; overlapping slices get extra
+ * lanes), an X event per op with args {stage, microbatch, kind}, "bubble"
+ * slices for the idle gaps inside each rank's span, memory counters per
+ * GPU, and flow events joining each send to its receive; it ends at the
+ * iteration's end (the optimizer step).  Timestamps in microseconds.
  * Returns 0, PG_EXIT_INPUT if path cannot be opened, PG_EXIT_INTERNAL on a
  * write error. */
 int report_trace(const report_input *in, const char *path, pg_status *st);

@@ -28,6 +28,8 @@ char *rpt_network_label(const report_input *in, char *buf, int len);
 const char *rpt_kind_name(int kind, char *buf, int len);
 /* SimGrid host of a rank's GPU, "" if unknown. */
 const char *rpt_rank_host(const report_input *in, int rank);
+/* A collective record's kind (sim/timeline.h tl_coll_kind) in words. */
+const char *rpt_coll_name(int kind);
 /* The experiment's policy words, as its keys spell them ("?" for a value
  * this layer does not know). */
 const char *rpt_recompute_word(recompute_policy p);

@@ -29,9 +29,9 @@ void report_optimize_csv(const report_optimize_input *o, strbuf *sb)
     for (int i = 0; i < o->ncandidates; i++) {
         const report_optimize_row *r = &o->rows[i];
         sb_appendf(sb, "%s,%s,", r->run_columns, r->status);
-        if (isfinite(r->samples_per_s_bound)) sb_appendf(sb, "%.17g", r->samples_per_s_bound);
+        if (isfinite(r->samples_per_s_bound)) sb_append_json_number(sb, r->samples_per_s_bound);
         sb_append(sb, ",");
-        if (isfinite(r->static_bytes)) sb_appendf(sb, "%.17g", r->static_bytes);
+        if (isfinite(r->static_bytes)) sb_append_json_number(sb, r->static_bytes);
         sb_appendf(sb, ",%d,%d\n", r->on_front, r->best);
     }
 }

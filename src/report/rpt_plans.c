@@ -199,7 +199,9 @@ void report_offload_text(const report_offload_input *in, strbuf *o)
     sb_appendf(o, "  activations  %d offloaded, %d recomputed of %d\n", res->noffload, res->nrecompute,
                s->nstages * s->m);
     if (isnan(res->model_makespan_s))
-        sb_append(o, "  model        none (PipeOffload's rules, judged by simulation)\n");
+        sb_appendf(o, "  model        none (%s, judged by simulation)\n",
+                   res->status == OFFLOAD_SOLVED_REMAT ? "recompute=plan's remat ILP on the given order"
+                                                       : "PipeOffload's rules");
     else
         sb_appendf(o, "  model        makespan %.6g s\n", res->model_makespan_s);
     sb_appendf(o, "  simulated    makespan %.6g s%s\n", completed ? m->makespan_s : 0.0,

@@ -811,21 +811,6 @@ static int coll_strip(int kind)
     }
 }
 
-static const char *coll_name(int kind)
-{
-    switch (kind) {
-    case TLC_TP_ALLREDUCE: return "tp all-reduce";
-    case TLC_TP_REDUCE_SCATTER: return "tp reduce-scatter";
-    case TLC_TP_ALLGATHER: return "tp all-gather";
-    case TLC_DP_ALLREDUCE: return "dp all-reduce";
-    case TLC_OPTIMIZER: return "optimizer step";
-    case TLC_EMBED_ALLREDUCE: return "tied embedding all-reduce";
-    case TLC_EP_ALLTOALL: return "ep all-to-all";
-    case TLC_CP_KV: return "cp key/value exchange";
-    default: return "collective";
-    }
-}
-
 /* Tensor-parallel collectives (inside their op's time) and the gradient
  * all-reduce on strips; the optimizer step on the compute row, after the
  * pipeline; replica spans (TLC_PIPELINE) are not drawn: replica 0's ops are. */
@@ -846,13 +831,13 @@ static void colls_section(const report_input *in, const layout *L, writer *w)
         if (k >= 0) {
             strip_rect(sb, L, k, c->rank, c->start_s, c->end_s);
             sb_appendf(sb, " class=\"%s\" fill=\"%s\"><title>%s, %s per GPU: %s</title></rect>\n",
-                       STRIP_STYLE[k].cls, STRIP_STYLE[k].fill, coll_name(c->kind), bbuf, tbuf);
+                       STRIP_STYLE[k].cls, STRIP_STYLE[k].fill, rpt_coll_name(c->kind), bbuf, tbuf);
         } else if (c->kind == TLC_OPTIMIZER) {
             double x0 = X(L, c->start_s), x1 = X(L, c->end_s);
             rect(sb, x0, lane_top(L, c->rank), x1 - x0 < OP_MIN_W ? OP_MIN_W : x1 - x0, L->row_h);
             sb_append(sb, " class=\"optimizer\" fill=\"");
             color(sb, COL_OPTIMIZER);
-            sb_appendf(sb, "\"><title>%s: %s</title></rect>\n", coll_name(c->kind), tbuf);
+            sb_appendf(sb, "\"><title>%s: %s</title></rect>\n", rpt_coll_name(c->kind), tbuf);
         }
     }
     sb_append(sb, "</g>\n");

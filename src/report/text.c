@@ -105,9 +105,20 @@ static void header(const report_input *in, strbuf *sb)
         sb_appendf(sb, "policies   recompute %s, offload %s, %s, %s attention\n", rpt_recompute_word(e->recompute),
                    rpt_offload_word(e->offload), rpt_precision_word(e->precision), rpt_attention_word(e->attention));
     }
+    if (in->plan_note && in->plan_note->kind) {
+        const report_plan_note *pn = in->plan_note;
+        if (pn->feasible)
+            sb_appendf(sb, "plan       %s: %s, the fastest that fits of %d plans tried\n", pn->kind, pn->chosen,
+                       pn->candidates);
+        else
+            sb_appendf(sb, "plan       %s: INFEASIBLE: %s\n", pn->kind, pn->reason);
+    }
     sb_appendf(sb, "workload   %s\n", rpt_workload_label(in, label, sizeof label));
+    /* The whole provenance is a paragraph (every parameter and its source):
+     * one short line unless asked, the rest in JSON's cost_model. */
     if (in->wl && in->wl->cost_basis[0])
-        sb_appendf(sb, "cost model %s\n", in->wl->cost_basis);
+        sb_appendf(sb, "cost model %s\n", in->verbose || !in->wl->cost_summary[0] ? in->wl->cost_basis
+                                                                                 : in->wl->cost_summary);
     sb_appendf(sb, "platform   %s", rpt_network_label(in, label, sizeof label));
     if (in->plat) sb_appendf(sb, " (%d GPU%s)", in->plat->ngpus, in->plat->ngpus == 1 ? "" : "s");
     double nvlink_bw, nic_bw, nvl_sheet_bw, nic_sheet_bw;
