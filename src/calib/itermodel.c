@@ -494,14 +494,17 @@ int iter_row_in_fit_part(const train_row *r, double fit_fraction)
     return (double)(splitmix64((uint64_t)r->split_key) % SPLIT_BUCKETS) < fit_fraction * SPLIT_BUCKETS;
 }
 
-error_stats iter_errors(const iter_set *set, const double *pred, const int *mask)
+/* |pred / ref - 1| over the rows with mask[i] != 0 (mask NULL = all) where
+ * pred is a number; ref NULL = the measured times. */
+static error_stats relative_errors(const iter_set *set, const double *pred, const double *ref, const int *mask)
 {
     error_stats e = {0, 0.0, 0.0, -1};
     double sum = 0.0;
     for (int i = 0; i < set->n; i++) {
-        if (mask && !mask[i])
+        if ((mask && !mask[i]) || isnan(pred[i]))
             continue;
-        double err = fabs(pred[i] - set->row[i].measured_s) / set->row[i].measured_s;
+        double r = ref ? ref[i] : set->row[i].measured_s;
+        double err = fabs(pred[i] - r) / r;
         sum += err;
         if (e.worst < 0 || err > e.max_err) {
             e.max_err = err;
@@ -513,23 +516,14 @@ error_stats iter_errors(const iter_set *set, const double *pred, const int *mask
     return e;
 }
 
+error_stats iter_errors(const iter_set *set, const double *pred, const int *mask)
+{
+    return relative_errors(set, pred, NULL, mask);
+}
+
 error_stats iter_gap(const iter_set *set, const double *pred, const double *ref)
 {
-    error_stats e = {0, 0.0, 0.0, -1};
-    double sum = 0.0;
-    for (int i = 0; i < set->n; i++) {
-        if (isnan(pred[i]))
-            continue;
-        double gap = fabs(pred[i] / ref[i] - 1);
-        sum += gap;
-        if (e.worst < 0 || gap > e.max_err) {
-            e.max_err = gap;
-            e.worst = i;
-        }
-        e.n++;
-    }
-    e.mape = e.n ? sum / e.n : 0.0;
-    return e;
+    return relative_errors(set, pred, ref, NULL);
 }
 
 /* What makes rows one job: every setting of the row the cost model reads,
