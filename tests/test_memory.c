@@ -52,6 +52,30 @@ START_TEST(test_zero1_static)
 }
 END_TEST
 
+/* The headroom (workload_types.h memory_headroom): context, NCCL and the
+ * user's margin are static, once per rank that holds a stage; the
+ * fragmentation scales the live bytes, and the planners' room is its exact
+ * inverse.  Communicators: tp, cp, the dp x cp reduction, ep, and one per
+ * pipeline neighbour. */
+START_TEST(test_headroom)
+{
+    stage_cost c[1] = {{.param_count = 1e9}};
+    workload w = {.nstages = 1, .stage = c};
+    w.headroom = (memory_headroom){.cuda_context_bytes = 5e8, .nccl_bytes = 3e8, .fragmentation = 0.25,
+                                   .reserved_bytes = 2e8};
+    int one[] = {0};
+    ck_assert_exact(memory_headroom_static_bytes(&w, 1), 1e9);
+    ck_assert_exact(memory_headroom_static_bytes(&w, 0), 0.0);
+    ck_assert_exact(memory_static_bytes(&w, one, 1, 16), 17e9);
+    ck_assert_exact(memory_dynamic_footprint_bytes(&w, 8e9), 10e9);
+    ck_assert_exact(memory_dynamic_room_bytes(&w, 10e9), 8e9);
+    ck_assert_int_eq(workload_nccl_communicators(1, 1, 1, 1, 1), 0);
+    ck_assert_int_eq(workload_nccl_communicators(8, 1, 2, 1, 4), 4);   /* tp, dp, two neighbours */
+    ck_assert_int_eq(workload_nccl_communicators(1, 2, 1, 1, 2), 3);   /* cp, dp x cp, one neighbour */
+    ck_assert_int_eq(workload_nccl_communicators(2, 1, 4, 8, 1), 3);   /* tp, dp, ep */
+}
+END_TEST
+
 /* V schedules put stage 0 (embedding) and stage 2p-1 (LM head) on rank 0:
  * with the 6.2B profile cut in 2p = 8 stages, rank 0 holds both
  * vocabulary-sized matrices and more static memory than any other rank. */
@@ -460,6 +484,7 @@ static Suite *memory_suite(void)
     Suite *s = suite_create("memory");
     TCase *t = tcase_create("model");
     tcase_add_test(t, test_zero1_static);
+    tcase_add_test(t, test_headroom);
     tcase_add_test(t, test_v_places_embedding_and_head_on_rank0);
     tcase_add_test(t, test_selective_defaults);
     tcase_add_test(t, test_plan_selective_longest_first);

@@ -86,8 +86,8 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     const gpu_system *gs = gpu_system_find(r->gpu);
     if (r->nic_bw > 0 && (gs == NULL || gs->nic_bw != r->nic_bw))
         add(x, "cluster.ib_bw=%.17gBps", r->nic_bw);
-    if (r->expert_tp1 && r->ep > 1 && r->tp > 1)
-        snprintf(x->unmodelled, sizeof x->unmodelled, "expert tensor parallelism 1 (experts whole on each rank)");
+    if (r->expert_tp1 && r->ep > 1 && r->tp > 1)   /* whole experts on each GPU, as the recipe ran */
+        add(x, "etp=1");
     return 0;
 }
 

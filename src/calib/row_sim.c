@@ -105,7 +105,7 @@ typedef struct row_sims {
     double *iteration_s;            /* [n] simulated; NAN when the row was not simulated */
     int *code;                      /* [n] the simulation's exit code; -1 not simulated */
     char (*why)[SIM_REASON_MAX];    /* [n] why not */
-    int col_iteration, col_exit;    /* in the sweep's rows */
+    int col_iteration, col_exit, col_error;    /* in the sweep's rows */
     int *same_as;                   /* [n] an earlier row with the same experiment; -1 none */
 } row_sims;
 
@@ -158,6 +158,9 @@ static int collect_row(const sweep_result *r, void *ctx)
     rs->code[i] = r->exit_code;
     if ((r->exit_code == PG_EXIT_OK || r->exit_code == PG_EXIT_OOM) && rs->col_iteration < nf)
         rs->iteration_s[i] = strtod(f[rs->col_iteration], NULL);
+    else if (rs->col_error >= 0 && rs->col_error < nf && f[rs->col_error][0])   /* the simulator's own message */
+        snprintf(rs->why[i], sizeof rs->why[i], "the simulation failed (exit code %d): %.150s", r->exit_code,
+                 f[rs->col_error]);
     else
         snprintf(rs->why[i], sizeof rs->why[i], "the simulation failed (exit code %d)", r->exit_code);
     csv_fields_free(f, nf);
@@ -234,6 +237,7 @@ static int simulate_rows(const row_sim_opts *o, const iter_set *set, const char 
             header.data[--header.len] = '\0';
         rs->col_iteration = header_column(header.data, "iteration_seconds");
         rs->col_exit = header_column(header.data, "exit_code");
+        rs->col_error = header_column(header.data, "error");
         sb_free(&header);
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         sweep_plan plan = {.grid = &grid, .experiment_path = base_path.data, .indices = indices, .count = count,

@@ -53,7 +53,7 @@ int job_plan_remat(const job *j, memplan *out, remat_result *res, pg_status *st)
         double speed = j->plat.gpu[j->rank_gpu[r]].speed_flops;
         scale[r] = experiment_tp_share(e) * ((j->wl.ref_speed_flops > 0 && speed > 0) ? j->wl.ref_speed_flops / speed
                                                                                         : 1.0);
-        budget[r] = rank_capacity(j, r) - job_rank_static_bytes(j, r);
+        budget[r] = memory_dynamic_room_bytes(&j->wl, rank_capacity(j, r) - job_rank_static_bytes(j, r));
     }
     remat_input in = {.sched = &j->sched, .wl = &j->wl, .time_scale = scale, .budget_bytes = budget,
                       .comm_s = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,

@@ -281,8 +281,8 @@ double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer)
         mlp = (ffn_params(a, a->ffn) - row_bias) / t + row_bias;
     } else {
         const arch_moe *m = &a->moe;
-        double local_experts = (double)m->experts / r->ep;
-        mlp = (double)a->hidden * m->experts + local_experts * ((ffn_params(a, m->expert_ffn) - row_bias) / t + row_bias);
+        double local_experts = (double)m->experts / r->ep, te = r->expert_tp1 ? 1.0 : t;
+        mlp = (double)a->hidden * m->experts + local_experts * ((ffn_params(a, m->expert_ffn) - row_bias) / te + row_bias);
         if (m->shared_ffn > 0)
             mlp += (ffn_params(a, m->shared_ffn) - row_bias) / t + row_bias + (m->shared_gate ? a->hidden : 0.0);
     }

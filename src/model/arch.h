@@ -70,6 +70,7 @@ typedef struct arch {
 typedef struct arch_run {
     int seq, micro_batch;      /* s, b */
     int tp, cp, ep;            /* tensor, context, expert parallel degrees (>= 1) */
+    int expert_tp1;            /* 1: experts whole on each GPU (etp=1), not split over tp */
     int sequence_parallel;     /* Megatron's: norms, dropouts and residuals sharded over tp */
     int flash;                 /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
     double capacity_factor;    /* MoE: 0 = dropless */

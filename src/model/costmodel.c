@@ -883,7 +883,8 @@ double costmodel_layer_flops(const gpt_shape *m, cm_op op)
 static arch_run run_of(const gpt_shape *m)
 {
     return (arch_run){.seq = m->seq, .micro_batch = m->micro_batch, .tp = m->tp, .cp = m->cp > 1 ? m->cp : 1,
-                      .ep = m->ep > 1 ? m->ep : 1, .sequence_parallel = m->sequence_parallel, .flash = m->flash,
+                      .ep = m->ep > 1 ? m->ep : 1, .expert_tp1 = m->expert_tp1,
+                      .sequence_parallel = m->sequence_parallel, .flash = m->flash,
                       .capacity_factor = m->capacity_factor};
 }
 
@@ -1155,8 +1156,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     return 0;
 }
 
-/* The GPU type workload=gpt is costed on (costmodel_build's comment). */
-static int platform_gpu_type(const experiment *e, char *type, size_t len, pg_status *st)
+int costmodel_gpu_type(const experiment *e, char *type, size_t len, pg_status *st)
 {
     snprintf(type, len, "%s", e->cluster_gpu);
     if (e->network != NET_PLATFORM)
@@ -1271,7 +1271,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
 {
     memset(w, 0, sizeof *w);
     char type[sizeof e->cluster_gpu];
-    int rc = platform_gpu_type(e, type, sizeof type, st);
+    int rc = costmodel_gpu_type(e, type, sizeof type, st);
     if (rc)
         return rc;
     gpu_params g;
@@ -1304,7 +1304,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .tp_comm_simulated = e->network != NET_IDEAL && !e->tp_comm_overlap,
         .tp_comm_overlap = e->tp_comm_overlap,
         .arch = have_arch ? &model : NULL,
-        .cp = e->cp, .ep = e->ep, .sequence_parallel = e->tp_sequence_parallel,
+        .cp = e->cp, .ep = e->ep, .expert_tp1 = experiment_expert_tp1(e), .sequence_parallel = e->tp_sequence_parallel,
         .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = e->precision == PRECISION_FP8,
         .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
         .main_grad_bytes = experiment_grad_bytes(e),

@@ -124,6 +124,15 @@ typedef struct layer_profile {
     int rows;                       /* measured jobs it was fitted on */
 } layer_profile;
 
+/* The memory_headroom block's entries (gpu_params.headroom). */
+typedef enum {
+    GH_CUDA_CONTEXT_BYTES,   /* CUDA context, cuBLAS / cuDNN workspaces: per process */
+    GH_NCCL_COMM_BYTES,      /* NCCL's buffers: per communicator of the process */
+    GH_FRAGMENTATION,        /* allocator's reserved-but-unallocated / allocated, dynamic memory */
+    GH_COUNT
+} gpu_headroom_id;
+const char *gpu_headroom_name(gpu_headroom_id id);
+
 typedef struct gpu_params {
     char name[64];
     char path[4096];                 /* file read ("" when built in memory) */
@@ -142,6 +151,16 @@ typedef struct gpu_params {
      * cross-validation, never fitted; calibrate writes it back as read. */
     int host_waits_each_layer;
     char kernel_queue_source[GP_SOURCE_MAX];
+    /* What a training process holds on the GPU besides its tensors (the
+     * file's memory_headroom block, optional; never fitted, written back as
+     * read): the CUDA context with the libraries' workspaces, NCCL's buffers
+     * per communicator, and the caching allocator's fragmentation as a
+     * fraction of the dynamic allocations (workload.h memory_headroom says how
+     * a job adds them up).  has_headroom 0: the file has no block, and the
+     * GPU type's headroom is unknown (counted as 0, and said so). */
+    int has_headroom;
+    double headroom[GH_COUNT];
+    char headroom_source[GH_COUNT][GP_SOURCE_MAX];
     /* The file's layer_profiles block (optional): how they were fitted, and
      * one entry per profiled shape, in the order written. */
     int nlayer_profiles;
@@ -189,6 +208,10 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len);
  * fitted on it, 2 borrowed, NOT measured on a100-80g (flash_eff
  * fp8_gemm_eff)".  Truncated to len - 1 characters. */
 void gpu_params_summarize(const gpu_params *g, char *out, size_t len);
+
+/* The GPU type an experiment's ranks run on: a platform file's (its first
+ * GPU's), else cluster.gpu (costmodel_build costs workload=gpt and hf on it). */
+int costmodel_gpu_type(const experiment *e, char *type, size_t len, pg_status *st);
 
 /* gpu_params_load, and fail naming cluster.host_link when the profile has
  * no host_link block (cluster.host_link=measured needs one). */

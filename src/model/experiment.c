@@ -81,6 +81,9 @@ static const choice OFFLOADS[] = {
 static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1}, {"0", 0}, {"1", 1}, {NULL, 0}};
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
+static const choice ETP_WORDS[] = {{"tp", 0}, {NULL, 0}};
+static const choice HEADROOMS[] = {{"auto", 1}, {"none", 0}, {NULL, 0}};
+static const choice AUTO_NUMBER[] = {{"auto", EXPERIMENT_AUTO}, {NULL, 0}};
 static const choice DP_REPLICAS[] = {{"auto", 0}, {"all", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
@@ -107,6 +110,9 @@ static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE
     {k, T_INT, doc, def, lo, hi, 0, F(field), 0, words, -1, 0, help}
 #define NUM_KEY(k, field, type, doc, def, lo, hi, open, help) \
     {k, type, doc, def, lo, hi, open, F(field), 0, NULL, -1, 0, help}
+/* A number key that also takes the words of choices (a word's value need not be in [lo, hi]). */
+#define NUM_OR_WORD_KEY(k, field, type, doc, def, lo, hi, words, help) \
+    {k, type, doc, def, lo, hi, 0, F(field), 0, words, -1, 0, help}
 #define TEXT_KEY(k, type, doc, field, def, help) {k, type, doc, def, 0, 0, 0, F(field), SZ(field), NULL, -1, 0, help}
 #define CHOICE_KEY(k, doc, field, def, choices, pathv, pathf, help) \
     {k, T_CHOICE, doc, def, 0, 0, 0, F(field), 0, choices, pathv, pathf, help}
@@ -130,6 +136,10 @@ static const key_spec SCHEMA[] = {
     INT_KEY("ep", ep, "1", 1, MAX_RANKS,
             "expert-parallel degree (MoE models): the experts are spread over ep GPUs taken from the data-parallel "
             "replicas, which exchange tokens by all-to-alls; divides dp"),
+    INT_OR_WORD_KEY("etp", "1|tp", etp, "tp", 1, 1, ETP_WORDS,
+                    "expert tensor parallelism (MoE): tp = the experts split over tp like the MLP; 1 = whole experts "
+                    "on each GPU (Megatron's --expert-tensor-parallel-size 1), the expert-parallel groups then ep "
+                    "consecutive GPUs of tp x cp x dp, so ep may exceed dp"),
     CHOICE_KEY("dualpipe.overlap", "true|false", dualpipe_overlap, "true", BOOLS, NO_PATH, 0,
                "schedule=dualpipe-v: run its paired forward and backward chunks overlapped, one's expert-parallel "
                "all-to-alls under the other's compute (false: one after the other)"),
@@ -267,10 +277,18 @@ static const key_spec SCHEMA[] = {
             "ops); 0 = heuristic only"),
     NUM_KEY("memory.capacity", memory_capacity_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
             "overrides every GPU's memory capacity; 0 = each GPU's own"),
+    CHOICE_KEY("memory.headroom", "auto|none", memory_headroom, "auto", HEADROOMS, NO_PATH, 0,
+               "what a training process holds on its GPU besides the model's tensors, from the GPU type's "
+               "profiles/gpus/TYPE.yaml (memory_headroom: measured, with sources): auto = the CUDA context, "
+               "NCCL's buffers per communicator of the rank, and the allocator's fragmentation of the "
+               "activations and workspace; none = only memory.reserved.  Runs, OOM and every planner count it"),
+    NUM_OR_WORD_KEY("memory.fragmentation", memory_fragmentation, T_NUMBER, "fraction", "auto", 0, 0.999,
+                    AUTO_NUMBER,
+                    "memory.headroom=auto: the caching allocator's reserved-but-unused memory as a fraction of the "
+                    "activations and workspace it holds; auto = the GPU type's measured value"),
     NUM_KEY("memory.reserved", memory_reserved_bytes, T_BYTES, "bytes", "0", 0, HUGE_NUM, 0,
-            "memory each GPU holds besides the model's tensors (CUDA context, NCCL buffers, allocator "
-            "fragmentation): counted in every rank's static memory, so runs and planners keep that headroom; "
-            "0 = none"),
+            "a margin of your own per GPU, on top of memory.headroom: counted in every rank's static memory, so "
+            "runs and planners keep it free; 0 = none"),
     NUM_KEY("memory.bytes_per_param", bytes_per_param, T_NUMBER, "bytes", "0", 0, HUGE_NUM, 0,
             "bytes per parameter for weights, gradients and optimizer state; 0 = Megatron's mixed-precision Adam: "
             "2 (bf16 weight) + 4 (fp32 gradient; 2 with dp.grad_precision=bf16) + 12 (fp32 master weight and two "
@@ -411,9 +429,12 @@ static void describe(const key_spec *k, char *buf, size_t len)
             n += snprintf(buf + n, len - (size_t)n, ", or %s", c->word);
         break;
     }
-    case T_NUMBER:
-        snprintf(buf, len, "a number%s", range);
+    case T_NUMBER: {
+        int n = snprintf(buf, len, "a number%s", range);
+        for (const choice *c = k->choices; c && c->word && n >= 0 && (size_t)n < len; c++)
+            n += snprintf(buf + n, len - (size_t)n, ", or %s", c->word);
         break;
+    }
     case T_DURATION:
         snprintf(buf, len, "a duration%s such as 1.5ms, 2us or 3s (a bare number is seconds)", range);
         break;
@@ -512,6 +533,11 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
     case T_DURATION:
     case T_BYTES:
     case T_BANDWIDTH: {
+        for (const choice *c = k->choices; c && c->word; c++)
+            if (trimmed_eq(value, c->word)) {
+                *(double *)(base + k->offset) = c->value;
+                return 0;
+            }
         double v;
         int rc = k->type == T_NUMBER     ? units_parse_double(value, &v, &why)
                  : k->type == T_DURATION ? units_parse_duration(value, &v, &why)
@@ -680,10 +706,16 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         if (!config_find(c, "offload.copy_slots"))
             e->offload_copy_slots = PIPEOFFLOAD_COPY_SLOTS;
     }
-    if (e->dp % e->ep != 0)
+    int grp = e->tp * e->cp;
+    if (experiment_expert_tp1(e) && ((grp * e->dp) % e->ep != 0 || (e->ep % grp != 0 && grp % e->ep != 0)))
+        return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",
+                          "%d does not fit tp x cp = %d and dp = %d with etp=1 (the expert-parallel groups are ep "
+                          "consecutive GPUs of tp x cp x dp: ep must divide tp x cp x dp, and tp x cp divide ep or "
+                          "ep divide tp x cp)", e->ep, grp, e->dp);
+    if (!experiment_expert_tp1(e) && e->dp % e->ep != 0)
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",
                           "%d does not divide dp = %d (expert parallelism takes its GPUs from the data-parallel "
-                          "replicas)", e->ep, e->dp);
+                          "replicas; with etp=1 from tp x cp x dp)", e->ep, e->dp);
     if (e->workload == WL_HF && !config_find(c, "gpt.seq"))
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_workload, "workload",
                           "hf:%s needs gpt.seq (the sequence length to train at)", e->profile_path);
@@ -797,6 +829,8 @@ static int gpu_type_applies(const experiment *e)
 {
     return e->network == NET_CLUSTER || (e->network == NET_IDEAL && experiment_workload_is_modelled(e));
 }
+static int headroom_is_auto(const experiment *e) { return e->memory_headroom; }
+static int has_ep(const experiment *e) { return e->ep > 1; }
 static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
@@ -828,6 +862,8 @@ static const applicability APPLIES[] = {
     {"cluster.gpu", gpu_type_applies, "network=cluster, or network=ideal with workload=gpt or workload=hf:PATH"},
     {"cluster.", net_is_cluster, "network=cluster"},
     {"ideal.latency", net_is_ideal, "network=ideal"},
+    {"memory.fragmentation", headroom_is_auto, "memory.headroom=auto"},
+    {"etp", has_ep, "ep > 1"},
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
     {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
     {"offload.ratio", offload_is_selective, "offload=selective"},

@@ -25,6 +25,8 @@
 #define EXP_MAX_KEYS 80
 /* stage.first_layers / stage.last_layers not given: the even split's layers. */
 #define STAGE_LAYERS_EVEN (-1)
+/* A number key's `auto`: the value then comes from elsewhere (the key's help says where). */
+#define EXPERIMENT_AUTO (-1)
 
 /* WL_GPT and WL_HF are costed by the model (model/arch.h, model/costmodel.h):
  * their stage times are one GPU's share already. */
@@ -60,6 +62,7 @@ typedef struct experiment {
     /* parallelism and batch */
     int tp, dp;
     int ep;                         /* expert-parallel degree (MoE); divides dp, adds no GPUs */
+    int etp;                        /* expert tensor parallelism: 0 = tp, or 1 (experiment_expert_tp1) */
     int dualpipe_overlap;           /* 1: DualPipeV's paired ops overlap one's compute with the other's all-to-alls */
     int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
@@ -104,7 +107,9 @@ typedef struct experiment {
     double memory_limit;            /* M_B units; 0 = none */
     double zb_auto_time_limit_s;    /* zb-auto ILP refinement time limit; 0 = heuristic only */
     double memory_capacity_bytes;   /* 0 = each GPU's own */
-    double memory_reserved_bytes;   /* per GPU besides the model's tensors (workload.h reserved_bytes) */
+    double memory_reserved_bytes;   /* per GPU: the user's margin (workload_types.h memory_headroom) */
+    int memory_headroom;            /* 1 (auto): the GPU type's CUDA context, NCCL buffers, fragmentation */
+    double memory_fragmentation;    /* fraction, or EXPERIMENT_AUTO: the GPU type's */
     double bytes_per_param;         /* weights + grads + optimizer, resolved: memory.bytes_per_param, or
                                      * 2 (bf16 weight) + gradient (4 fp32 / 2 bf16) + 12 (Adam) */
     double weight_grad_bytes_per_param; /* the part ZeRO-1 leaves whole: weight + gradient */
@@ -159,6 +164,13 @@ static inline int experiment_times_are_tp_groups(const experiment *e)
 static inline double experiment_grad_bytes(const experiment *e)
 {
     return e->grad_precision == GRAD_FP32 ? 4.0 : 2.0;
+}
+
+/* Whole experts on each GPU (etp=1 with tp > 1): the expert-parallel groups
+ * are then ep consecutive GPUs of tp x cp x dp. */
+static inline int experiment_expert_tp1(const experiment *e)
+{
+    return e->etp == 1 && e->tp > 1 && e->ep > 1;
 }
 
 static inline double experiment_tp_share(const experiment *e)

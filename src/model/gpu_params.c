@@ -7,6 +7,10 @@
  *     ...
  *   host_link:
  *     measured_bw: {value: 15GBps, source: "measured: ..."}
+ *   memory_headroom:
+ *     cuda_context: {value: 600MiB, source: "..."}
+ *     nccl_per_communicator: {value: 150MiB, source: "..."}
+ *     fragmentation: {value: 0.05, source: "..."}
  *   kernel_queue: {host_waits: layer, source: "..."}
  *   layer_profiles:
  *     source: "fitted ... by 'pipegrid calibrate ...'"
@@ -21,6 +25,9 @@
  * as it read it.  The kernel_queue block (optional, default op) says where
  * the host waits for the GPU within an op: at every layer's end (layer) or
  * at the op's end only (op); also never fitted, written back as read.
+ * The memory_headroom block (optional) holds the GPU type's measured memory
+ * besides a job's tensors (costmodel.h gpu_params.headroom); never fitted,
+ * written back as read.
  * The layer_profiles block (optional, last) holds the measured layer
  * profiles calibrate fits (costmodel.h): one entry per layer shape, its
  * key costmodel_layer_key's text, its factor the measured / analytic time,
@@ -36,7 +43,7 @@
 #include "util/units.h"
 #include "util/yamltree.h"
 
-typedef enum { PK_SPEED, PK_BANDWIDTH, PK_DURATION, PK_RATIO, PK_NUMBER } param_kind;
+typedef enum { PK_SPEED, PK_BANDWIDTH, PK_DURATION, PK_RATIO, PK_NUMBER, PK_BYTES, PK_FRACTION } param_kind;
 
 typedef struct param_def {
     const char *key;
@@ -83,6 +90,16 @@ static const struct {
 #define WAITS_OP "op"
 #define KERNEL_QUEUE_DEFAULT_SOURCE "not in the file: the default (the host waits at the op's end only)"
 
+#define HEADROOM_BLOCK "memory_headroom"
+static const struct {
+    const char *key;
+    param_kind kind;
+} HEADROOM[GH_COUNT] = {
+    [GH_CUDA_CONTEXT_BYTES] = {"cuda_context", PK_BYTES},
+    [GH_NCCL_COMM_BYTES] = {"nccl_per_communicator", PK_BYTES},
+    [GH_FRAGMENTATION] = {"fragmentation", PK_FRACTION},
+};
+
 #define LAYER_PROFILES_BLOCK "layer_profiles"
 #define LAYER_PROFILES_SHAPES "shapes"
 /* A factor outside this range is not a measurement of the same layer but a
@@ -96,6 +113,11 @@ static const struct {
 const char *gpu_param_name(gpu_param_id id)
 {
     return id >= 0 && id < GP_COUNT ? PARAMS[id].key : "?";
+}
+
+const char *gpu_headroom_name(gpu_headroom_id id)
+{
+    return id >= 0 && id < GH_COUNT ? HEADROOM[id].key : "?";
 }
 
 int gpu_param_fitted(gpu_param_id id)
@@ -112,8 +134,11 @@ static int parse_value(param_kind kind, const char *text, double *v, const char 
         return units_parse_bandwidth(text, v, why);
     case PK_DURATION:
         return units_parse_duration(text, v, why);
+    case PK_BYTES:
+        return units_parse_bytes(text, v, why);
     case PK_RATIO:
     case PK_NUMBER:
+    case PK_FRACTION:
         return units_parse_double(text, v, why);
     }
     *why = "unknown parameter kind";
@@ -125,6 +150,8 @@ static const char *range_problem(param_kind kind, double v)
 {
     if (kind == PK_RATIO && !(v > 0 && v <= 1))
         return "must be in (0, 1]";
+    if (kind == PK_FRACTION && !(v >= 0 && v < 1))
+        return "must be in [0, 1)";
     if ((kind == PK_SPEED || kind == PK_BANDWIDTH) && !(v > 0))
         return "must be positive";
     if (v < 0)
@@ -190,6 +217,42 @@ static int load_host_link(const char *file, const yt_node *root, gpu_params *g, 
         if (rc)
             return rc;
     }
+    return 0;
+}
+
+/* The optional memory_headroom block: every entry of HEADROOM, each
+ * {value, source}, or no block at all (a headroom half given would be
+ * counted as if the rest were nothing). */
+static int load_headroom(const char *file, const yt_node *root, gpu_params *g, pg_status *st)
+{
+    const yt_node *hb = yt_get(root, HEADROOM_BLOCK);
+    if (hb == NULL)
+        return 0;
+    if (hb->kind != YT_MAP)
+        return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, hb->line}, HEADROOM_BLOCK,
+                          "expected a mapping of cuda_context, nccl_per_communicator and fragmentation");
+    int seen[GH_COUNT] = {0};
+    for (size_t i = 0; i < hb->count; i++) {
+        pg_origin where = {file, hb->key_lines[i]};
+        int id = 0;
+        while (id < GH_COUNT && strcmp(hb->keys[i], HEADROOM[id].key) != 0)
+            id++;
+        if (id == GH_COUNT)
+            return pg_fail_at(st, PG_EXIT_INPUT, where, HEADROOM_BLOCK, "unknown key '%.60s' (expected "
+                              "cuda_context, nccl_per_communicator or fragmentation)", hb->keys[i]);
+        char full[96];
+        snprintf(full, sizeof full, HEADROOM_BLOCK ".%s", HEADROOM[id].key);
+        int rc = parse_entry(file, hb->items[i], where, full, HEADROOM[id].kind, &g->headroom[id],
+                             g->headroom_source[id], sizeof g->headroom_source[id], st);
+        if (rc)
+            return rc;
+        seen[id] = 1;
+    }
+    for (int id = 0; id < GH_COUNT; id++)
+        if (!seen[id])
+            return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, hb->line}, HEADROOM_BLOCK, "missing %s",
+                              HEADROOM[id].key);
+    g->has_headroom = 1;
     return 0;
 }
 
@@ -309,11 +372,11 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         return pg_fail_at(st, PG_EXIT_INPUT, at, NULL, "expected a mapping with keys name and params");
     for (size_t i = 0; i < root->count; i++)
         if (strcmp(root->keys[i], "name") != 0 && strcmp(root->keys[i], "params") != 0 &&
-            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0 && strcmp(root->keys[i], KERNEL_QUEUE_BLOCK) != 0 &&
-            strcmp(root->keys[i], LAYER_PROFILES_BLOCK) != 0)
+            strcmp(root->keys[i], HOST_LINK_BLOCK) != 0 && strcmp(root->keys[i], HEADROOM_BLOCK) != 0 &&
+            strcmp(root->keys[i], KERNEL_QUEUE_BLOCK) != 0 && strcmp(root->keys[i], LAYER_PROFILES_BLOCK) != 0)
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, root->key_lines[i]}, root->keys[i],
-                              "unknown key (expected name, params, " HOST_LINK_BLOCK ", " KERNEL_QUEUE_BLOCK ", "
-                              LAYER_PROFILES_BLOCK ")");
+                              "unknown key (expected name, params, " HOST_LINK_BLOCK ", " HEADROOM_BLOCK ", "
+                              KERNEL_QUEUE_BLOCK ", " LAYER_PROFILES_BLOCK ")");
     const yt_node *name = yt_get(root, "name");
     if (name == NULL || name->kind != YT_SCALAR || name->scalar[0] == '\0' || strlen(name->scalar) >= sizeof g->name)
         return pg_fail_at(st, PG_EXIT_INPUT, name ? (pg_origin){file, name->line} : at, "name",
@@ -361,6 +424,8 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
     int rc = load_host_link(file, root, g, st);
+    if (rc == 0)
+        rc = load_headroom(file, root, g, st);
     if (rc == 0)
         rc = load_kernel_queue(file, root, g, st);
     return rc ? rc : load_layer_profiles(file, root, g, st);
@@ -452,6 +517,14 @@ void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strb
         sb_appendf(out, "%s:\n  %s: {value: %.9g, source: ", HOST_LINK_BLOCK, HOST_LINK_MEASURED, g->host_link_bw);
         sb_append_json_string(out, g->host_link_source);
         sb_append(out, "}\n");
+    }
+    if (g->has_headroom) {   /* as read: measurements, never fitted */
+        sb_appendf(out, "%s:\n", HEADROOM_BLOCK);
+        for (int id = 0; id < GH_COUNT; id++) {
+            sb_appendf(out, "  %s: {value: %.9g, source: ", HEADROOM[id].key, g->headroom[id]);
+            sb_append_json_string(out, g->headroom_source[id]);
+            sb_append(out, "}\n");
+        }
     }
     sb_appendf(out, "%s: {%s: %s, source: ", KERNEL_QUEUE_BLOCK, KERNEL_QUEUE_WAITS,
                g->host_waits_each_layer ? WAITS_LAYER : WAITS_OP);

@@ -26,13 +26,25 @@ double memory_static_bytes(const workload *w, const int *stages, int nstages_on_
                            double bytes_per_param)
 {
     double params = stage_params(w, stages, nstages_on_rank);
-    return params < 0 ? -1 : params * bytes_per_param + memory_reserved_bytes(w, nstages_on_rank);
+    return params < 0 ? -1 : params * bytes_per_param + memory_headroom_static_bytes(w, nstages_on_rank);
 }
 
-double memory_reserved_bytes(const workload *w, int nstages_on_rank)
+double memory_headroom_static_bytes(const workload *w, int nstages_on_rank)
 {
-    return nstages_on_rank > 0 ? w->reserved_bytes : 0.0;
+    const memory_headroom *h = &w->headroom;
+    return nstages_on_rank > 0 ? h->cuda_context_bytes + h->nccl_bytes + h->reserved_bytes : 0.0;
 }
+
+double memory_dynamic_footprint_bytes(const workload *w, double live_bytes)
+{
+    return live_bytes * (1.0 + w->headroom.fragmentation);
+}
+
+double memory_dynamic_room_bytes(const workload *w, double room_bytes)
+{
+    return room_bytes / (1.0 + w->headroom.fragmentation);
+}
+
 
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
                                  double bytes_per_param, double whole_bytes_per_param, int dp)
@@ -40,7 +52,7 @@ double memory_static_bytes_zero1(const workload *w, const int *stages, int nstag
     double params = stage_params(w, stages, nstages_on_rank);
     if (params < 0)
         return -1;
-    double reserved = memory_reserved_bytes(w, nstages_on_rank);
+    double reserved = memory_headroom_static_bytes(w, nstages_on_rank);
     if (dp <= 1)
         return params * bytes_per_param + reserved;
     double whole = bytes_per_param < whole_bytes_per_param ? bytes_per_param : whole_bytes_per_param;

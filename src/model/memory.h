@@ -17,12 +17,25 @@
 
 #include "model/workload.h"
 
+/* The headroom (workload_types.h memory_headroom).  Its static part, once
+ * per rank that holds a stage (0 otherwise): CUDA context + NCCL buffers +
+ * memory.reserved. */
+double memory_headroom_static_bytes(const workload *w, int nstages_on_rank);
+/* The device memory `live_bytes` of activations and workspace take once the
+ * caching allocator's fragmentation is added: live x (1 + fragmentation).
+ * Why a fraction of the dynamic bytes only: weights, gradients and optimizer
+ * state are allocated once, in a few large buffers (Megatron's contiguous
+ * gradient buffer), while activations come and go in every size. */
+double memory_dynamic_footprint_bytes(const workload *w, double live_bytes);
+/* The inverse, for planners: the live activation and workspace bytes that
+ * fit in room_bytes of device memory (room / (1 + fragmentation)). */
+double memory_dynamic_room_bytes(const workload *w, double room_bytes);
+
 /* Parameters of the listed stages (indices into w->stage) x bytes_per_param,
- * plus the GPU's reserved bytes (memory_reserved_bytes) when the rank holds a
- * stage: what every planner and the metrics count as static.
+ * plus the headroom's static part (memory_headroom_static_bytes) when the
+ * rank holds a stage: what every planner and the metrics count as static.
  * An index outside [0, w->nstages) is a caller bug: the result is then -1,
  * never a silently smaller number. */
-double memory_reserved_bytes(const workload *w, int nstages_on_rank);
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
                            double bytes_per_param);
 

@@ -94,11 +94,56 @@ static int build_kind(const experiment *e, int nstages, workload *w, pg_status *
     return pg_fail(st, PG_EXIT_INTERNAL, "workload_build: unknown workload kind %d", (int)e->workload);
 }
 
+int workload_nccl_communicators(int tp, int cp, int dp, int ep, int pp)
+{
+    const int p2p_one_neighbour = 1, p2p_two_neighbours = 2;
+    int n = (tp > 1) + (cp > 1) + (dp * cp > 1) + (ep > 1);
+    if (pp == 2)
+        n += p2p_one_neighbour;
+    else if (pp > 2)
+        n += p2p_two_neighbours;
+    return n;
+}
+
+/* The headroom of the GPU type the ranks run on (workload_types.h).  A job
+ * names no GPU type when measured or uniform times run on the ideal network:
+ * then only memory.reserved is counted (the report says no type was named). */
+static int headroom_fill(const experiment *e, workload *w, pg_status *st)
+{
+    memory_headroom *h = &w->headroom;
+    memset(h, 0, sizeof *h);
+    h->reserved_bytes = e->memory_reserved_bytes;
+    if (!e->memory_headroom || (e->network == NET_IDEAL && !experiment_workload_is_modelled(e)))
+        return 0;
+    char type[sizeof h->gpu];
+    int rc = costmodel_gpu_type(e, type, sizeof type, st);
+    if (rc)
+        return rc;
+    gpu_params *g = pg_xmalloc(sizeof *g);
+    rc = gpu_params_load(type, g, st);
+    if (rc == 0 && g->has_headroom) {
+        snprintf(h->gpu, sizeof h->gpu, "%s", type);
+        h->cuda_context_bytes = g->headroom[GH_CUDA_CONTEXT_BYTES];
+        h->nccl_communicators = workload_nccl_communicators(e->tp, e->cp, e->dp, e->ep, e->pp);
+        h->nccl_bytes = h->nccl_communicators * g->headroom[GH_NCCL_COMM_BYTES];
+        h->fragmentation = e->memory_fragmentation != EXPERIMENT_AUTO ? e->memory_fragmentation
+                                                                       : g->headroom[GH_FRAGMENTATION];
+    }
+    free(g);
+    /* A platform file's own GPU type need not have a profile: its jobs run
+     * on measured or uniform times, and keep the user's margin alone. */
+    if (rc && !experiment_workload_is_modelled(e)) {
+        pg_status_clear(st);
+        rc = 0;
+    }
+    return rc;
+}
+
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
     int rc = build_kind(e, nstages, w, st);
-    if (rc == 0)
-        w->reserved_bytes = e->memory_reserved_bytes;
+    if (rc == 0 && (rc = headroom_fill(e, w, st)) != 0)
+        workload_free(w);
     return rc;
 }

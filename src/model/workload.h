@@ -42,4 +42,11 @@
  * adapted to e's micro_batch_size and tp, above). */
 int workload_build(const experiment *e, int nstages, workload *w, pg_status *st);
 
+/* The NCCL communicators one rank of a tp x cp x dp x ep x pp job holds: one
+ * per group of more than one GPU that the rank runs collectives in (tp; cp;
+ * the data-parallel reduction over dp x cp; ep), and one per pipeline
+ * neighbour it sends to or receives from (PyTorch opens a communicator per
+ * pair of ranks for point-to-point: 1 at pp = 2, 2 beyond). */
+int workload_nccl_communicators(int tp, int cp, int dp, int ep, int pp);
+
 #endif

@@ -55,6 +55,21 @@ typedef struct stage_cost {
     double layer_act_b_bytes, layer_act_w_bytes;
 } stage_cost;
 
+/* What a rank holds on its GPU besides the model's tensors (memory.headroom,
+ * memory.fragmentation, memory.reserved; the GPU type's measured numbers in
+ * profiles/gpus/TYPE.yaml, costmodel.h gpu_params.headroom).  model/memory.h
+ * adds them up: the context, NCCL's buffers and the user's margin are static
+ * (memory_headroom_static_bytes), the fragmentation scales the dynamic bytes
+ * (memory_dynamic_footprint_bytes). */
+typedef struct memory_headroom {
+    char gpu[64];                /* the GPU type the numbers are of ("" = no GPU type: none counted) */
+    double cuda_context_bytes;   /* CUDA context and library workspaces, once per process */
+    double nccl_bytes;           /* NCCL's buffers: nccl_communicators x the type's per-communicator bytes */
+    int nccl_communicators;      /* the rank's communicators (model/memory.h memory_nccl_communicators) */
+    double fragmentation;        /* allocator's reserved-but-unused / allocated, of activations and workspace */
+    double reserved_bytes;       /* memory.reserved: the user's own margin */
+} memory_headroom;
+
 typedef struct workload {
     char name[128];
     char source[512];            /* provenance of the numbers */
@@ -63,8 +78,7 @@ typedef struct workload {
     char cost_summary[256];      /* the same in one short line (the text report's `cost model` line): the
                                   * GPU type, how many parameters rest on what, the layer profile factor */
     char ref_gpu[64];            /* GPU type the times were measured on ("" = absolute) */
-    double reserved_bytes;       /* per GPU besides the model's tensors (memory.reserved: CUDA context, NCCL
-                                  * buffers, fragmentation): memory_static_bytes counts it once per rank */
+    memory_headroom headroom;    /* per GPU besides the model's tensors (model/memory.h) */
     double iter_overhead_s;      /* workload=gpt / hf: the GPU type's fitted per-iteration overhead (the
                                   * framework's work outside the ops); 0 for measured and uniform times */
     double layer_profile_factor; /* modelled workloads: the measured layer profile the layers ran at

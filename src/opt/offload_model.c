@@ -286,7 +286,7 @@ int off_model_build(const offload_plan_input *in, off_model *md, pg_status *st)
             const stage_cost *c = &in->wl->stage[op.stage];
             md->dur[r][i] = actmem_op_ref_s(c, op.kind) * scale;
             before_s[i + 1] = before_s[i] + md->dur[r][i];
-            md->room[r][i] = cap - stat - c->workspace_bytes;
+            md->room[r][i] = memory_dynamic_room_bytes(in->wl, cap - stat) - c->workspace_bytes;
             off_item *it = off_item_at(md, op.stage, op.mb);
             it->stage = op.stage;
             it->mb = op.mb;

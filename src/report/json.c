@@ -86,7 +86,18 @@ static void rank_object(const report_input *in, int r, strbuf *sb)
         sb_append(sb, "}");
     }
     /* the contract keeps peak_breakdown's three parts (their sum is the
-     * peak): memory.reserved is in its static_bytes, and said here */
+     * peak): the headroom's context, NCCL and reserved bytes are in its
+     * static_bytes, its fragmentation in workspace_bytes; said here */
+    rpt_json_key(&w, "headroom");
+    {
+        rpt_json h = { sb, 1 };
+        sb_append(sb, "{");
+        rpt_json_num(&h, "cuda_context_bytes", rm->cuda_context_bytes);
+        rpt_json_num(&h, "nccl_bytes", rm->nccl_bytes);
+        rpt_json_num(&h, "fragmentation_bytes", rm->fragmentation_bytes);
+        rpt_json_num(&h, "reserved_bytes", rm->reserved_bytes);
+        sb_append(sb, "}");
+    }
     rpt_json_num(&w, "reserved_bytes", rm->reserved_bytes);
     rpt_json_num(&w, "capacity_bytes", rm->capacity_bytes);
     rpt_json_bool(&w, "oom", rank_is_oom(in->m, r));
@@ -258,6 +269,18 @@ void report_json(const report_input *in, strbuf *sb)
     rpt_json_int(&w, "stages_per_rank", rpt_stages_per_rank(in));
     if (in->exp) configuration(in, &w);
     rpt_json_str(&w, "workload", rpt_workload_label(in, label, sizeof label));
+    if (in->wl) {   /* what every rank's headroom rests on (ranks[i].headroom: its bytes) */
+        const memory_headroom *h = &in->wl->headroom;
+        rpt_json_key(&w, "memory_headroom");
+        rpt_json hr = rpt_json_open(sb);
+        rpt_json_str(&hr, "gpu", h->gpu);
+        rpt_json_num(&hr, "cuda_context_bytes", h->cuda_context_bytes);
+        rpt_json_int(&hr, "nccl_communicators", h->nccl_communicators);
+        rpt_json_num(&hr, "nccl_bytes", h->nccl_bytes);
+        rpt_json_num(&hr, "fragmentation", h->fragmentation);
+        rpt_json_num(&hr, "reserved_bytes", h->reserved_bytes);
+        rpt_json_close(&hr);
+    }
     if (in->wl && in->wl->cost_basis[0]) {
         rpt_json_str(&w, "cost_model", in->wl->cost_basis);
         rpt_json_str(&w, "cost_model_summary", in->wl->cost_summary);

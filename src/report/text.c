@@ -155,22 +155,44 @@ static const char *format_rate(double per_s, char *buf, size_t len)
     return buf;
 }
 
-/* Where the largest peak is, when, and what it is made of. */
-static void peak_breakdown(const run_metrics *m, strbuf *sb)
+/* Where the largest peak is, when, and what it is made of: static (the
+ * model's weights, gradients, optimizer state), the headroom, activations,
+ * workspace; then the headroom's parts and what they rest on. */
+static void peak_breakdown(const report_input *in, strbuf *sb)
 {
+    const run_metrics *m = in->m;
     int top = 0;
     for (int r = 1; r < m->pp; r++)
         if (m->rank[r].peak_memory_bytes > m->rank[top].peak_memory_bytes) top = r;
     const rank_metrics *rm = &m->rank[top];
-    char t[QTY_MAX], st[QTY_MAX], act[QTY_MAX], ws[QTY_MAX], res[QTY_MAX], line[5 * QTY_MAX + 128];
+    double headroom = rm->cuda_context_bytes + rm->nccl_bytes + rm->reserved_bytes + rm->fragmentation_bytes;
+    char t[QTY_MAX], st[QTY_MAX], act[QTY_MAX], ws[QTY_MAX], hr[QTY_MAX], line[6 * QTY_MAX + 160];
     units_format_duration(rm->peak_time_s, t, sizeof t);
-    units_format_bytes(rm->static_bytes - rm->reserved_bytes, st, sizeof st);
-    units_format_bytes(rm->reserved_bytes, res, sizeof res);
+    units_format_bytes(rm->static_bytes - rm->cuda_context_bytes - rm->nccl_bytes - rm->reserved_bytes, st,
+                       sizeof st);
+    units_format_bytes(headroom, hr, sizeof hr);
     units_format_bytes(rm->peak_activation_bytes, act, sizeof act);
-    units_format_bytes(rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes, ws, sizeof ws);
-    snprintf(line, sizeof line, "rank %d at %s: static %s + reserved %s + activations %s + workspace %s", top, t, st,
-             res, act, ws);
+    double workspace = rm->peak_memory_bytes - rm->static_bytes - rm->peak_activation_bytes - rm->fragmentation_bytes;
+    units_format_bytes(workspace > 0 ? workspace : 0.0, ws, sizeof ws);   /* 0, not a rounding's -0 */
+    snprintf(line, sizeof line, "rank %d at %s: static %s + headroom %s + activations %s + workspace %s", top, t, st,
+             hr, act, ws);
     total_line(sb, "  made of", line);
+    const memory_headroom *h = in->wl ? &in->wl->headroom : NULL;
+    if (h == NULL) return;
+    char ctx[QTY_MAX], nccl[QTY_MAX], frag[QTY_MAX], res[QTY_MAX];
+    units_format_bytes(rm->cuda_context_bytes, ctx, sizeof ctx);
+    units_format_bytes(rm->nccl_bytes, nccl, sizeof nccl);
+    units_format_bytes(rm->fragmentation_bytes, frag, sizeof frag);
+    units_format_bytes(rm->reserved_bytes, res, sizeof res);
+    if (h->gpu[0])
+        snprintf(line, sizeof line, "CUDA context %s + NCCL %s (%d communicators) + fragmentation %s (%.3g %% of "
+                 "activations and workspace) + reserved %s (profiles/gpus/%s.yaml)", ctx, nccl,
+                 h->nccl_communicators, frag, h->fragmentation * PERCENT, res, h->gpu);
+    else
+        snprintf(line, sizeof line, "reserved %s (memory.headroom=%s%s)", res,
+                 in->exp && !in->exp->memory_headroom ? "none" : "auto, but the job names no GPU type with a "
+                 "memory_headroom profile", "");
+    total_line(sb, "  headroom", line);
 }
 
 /* Offload and recompute totals, only when a memory plan did something. */
@@ -309,7 +331,7 @@ static void totals(const report_input *in, strbuf *sb)
     }
     units_format_bytes(rpt_max_peak_memory(m), a, sizeof a);
     total_line(sb, "peak memory", a);
-    peak_breakdown(m, sb);
+    peak_breakdown(in, sb);
     memory_plan_lines(m, sb);
     if (m->noom == 0) {
         total_line(sb, "OOM ranks", "none");

@@ -123,9 +123,14 @@ typedef struct rank_state {
     struct ep_group *ep;        /* the expert-parallel group of this rank's replica, NULL: none */
 } rank_state;
 
-/* The expert-parallel group of ep replicas at one pipeline rank. */
+/* The replicas whose GPUs exchange one pipeline rank's expert all-to-alls:
+ * ep replicas (experts split over tp: GPU i of each trades with GPU i of
+ * the others), or with expert tensor parallelism 1 the ep / (tp x cp)
+ * replicas whose ep GPUs, consecutive in Megatron's order, trade among
+ * themselves (one replica, several exchanges, when ep <= tp x cp). */
 typedef struct ep_group {
     int first;                  /* first replica */
+    int nrep;                   /* replicas in the group */
     sg_bar_t bar;
     double latency_s;           /* largest route latency between two members' GPUs */
 } ep_group;
@@ -197,6 +202,7 @@ typedef struct engine_state {
     sg_bar_t embed_barrier;     /* the two ranks' reducers meet here once both have reduced */
     /* context / expert parallelism */
     int tp, cp, ep, grp;        /* grp = tp x cp GPUs per rank and replica */
+    int expert_tp1;             /* sim_parallel.expert_tp1 */
     ep_group *epg;              /* [pp * dp / ep] */
     int events_mode;            /* 1: the replay without actors (eventreplay.c) */
 } engine_state;
@@ -229,6 +235,8 @@ void eng_run_compute(rank_state *rs, int i, double ref_s);
 void eng_dp_free(void);
 /* expert.c */
 void eng_ep_setup(const sim_input *in);
+/* Replicas in one expert-parallel group (ep_group). */
+int eng_ep_group_replicas(void);
 void eng_ep_alltoall(rank_state *rs, sched_op op);
 int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
 /* eventreplay.c */

@@ -5,7 +5,10 @@
  * expert-parallel group.  After an op's compute, its 2 x moe_layers
  * all-to-alls (dispatch and combine per MoE layer in F, their gradients in
  * B or BW) run among the group: every GPU of every member sends a2a_bytes /
- * (ep - 1) to the same GPU of each other member.  The members' compute
+ * (ep - 1) to the same GPU of each other member.  With expert tensor
+ * parallelism 1 (par->expert_tp1) the group is the replicas holding ep
+ * consecutive GPUs of Megatron's order (tp, cp, dp), and every GPU sends
+ * a2a_bytes / (ep - 1) to each of the other ep - 1 GPUs of its block.  The members' compute
  * actors meet at a barrier (the exchange needs every member's tokens), the
  * group's first replica starts all the transfers, fused as the tp
  * collectives are (each pair's transfer carries all the op's all-to-alls,
@@ -55,14 +58,17 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
     sg_barrier_wait(g->bar);
     if (rs->rep->index == g->first) {
         double pair_bytes = count * c->a2a_bytes / (eng.ep - 1);
-        size_t n = (size_t)eng.grp * (size_t)eng.ep * (size_t)(eng.ep - 1), k = 0;
+        int gpus = g->nrep * eng.grp;   /* the group's GPUs, q = (replica - first) x grp + i */
+        size_t n = (size_t)gpus * (size_t)(eng.ep - 1), k = 0;
         sg_comm_t *comms = pg_xmalloc(n * sizeof *comms);
-        for (int i = 0; i < eng.grp; i++)
-            for (int a = g->first; a < g->first + eng.ep; a++)
-                for (int b = g->first; b < g->first + eng.ep; b++)
-                    if (a != b)
-                        comms[k++] = sgx_sendto_async(member_host(a, rs->rank, i), member_host(b, rs->rank, i),
-                                                      pair_bytes);
+        for (int q1 = 0; q1 < gpus; q1++)
+            for (int q2 = 0; q2 < gpus; q2++) {
+                int a = q1 / eng.grp, i = q1 % eng.grp, b = q2 / eng.grp, j = q2 % eng.grp;
+                int trade = eng.expert_tp1 ? q1 != q2 && q1 / eng.ep == q2 / eng.ep : a != b && i == j;
+                if (trade)
+                    comms[k++] = sgx_sendto_async(member_host(g->first + a, rs->rank, i),
+                                                  member_host(g->first + b, rs->rank, j), pair_bytes);
+            }
         sg_comm_wait_all(comms, k);
         free(comms);
         eng.events += (long)k;
@@ -133,21 +139,36 @@ int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s
     return 1;
 }
 
-/* Expert-parallel groups: ep consecutive replicas at each rank (header). */
+/* Replicas per expert-parallel group (header). */
+int eng_ep_group_replicas(void)
+{
+    if (!eng.expert_tp1)
+        return eng.ep;
+    return eng.ep > eng.grp ? eng.ep / eng.grp : 1;
+}
+
+/* Expert-parallel groups at each rank (header): eng_ep_group_replicas
+ * consecutive replicas each. */
 void eng_ep_setup(const sim_input *in)
 {
-    int pp = in->sched->pp, groups = eng.nrep / eng.ep;
+    int pp = in->sched->pp, per = eng_ep_group_replicas(), groups = eng.nrep / per;
     eng.epg = pg_xcalloc((size_t)pp * (size_t)groups, sizeof *eng.epg);
     for (int r = 0; r < pp; r++)
         for (int k = 0; k < groups; k++) {
             ep_group *g = &eng.epg[(size_t)r * groups + k];
-            g->first = k * eng.ep;
-            g->bar = sg_barrier_init((unsigned)eng.ep);
-            for (int a = g->first; a < g->first + eng.ep; a++) {
-                double lat = sg_host_get_route_latency(member_host(g->first, r, 0), member_host(a, r, 0));
-                if (a != g->first && lat > g->latency_s)
+            g->first = k * per;
+            g->nrep = per;
+            g->bar = sg_barrier_init((unsigned)per);
+            int gpus = per * eng.grp;
+            for (int q = 1; q < gpus; q++) {   /* the farthest of the GPUs the group's first GPU trades with */
+                if (eng.expert_tp1 ? q >= eng.ep : q % eng.grp != 0)
+                    continue;
+                double lat = sg_host_get_route_latency(member_host(g->first, r, 0),
+                                                       member_host(g->first + q / eng.grp, r, q % eng.grp));
+                if (lat > g->latency_s)
                     g->latency_s = lat;
-                eng.rep[a].ranks[r].ep = g;
             }
+            for (int a = g->first; a < g->first + per; a++)
+                eng.rep[a].ranks[r].ep = g;
         }
 }

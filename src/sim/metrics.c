@@ -254,17 +254,27 @@ void metrics_memory_walk(const metrics_input *in, metrics_memory_fn fn, void *ct
     by_rank_free(&gc);
 }
 
-/* Peak tracking for metrics_compute's walk. */
+/* Peak tracking for metrics_compute's walk: the metrics it fills, and the
+ * workload whose headroom turns live bytes into device memory. */
+typedef struct metrics_walk_ctx {
+    run_metrics *m;
+    const workload *wl;
+} metrics_walk_ctx;
+
 static void track_peak(void *ctx, int rank, double t_s, double activation_bytes,
                        double workspace_bytes, double activations)
 {
-    rank_metrics *rm = &((run_metrics *)ctx)->rank[rank];
+    rank_metrics *rm = &((metrics_walk_ctx *)ctx)->m->rank[rank];
     if (activations > rm->peak_activations) rm->peak_activations = activations;
-    double total = rm->static_bytes + activation_bytes + workspace_bytes;
+    const metrics_walk_ctx *mw = ctx;
+    double live = activation_bytes + workspace_bytes;
+    double footprint = mw->wl ? memory_dynamic_footprint_bytes(mw->wl, live) : live;
+    double total = rm->static_bytes + footprint;
     if (total > rm->peak_memory_bytes) {
         rm->peak_memory_bytes = total;
         rm->peak_time_s = t_s;
         rm->peak_activation_bytes = activation_bytes;
+        rm->fragmentation_bytes = footprint - live;
     }
 }
 
@@ -612,7 +622,11 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         rm->capacity_bytes = in->capacity_override_bytes > 0 ? in->capacity_override_bytes
                              : rm->gpu >= 0 ? in->plat->gpu[rm->gpu].memory_bytes : 0.0;
         rm->static_bytes = rank_static_bytes(in, r);
-        rm->reserved_bytes = in->wl && rm->static_bytes > 0 ? memory_reserved_bytes(in->wl, 1) : 0.0;
+        if (in->wl && rm->static_bytes > 0) {   /* a rank that holds a stage holds the headroom */
+            rm->cuda_context_bytes = in->wl->headroom.cuda_context_bytes;
+            rm->nccl_bytes = in->wl->headroom.nccl_bytes;
+            rm->reserved_bytes = in->wl->headroom.reserved_bytes;
+        }
         rm->peak_memory_bytes = rm->static_bytes;
         rm->peak_time_s = rm->first_start;
     }
@@ -625,7 +639,8 @@ void metrics_compute(const metrics_input *in, run_metrics *out)
         free(why);
     }
 
-    metrics_memory_walk(in, track_peak, out);
+    metrics_walk_ctx walk = {out, in->wl};
+    metrics_memory_walk(in, track_peak, &walk);
 
     for (int r = 0; r < out->pp; r++) {
         const rank_metrics *rm = &out->rank[r];

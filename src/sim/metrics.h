@@ -39,8 +39,13 @@ typedef struct rank_metrics {
     double peak_activations;     /* stage units */
     double peak_memory_bytes;
     double peak_time_s;          /* when the memory peak happens */
-    double static_bytes;         /* weights + gradients + optimizer state + reserved_bytes */
-    double reserved_bytes;       /* of static_bytes: memory.reserved (CUDA context, NCCL, fragmentation) */
+    double static_bytes;         /* weights + gradients + optimizer state + the headroom's static part */
+    /* The headroom (model/workload_types.h memory_headroom) this rank holds:
+     * context, NCCL and reserved are of static_bytes; fragmentation_bytes is
+     * the allocator's at the peak, of the peak beyond static and activations
+     * (what the contract's workspace_bytes counts). */
+    double cuda_context_bytes, nccl_bytes, reserved_bytes;
+    double fragmentation_bytes;
     double peak_activation_bytes;/* activation bytes at the memory peak */
     double capacity_bytes;       /* of its GPU */
     double recompute_s;          /* time in R / RW ops */

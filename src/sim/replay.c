@@ -339,6 +339,7 @@ static int state_setup(const sim_input *in, timeline *tl, int mirror, pg_status 
     eng.cp = par && par->cp > 1 ? par->cp : 1;
     eng.ep = par && par->ep > 1 ? par->ep : 1;
     eng.grp = eng.tp * eng.cp;   /* the GPUs of a rank's group: tp x cp */
+    eng.expert_tp1 = par && par->expert_tp1;
     eng.dp = par ? par->dp : 1;
     eng.mirror = mirror;
     eng.nrep = eng.mirror ? 1 : eng.dp;
@@ -425,9 +426,10 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     int tp = (par ? par->tp : 1) * (par && par->cp > 1 ? par->cp : 1);
     if (tp < 1 || dp < 1 || (par && (tp > 1 || dp > 1) && par->gpu == NULL))
         return pg_fail(st, PG_EXIT_INTERNAL, "sim_run: tp = %d, dp = %d without a GPU map", tp, dp);
-    if (dp % ep != 0)
+    if (par && par->expert_tp1 ? (tp * dp) % ep != 0 || (ep % tp != 0 && tp % ep != 0) : dp % ep != 0)
         return pg_fail_key(st, PG_EXIT_INPUT, "ep", "the simulator takes expert-parallel groups from the data-parallel "
-                       "replicas: ep = %d must divide dp = %d", ep, dp);
+                           "replicas (with etp=1: ep consecutive GPUs of tp x cp x dp): ep = %d does not fit tp x cp "
+                           "= %d, dp = %d", ep, tp, dp);
     int rc = platform_setup(in, st);
     if (rc != 0)
         return rc;

@@ -95,8 +95,12 @@ typedef struct sim_parallel {
      * group is tp x cp GPUs, at index ((r * dp + d) * cp + c) * tp + t of gpu
      * (Megatron's order: tp, cp, dp, pp); split_compute then splits a stage's
      * time over tp x cp.  ep > 1 (dividing dp) groups ep consecutive replicas
-     * for the MoE all-to-alls. */
+     * for the MoE all-to-alls; with expert_tp1 (experts whole on each GPU,
+     * Megatron's expert tensor parallelism 1) the groups are ep consecutive
+     * GPUs in that order instead (ep divides tp x cp x dp, and tp x cp
+     * divides ep or ep divides tp x cp). */
     int cp, ep;
+    int expert_tp1;
     int overlap_pairs;           /* 1: ops marked overlap_next (schedule.h) run as overlapped pairs */
 } sim_parallel;
 
