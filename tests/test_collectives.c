@@ -387,6 +387,9 @@ typedef struct par_case {
     double a2a_bytes;         /* per stage: one MoE layer's all-to-all bytes per GPU (moe_layers = 1) */
     double cp_kv_bytes;       /* per stage: one attention layer's K/V block (attn_layers = 1) */
     int overlap_pairs;
+    dp_shard_mode sharding;   /* ZeRO-2 / ZeRO-3 (sim.h) */
+    int shard_group;          /* 0 = dp */
+    int layers;               /* per stage; 0 = 1 */
 } par_case;
 
 typedef struct par_result {
@@ -412,7 +415,7 @@ static void simulate_par(const par_case *c, par_result *res)
     for (int i = 0; i < s.nstages; i++) {
         w.stage[i] = (stage_cost){.f_s = c->f, .b_s = c->b, .w_s = c->w, .act_b_bytes = 1, .act_w_bytes = 0.5,
                                   .boundary_bytes = c->boundary_bytes, .tp_coll_bytes = c->boundary_bytes,
-                                  .param_count = c->params, .layers = 1,
+                                  .param_count = c->params, .layers = c->layers ? c->layers : 1,
                                   .moe_layers = c->a2a_bytes > 0, .a2a_bytes = c->a2a_bytes,
                                   .attn_layers = c->cp_kv_bytes > 0, .cp_kv_bytes = c->cp_kv_bytes};
     }
@@ -432,7 +435,8 @@ static void simulate_par(const par_case *c, par_result *res)
     sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu_of, .split_compute = 1, .tp_comm = 1,
                         .grad_bytes_per_param = 2, .bucket_bytes = c->bucket_bytes, .overlap = c->overlap,
                         .optimizer_s = c->optimizer_s > 0 ? opt : NULL, .stepwise_collectives = c->stepwise,
-                        .cp = c->cp, .ep = c->ep, .overlap_pairs = c->overlap_pairs};
+                        .cp = c->cp, .ep = c->ep, .overlap_pairs = c->overlap_pairs,
+                        .sharding = c->sharding, .shard_group = c->shard_group, .param_bytes_per_param = 2};
     sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par};
     sim_outcome out;
     timeline_init(&res->tl);
@@ -688,6 +692,78 @@ START_TEST(test_dualpipev_overlap_hides_alltoall)
 }
 END_TEST
 
+/* The timeline's data-parallel collectives of one kind: how many, and
+ * whether every one carries bytes (per GPU) and lasts dur_s. */
+static int count_dp_colls(const par_result *r, tl_coll_kind kind, double bytes, double dur_s)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->tl.ncolls; i++) {
+        const tl_coll *c = &r->tl.colls[i];
+        if (c->kind != kind)
+            continue;
+        ck_assert_exact(c->bytes, bytes);
+        ck_assert_exact(c->end_s - c->start_s, dur_s);
+        n++;
+    }
+    return n;
+}
+
+/* FSDP (full sharding), pp = 1, dp = 2 on GPU 0 of two nodes, a stage of
+ * 4 layers, 1F1B (F, B, W per microbatch): per microbatch each layer's
+ * parameters are all-gathered before its F and again before its B (8
+ * gathers of params x 2 B / 4), its gradient reduce-scattered after its W
+ * piece (4 of params x 2 B / 4), each a one-step ring pass over InfiniBand,
+ * lat + bytes/2 / bw; nothing else.  With the collectives far shorter than
+ * a layer's compute, the prefetch hides every gather but each op's first,
+ * and a W's last reduce-scatter holds the stream when the next F issues
+ * its first gather: makespan m (f + b + w + 2 t) + (m - 1) t, and the
+ * iteration ends with the last reduce-scatter. */
+START_TEST(test_fsdp_collectives_per_layer)
+{
+    par_case c = {.pp = 1, .m = 3, .tp = 1, .dp = 2, .f = 40e-3, .b = 40e-3, .w = 40e-3, .params = 1e8,
+                  .nodes = 2, .replica_stride = GPUS_PER_NODE, .sharding = DP_SHARD_FULL, .layers = 4};
+    par_result r;
+    simulate_par(&c, &r);
+    double bytes = c.params * 2 / c.layers, t = r.ib_lat + bytes / 2 / r.ib_bw;
+    ck_assert_msg(t < c.f / c.layers / 2, "a layer's collective must hide under half a piece for this case");
+    ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLGATHER, bytes, t), 2 * c.layers * c.m);
+    ck_assert_int_eq(count_dp_colls(&r, TLC_DP_REDUCE_SCATTER, bytes, t), c.layers * c.m);
+    ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLREDUCE, 0, 0), 0);
+    double makespan = c.m * (c.f + c.b + c.w + 2 * t) + (c.m - 1) * t;
+    ck_assert_double_eq_tol(r.m.makespan_s, makespan, 1e-9 * makespan);
+    ck_assert_double_eq_tol(r.m.iteration_s, makespan + t, 1e-9 * makespan);
+    par_result_free(&r);
+}
+END_TEST
+
+/* ZeRO-2 (gradients): no per-layer gathers, the same reduce-scatters, and
+ * one all-gather of the updated parameters (params x 2 B) after the step;
+ * HSDP (full, shard groups of 2 of dp 4 on four nodes): the per-layer
+ * collectives over each group's 2 GPUs, then one all-reduce of the sharded
+ * gradient (params x 2 B / 2) across the 2 groups. */
+START_TEST(test_zero2_and_hsdp_collectives)
+{
+    int hsdp = _i;
+    par_case c = {.pp = 1, .m = 2, .tp = 1, .dp = hsdp ? 4 : 2, .f = 40e-3, .b = 40e-3, .w = 40e-3,
+                  .params = 1e8, .nodes = hsdp ? 4 : 2, .replica_stride = GPUS_PER_NODE,
+                  .sharding = hsdp ? DP_SHARD_FULL : DP_SHARD_GRADIENTS, .shard_group = 2, .layers = 4};
+    par_result r;
+    simulate_par(&c, &r);
+    double bytes = c.params * 2 / c.layers, t = r.ib_lat + bytes / 2 / r.ib_bw;
+    ck_assert_int_eq(count_dp_colls(&r, TLC_DP_REDUCE_SCATTER, bytes, t), c.layers * c.m);
+    if (hsdp) {
+        ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLGATHER, bytes, t), 2 * c.layers * c.m);
+        double shard = c.params * 2 / 2, ar = 2 * (r.ib_lat + shard / 2 / r.ib_bw);
+        ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLREDUCE, shard, ar), 1);
+    } else {
+        double whole = c.params * 2;
+        ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLGATHER, whole, r.ib_lat + whole / 2 / r.ib_bw), 1);
+        ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLREDUCE, 0, 0), 0);
+    }
+    par_result_free(&r);
+}
+END_TEST
+
 static Suite *collectives_suite(void)
 {
     Suite *s = suite_create("collectives");
@@ -708,6 +784,8 @@ static Suite *collectives_suite(void)
     tcase_add_loop_test(te, test_tp_collectives_in_ops, 0, 2);
     tcase_add_loop_test(te, test_iteration_by_hand, 0, 2);
     tcase_add_loop_test(te, test_buckets_and_overlap, 0, 2);
+    tcase_add_test(te, test_fsdp_collectives_per_layer);
+    tcase_add_loop_test(te, test_zero2_and_hsdp_collectives, 0, 2);
     tcase_add_test(te, test_replicas_run);
     tcase_add_loop_test(te, test_ep_alltoall_by_hand, 0, 3);
     tcase_add_test(te, test_ep_alltoall_contends);

@@ -142,10 +142,12 @@ START_TEST(test_empty_file_gives_defaults)
     ck_assert_int_eq(load("# nothing here\n", NULL, &c, &e, &st), 0);
     ck_assert_uint_eq(c.count, 0);
     experiment_defaults(&d);
-    /* The one derived default: memory.bytes_per_param = 0 resolves to
+    /* The derived defaults: memory.bytes_per_param = 0 resolves to
      * Megatron's 2 (bf16 weight) + 4 (fp32 gradient) + 12 (Adam) = 18. */
     d.weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + 4.0;
     d.bytes_per_param = d.weight_grad_bytes_per_param + MEMORY_ADAM_STATE_BYTES;
+    /* and dp.shard_group "dp" resolves to dp */
+    d.dp_shard_group = d.dp;
     ck_assert_int_eq(memcmp(&e, &d, sizeof e), 0);
     config_free(&c);
     ck_assert_int_eq(load("", NULL, &c, &e, &st), 0);

@@ -76,6 +76,43 @@ START_TEST(test_headroom)
 }
 END_TEST
 
+/* Every sharding mode by hand: 1e9 params in two stages (4e8 in 4 layers,
+ * 6e8 in 2 layers: 1e8 and 3e8 per layer, so U = 3e8), B = 18 (bf16
+ * weight W = 2, fp32 gradient G = 4, Adam 12), a shard group S = 8:
+ *   none       1e9 x 18                                 = 18e9
+ *   optimizer  1e9 x (6 + 12/8)                         = 7.5e9
+ *   gradients  1e9 x (2 + 16/8) + 3e8 x 4               = 4e9 + 1.2e9 = 5.2e9
+ *   full       1e9 x 18/8 + 3e8 x (2 x 2 + 4)           = 2.25e9 + 2.4e9 = 4.65e9
+ * and HSDP (S = 2 of dp 8) full: 1e9 x 9 + 2.4e9 = 11.4e9; a group of 1
+ * shards nothing; plus the reserved bytes once. */
+START_TEST(test_sharding_static)
+{
+    stage_cost c[2] = {{.param_count = 4e8, .layers = 4}, {.param_count = 6e8, .layers = 2}};
+    workload w = {.nstages = 2, .stage = c, .headroom = {.reserved_bytes = 1e9}};
+    int both[] = {0, 1};
+    memory_sharding sh = {.mode = DP_SHARD_NONE, .group = 8, .weight_bytes_per_param = 2,
+                          .grad_bytes_per_param = 4};
+    const double reserved = 1e9;
+    ck_assert_exact(memory_static_bytes_sharded(&w, both, 2, 18, &sh), 18e9 + reserved);
+    sh.mode = DP_SHARD_OPTIMIZER;
+    ck_assert_exact(memory_static_bytes_sharded(&w, both, 2, 18, &sh), 7.5e9 + reserved);
+    sh.mode = DP_SHARD_GRADIENTS;
+    ck_assert_exact(memory_static_bytes_sharded(&w, both, 2, 18, &sh), 5.2e9 + reserved);
+    sh.mode = DP_SHARD_FULL;
+    ck_assert_exact(memory_static_bytes_sharded(&w, both, 2, 18, &sh), 4.65e9 + reserved);
+    sh.group = 2;
+    ck_assert_exact(memory_static_bytes_sharded(&w, both, 2, 18, &sh), 11.4e9 + reserved);
+    sh.group = 1;
+    ck_assert_exact(memory_static_bytes_sharded(&w, both, 2, 18, &sh), 18e9 + reserved);
+    /* one stage alone: its own layer size (1e8) */
+    int first[] = {0};
+    sh.group = 8;
+    ck_assert_exact(memory_static_bytes_sharded(&w, first, 1, 18, &sh), 4e8 * 18 / 8 + 1e8 * 8 + reserved);
+    int bad[] = {2};
+    ck_assert(memory_static_bytes_sharded(&w, bad, 1, 18, &sh) < 0);
+}
+END_TEST
+
 /* V schedules put stage 0 (embedding) and stage 2p-1 (LM head) on rank 0:
  * with the 6.2B profile cut in 2p = 8 stages, rank 0 holds both
  * vocabulary-sized matrices and more static memory than any other rank. */
@@ -485,6 +522,7 @@ static Suite *memory_suite(void)
     TCase *t = tcase_create("model");
     tcase_add_test(t, test_zero1_static);
     tcase_add_test(t, test_headroom);
+    tcase_add_test(t, test_sharding_static);
     tcase_add_test(t, test_v_places_embedding_and_head_on_rank0);
     tcase_add_test(t, test_selective_defaults);
     tcase_add_test(t, test_plan_selective_longest_first);

@@ -252,6 +252,35 @@ static double ring_allreduce_s(const gpu_params *g, const train_row *r, double b
     return 2.0 * ring_pass_s(g, r, bytes, n, stride);
 }
 
+/* An op of op_s in n equal per-layer pieces with its sharded collectives
+ * on one stream, as src/sim/gradsync.c runs them, the stream free at the
+ * op's start: the first layer's all-gather (t_ag; 0 = none) from the start,
+ * piece j after its gather, layer j + 1's gather issued when piece j starts,
+ * layer j's reduce-scatter (t_rs; 0 = none) when piece j ends.  The op's
+ * time up to its compute's end or its stream's, whichever is later (the
+ * next op's first gather queues behind this op's last reduce-scatter). */
+static double layer_stream_s(double op_s, int n, double t_ag, double t_rs)
+{
+    double piece = op_s / n, stream = t_ag, gathered = t_ag, comp = 0.0;
+    for (int j = 0; j < n; j++) {
+        double start = comp > gathered ? comp : gathered;
+        if (t_ag > 0 && j + 1 < n) {
+            stream = (stream > start ? stream : start) + t_ag;
+            gathered = stream;
+        }
+        comp = start + piece;
+        if (t_rs > 0)
+            stream = (stream > comp ? stream : comp) + t_rs;
+    }
+    return comp > stream ? comp : stream;
+}
+
+/* 1 for ZeRO-2 / FSDP rows whose collectives are per layer. */
+static int row_sharded(const train_row *r)
+{
+    return r->dp > 1 && (r->sharding == DP_SHARD_GRADIENTS || r->sharding == DP_SHARD_FULL);
+}
+
 /* What nb buckets of a reduction of coll_s in all add after a window of
  * window_s that makes them ready one after another at equal steps (the
  * simulator's overlap): the last bucket's reduction, and whatever of the
@@ -383,6 +412,17 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         dur[k][OP_B] = rec + b;
         dur[k][OP_W] = sc->w_s;
         dur[k][OP_BW] = rec + b + sc->w_s;
+        if (row_sharded(r)) {   /* per layer: FSDP gathers in F, B, BW; both modes reduce-scatter in W, BW */
+            int n = sc->layers > 0 ? sc->layers : 1;
+            double t_ag = r->sharding == DP_SHARD_FULL
+                              ? ring_pass_s(g, r, PARAM_GATHER_BYTES * sc->param_count / n, r->shard_group, tp_cp)
+                              : 0.0;
+            double t_rs = ring_pass_s(g, r, r->grad_bytes * sc->param_count / n, r->shard_group, tp_cp);
+            dur[k][OP_F] = layer_stream_s(dur[k][OP_F], n, t_ag, 0.0);
+            dur[k][OP_B] = layer_stream_s(dur[k][OP_B], n, t_ag, 0.0);
+            dur[k][OP_W] = layer_stream_s(dur[k][OP_W], n, 0.0, t_rs);
+            dur[k][OP_BW] = layer_stream_s(dur[k][OP_BW], n, t_ag, t_rs);
+        }
         /* the rank's parameters: its vp chunks */
         double rank_params = 0.0;
         for (int c = k % r->pp; c < w.nstages; c += r->pp)
@@ -453,7 +493,16 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
     double p = r->dp_overlap ? first_params : max_params;
     int nb = bucket > 0 ? units_pieces(r->grad_bytes * p, bucket) : 1;
-    if (r->zero1) {
+    if (row_sharded(r)) {
+        /* ZeRO-2 / FSDP: the per-layer collectives are in the ops; HSDP's
+         * all-reduce of the sharded gradient across the shard groups, and
+         * ZeRO-2's gather of the updated parameters after the step */
+        int groups = r->dp / r->shard_group;
+        out->dp_allreduce_s = ring_allreduce_s(g, r, r->grad_bytes * max_params / r->shard_group, groups,
+                                               tp_cp * r->shard_group);
+        if (r->sharding == DP_SHARD_GRADIENTS)
+            out->dp_allreduce_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->shard_group, tp_cp);
+    } else if (r->zero1) {
         /* Megatron's distributed optimizer: the gradients are reduce-
          * scattered bucket by bucket (in their reduction precision), each
          * rank updates its shard, and the bf16 parameters are all-gathered:
@@ -466,7 +515,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
         out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_dp, last_bwd_s, nb) : t_dp;
     }
-    out->optimizer_s = costmodel_optimizer_s(g, r->zero1 ? max_params / r->dp : max_params);
+    out->optimizer_s = costmodel_optimizer_s(g, row_sharded(r) ? max_params / r->shard_group
+                                                : r->zero1   ? max_params / r->dp
+                                                             : max_params);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];
     out->total_s = out->pipeline_s + out->embed_sync_s + out->dp_allreduce_s + out->optimizer_s + out->overhead_s;
     return 0;
@@ -532,7 +583,8 @@ error_stats iter_gap(const iter_set *set, const double *pred, const double *ref)
 typedef struct job_id {
     char gpu[sizeof ((train_row *)0)->gpu];
     int kind, gpus, global_batch, micro_batch, hidden, heads, layers, seq, vocab, tp, dp, pp, vp, cp, ep;
-    int sequence_parallel, flash, fp8, doc_len, tp_overlap, expert_tp1, recompute, dp_overlap, zero1;
+    int sequence_parallel, flash, fp8, doc_len, tp_overlap, expert_tp1, recompute, dp_overlap, zero1, sharding,
+        shard_group;
     int gpus_per_node, has_arch;
     double grad_bytes, nic_bw, capacity_factor, pred;
 } job_id;
@@ -542,7 +594,7 @@ typedef struct job_row {
     int row;
 } job_row;
 
-#define JOB_ID_INTS 26
+#define JOB_ID_INTS 28
 #define JOB_ID_DOUBLES 4
 /* compared as bytes: no padding may hide between the fields */
 _Static_assert(sizeof(job_id) ==
@@ -557,6 +609,7 @@ static void job_id_of(const train_row *r, double pred, job_id *out)
                     .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
                     .fp8 = r->fp8, .doc_len = r->doc_len, .tp_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
                     .recompute = (int)r->recompute, .dp_overlap = r->dp_overlap, .zero1 = r->zero1,
+                    .sharding = (int)r->sharding, .shard_group = r->shard_group,
                     .gpus_per_node = r->gpus_per_node, .has_arch = r->has_arch, .grad_bytes = r->grad_bytes,
                     .nic_bw = r->nic_bw, .capacity_factor = r->capacity_factor, .pred = pred};
     memcpy(out->gpu, r->gpu, sizeof out->gpu);

@@ -17,6 +17,10 @@
  *   + the tied-embedding gradient all-reduce between first and last stage
  *     (pp > 1), the data-parallel gradient all-reduce (the slowest stage's),
  *     one Adam step of the largest stage, and iter_overhead.
+ *   ZeRO-2 / FSDP rows (sharding): each op's per-layer gathers and reduce-
+ *     scatters on one stream, as the simulator runs them, lengthen the op
+ *     (layer_stream_s); HSDP's all-reduce across shard groups and ZeRO-2's
+ *     parameter gather after the step are the data-parallel part.
  * Collectives are analytic alpha-beta times over NVLink (one node).
  */
 #ifndef PG_CALIB_ITERMODEL_H
@@ -65,6 +69,9 @@ typedef struct train_row {
     row_recompute recompute;
     int dp_overlap;                 /* gradient reduction overlapped with the last microbatch's backward */
     int zero1;                      /* distributed optimizer: each data-parallel rank steps 1/dp of the state */
+    dp_shard_mode sharding;         /* DP_SHARD_FULL: FSDP (Megatron-FSDP, ZeRO-3), GRADIENTS: ZeRO-2, as the
+                                     * simulator runs them (src/sim/gradsync.c); NONE / OPTIMIZER: zero1 says */
+    int shard_group;                /* replicas a shard spans with sharding GRADIENTS / FULL (divides dp) */
     double grad_bytes;              /* bytes per parameter of the data-parallel gradient reduction */
     int gpus_per_node;              /* NVLink domain */
     double nic_bw;                  /* inter-node bytes/s per GPU, each direction (datasheet of the system) */

@@ -33,6 +33,19 @@ static const char *recompute_name(row_recompute r)
     return r == ROW_RECOMPUTE_FULL ? "full" : r == ROW_RECOMPUTE_SELECTIVE ? "selective" : "none";
 }
 
+/* The row's data-parallel sharding: Megatron's distributed optimizer
+ * (memory.zero1) or FSDP's mode and shard group (itermodel.h). */
+static void add_sharding(row_experiment *x, const train_row *r)
+{
+    static const char *const MODES[] = {"none", "optimizer", "gradients", "full"};
+    if (r->sharding == DP_SHARD_GRADIENTS || r->sharding == DP_SHARD_FULL) {
+        add(x, "dp.sharding=%s", MODES[r->sharding]);
+        add(x, "dp.shard_group=%d", r->shard_group);
+    } else {
+        add(x, "memory.zero1=%s", on_off(r->zero1));
+    }
+}
+
 int row_experiment_make(const train_row *r, const char *hf_path, row_experiment *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -77,7 +90,7 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     add(x, "dp.grad_precision=%s", r->grad_bytes >= 4.0 ? "fp32" : "bf16");
     add(x, "dp.overlap=%s", on_off(r->dp_overlap));
     add(x, "dp.bucket_bytes=%.17g", row_bucket_bytes(r));
-    add(x, "memory.zero1=%s", on_off(r->zero1));
+    add_sharding(x, r);
     add(x, "network=cluster");
     add(x, "cluster.gpu=%s", r->gpu);
     add(x, "cluster.gpus_per_node=%d", r->gpus_per_node);

@@ -562,6 +562,32 @@ static void sibling_path(const char *path, const char *name, char *buf, size_t l
     snprintf(buf, len, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name);
 }
 
+/* The summaries' fsdp column (the header comment of mbridge_perf_summary.csv):
+ * empty or 0, Megatron's distributed optimizer (zero1, as the recipes run
+ * it); > 0, Megatron-FSDP with a sharding group of that many replicas, but 1
+ * in 25.09's original tables means on (the whole dp).  Megatron-FSDP's
+ * default shards optimizer state, gradients and parameters (ZeRO-3:
+ * DP_SHARD_FULL).  After r->dp; why says why the row cannot be predicted. */
+#define SUMMARY_FSDP_ON_VERSION "25.09"
+static int summary_sharding(const csv *c, train_row *r, char *why, size_t len, pg_status *st)
+{
+    int fsdp;
+    if (get_int(c, "fsdp", 0, 0, &fsdp, st))
+        return st->code;
+    if (fsdp == 0)
+        return 0;
+    if (fsdp == 1 && strcmp(get(c, col(c, "source_version")), SUMMARY_FSDP_ON_VERSION) == 0)
+        fsdp = r->dp;
+    if (fsdp > r->dp || r->dp % fsdp != 0) {
+        snprintf(why, len, "FSDP sharding group %d does not divide dp %d", fsdp, r->dp);
+        return 0;
+    }
+    r->zero1 = 0;
+    r->sharding = DP_SHARD_FULL;
+    r->shard_group = fsdp;
+    return 0;
+}
+
 static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *out, pg_status *st)
 {
     sink k = {out, 0, 0};
@@ -672,6 +698,10 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
             const char *bp = batch_problem(r, why, sizeof why);
             if (!bp)
                 why[0] = '\0';
+            if (!bp && summary_sharding(c, r, why, sizeof why, st)) {
+                more = -1;
+                break;
+            }
         }
         if (why[0] == '\0' && r->arch.moe.experts > 0 && r->arch.moe.experts % r->ep != 0)
             snprintf(why, sizeof why, "%d experts do not split over ep %d", r->arch.moe.experts, r->ep);

@@ -264,9 +264,9 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         for (int s = 0; s < j->wl.nstages; s++)
             if (j->sched.stage_rank[s] == r)
                 params += j->wl.stage[s].param_count / (split ? tp : 1);
-        /* the distributed optimizer steps each replica's 1/dp shard */
-        if (e->memory_zero1 && dp > 1)
-            params /= dp;
+        /* the distributed optimizer steps each replica's 1/dp shard, ZeRO-2/3 its shard group's */
+        if (e->dp_sharding != DP_SHARD_NONE && dp > 1)
+            params /= e->dp_sharding == DP_SHARD_OPTIMIZER ? dp : e->dp_shard_group;
         if (have && params > 0) {
             jp->optimizer_s[r] = costmodel_optimizer_s(&g, params);
             any_opt = 1;
@@ -279,6 +279,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .grad_bytes_per_param = e->network != NET_IDEAL ? experiment_grad_bytes(e) : 0.0,
         .bucket_bytes = job_dp_bucket_bytes(j), .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
         .distributed_optimizer = e->memory_zero1, .param_bytes_per_param = DIST_OPT_PARAM_BYTES,
+        .sharding = e->dp_sharding, .shard_group = e->dp_shard_group,
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
         .embed_sync_bytes = e->network != NET_IDEAL ? j->wl.tied_embedding_params * experiment_grad_bytes(e) : 0.0,
@@ -320,9 +321,8 @@ metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan 
     return (metrics_input){.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu, .tl = tl,
                            .iter_overhead_s = j->wl.iter_overhead_s,
                            .bytes_per_param = j->exp.bytes_per_param,
-                           .weight_grad_bytes_per_param = j->exp.weight_grad_bytes_per_param,
                            .capacity_override_bytes = j->exp.memory_capacity_bytes,
-                           .plan = plan_is_empty(plan) ? NULL : plan, .zero1 = j->exp.memory_zero1,
+                           .plan = plan_is_empty(plan) ? NULL : plan, .sharding = memory_sharding_of(&j->exp),
                            .dp = j->exp.dp, .tp = j->exp.tp, .cp = j->exp.cp,
                            .tp_time_share = experiment_tp_share(&j->exp),
                            .offload = j->exp.offload != OFFLOAD_NONE};

@@ -28,10 +28,8 @@ double job_rank_static_bytes(const job *j, int r)
     int n = 0;
     for (int c = 0; c < s->nstages; c++)
         if (s->stage_rank[c] == r) stages[n++] = c;
-    double bytes = j->exp.memory_zero1
-                       ? memory_static_bytes_zero1(&j->wl, stages, n, j->exp.bytes_per_param,
-                                                   j->exp.weight_grad_bytes_per_param, j->exp.dp)
-                       : memory_static_bytes(&j->wl, stages, n, j->exp.bytes_per_param);
+    memory_sharding sh = memory_sharding_of(&j->exp);
+    double bytes = memory_static_bytes_sharded(&j->wl, stages, n, j->exp.bytes_per_param, &sh);
     free(stages);
     return bytes;
 }

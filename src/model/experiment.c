@@ -84,6 +84,10 @@ static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ETP_WORDS[] = {{"tp", 0}, {NULL, 0}};
 static const choice HEADROOMS[] = {{"auto", 1}, {"none", 0}, {NULL, 0}};
 static const choice AUTO_NUMBER[] = {{"auto", EXPERIMENT_AUTO}, {NULL, 0}};
+static const choice DP_SHARDINGS[] = {{"none", DP_SHARD_NONE}, {"optimizer", DP_SHARD_OPTIMIZER},
+                                      {"gradients", DP_SHARD_GRADIENTS}, {"full", DP_SHARD_FULL}, {NULL, 0}};
+/* dp.shard_group's word for "all the dp replicas" (stored as 0, resolved to dp). */
+static const choice SHARD_GROUP_WORDS[] = {{"dp", 0}, {NULL, 0}};
 static const choice DP_REPLICAS[] = {{"auto", 0}, {"all", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
@@ -175,6 +179,16 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("dp.overlap", "true|false", dp_overlap, "false", BOOLS, NO_PATH, 0,
                "start each gradient bucket's all-reduce during the stage's last backward op, as soon as its "
                "gradients exist (Megatron's overlap_grad_reduce)"),
+    CHOICE_KEY("dp.sharding", "none|optimizer|gradients|full", dp_sharding, "none", DP_SHARDINGS, NO_PATH, 0,
+               "what the data-parallel replicas shard: none; optimizer (ZeRO-1, Megatron's distributed optimizer: "
+               "the same as memory.zero1=true); gradients (ZeRO-2: also the gradients, each layer's reduce-"
+               "scattered during its backward, every microbatch); full (ZeRO-3 / PyTorch FSDP2 / Megatron-FSDP: "
+               "also the parameters, each layer's all-gathered before its forward and again before its backward, "
+               "the next layer's gather prefetched under this layer's compute, on one communication stream)"),
+    INT_OR_WORD_KEY("dp.shard_group", "int|dp", dp_shard_group, "dp", 1, MAX_RANKS, SHARD_GROUP_WORDS,
+                    "dp.sharding=gradients|full: replicas a shard spans (consecutive ranks); less than dp is HSDP "
+                    "(hybrid sharding: sharded inside each group, the groups replicas of each other, whose sharded "
+                    "gradients are all-reduced across the groups once per iteration); divides dp; dp = all"),
     CHOICE_KEY("dp.algorithm", "auto|ring|hierarchical", dp_algorithm, "auto", DP_ALGOS, NO_PATH, 0,
                "gradient all-reduce: ring over the replicas, as NCCL runs it (a group spread evenly over "
                "several nodes runs one ring per member of a node, each leaving through its own NIC: "
@@ -654,6 +668,30 @@ static int profile_micro_batch_size(const char *path)
     return (int)mbs;
 }
 
+/* dp.sharding with memory.zero1 (its older name for optimizer) and
+ * dp.shard_group (0 = dp), after both parsed. */
+static int resolve_sharding(const config *c, experiment *e, pg_status *st)
+{
+    if (e->memory_zero1) {
+        if (config_find(c, "dp.sharding") && e->dp_sharding != DP_SHARD_OPTIMIZER)
+            return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "dp.sharding"), "dp.sharding",
+                              "contradicts memory.zero1=true (the same as dp.sharding=optimizer)");
+        e->dp_sharding = DP_SHARD_OPTIMIZER;
+    }
+    e->memory_zero1 = e->dp_sharding == DP_SHARD_OPTIMIZER;
+    if (e->dp_shard_group == 0)
+        e->dp_shard_group = e->dp;
+    pg_origin at = experiment_origin(e, "dp.shard_group");
+    if (e->dp % e->dp_shard_group != 0)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, "dp.shard_group", "%d does not divide dp = %d", e->dp_shard_group,
+                          e->dp);
+    if (e->dp_shard_group != e->dp && e->dp_sharding != DP_SHARD_GRADIENTS && e->dp_sharding != DP_SHARD_FULL)
+        return pg_fail_at(st, PG_EXIT_INPUT, at, "dp.shard_group",
+                          "%d with dp.sharding=%s: shard groups smaller than dp (HSDP) need dp.sharding=gradients "
+                          "or full", e->dp_shard_group, e->dp_sharding == DP_SHARD_NONE ? "none" : "optimizer");
+    return 0;
+}
+
 /* Checks between keys, after every key parsed. */
 static int cross_check(const config *c, experiment *e, pg_status *st)
 {
@@ -706,6 +744,9 @@ static int cross_check(const config *c, experiment *e, pg_status *st)
         if (!config_find(c, "offload.copy_slots"))
             e->offload_copy_slots = PIPEOFFLOAD_COPY_SLOTS;
     }
+    int rc = resolve_sharding(c, e, st);
+    if (rc)
+        return rc;
     int grp = e->tp * e->cp;
     if (experiment_expert_tp1(e) && ((grp * e->dp) % e->ep != 0 || (e->ep % grp != 0 && grp % e->ep != 0)))
         return pg_fail_at(st, PG_EXIT_INPUT, experiment_origin(e, "ep"), "ep",

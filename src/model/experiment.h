@@ -51,6 +51,15 @@ typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PL
 typedef enum { PRECISION_BF16, PRECISION_FP8 } precision_kind;
 typedef enum { ATTENTION_FLASH, ATTENTION_LEGACY } attention_kind;
 typedef enum { GRAD_FP32, GRAD_BF16 } grad_precision_kind;
+/* dp.sharding: what the data-parallel replicas shard among a shard group
+ * (model/memory.h counts it, src/sim/gradsync.c runs its collectives):
+ * nothing (plain data parallelism), the optimizer state (ZeRO-1, Megatron's
+ * distributed optimizer, memory.zero1), the gradients too (ZeRO-2: each
+ * layer's gradient reduce-scattered as the backward produces it), or the
+ * parameters too (ZeRO-3 / PyTorch FSDP2 / Megatron-FSDP: each layer's
+ * parameters all-gathered before its forward and again before its
+ * backward). */
+typedef enum { DP_SHARD_NONE = 0, DP_SHARD_OPTIMIZER, DP_SHARD_GRADIENTS, DP_SHARD_FULL } dp_shard_mode;
 
 typedef struct experiment {
     /* schedule */
@@ -126,7 +135,11 @@ typedef struct experiment {
     int offload_copy_slots;         /* offload.copy_slots: unfinished D2H copies a rank may have; 0 = any */
 #define PIPEOFFLOAD_COPY_SLOTS 1    /* offload.preset's: PipeOffload's offload_release waits for the last copy */
     recompute_policy recompute;
-    int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1) */
+    int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1); resolved: the same as
+                                     * dp_sharding == DP_SHARD_OPTIMIZER */
+    dp_shard_mode dp_sharding;      /* dp.sharding, resolved with memory.zero1 */
+    int dp_shard_group;             /* replicas a shard spans, resolved: dp.shard_group, or dp when not given
+                                     * (< dp: HSDP, the shard groups replicated across dp / group groups) */
     int recompute_backward;         /* 1: after B keep only the stage input, recompute the forward before W */
     double recompute_time_limit_s;  /* recompute=plan: GLPK time for the remat ILP; 0 = greedy only */
     double recompute_gap;           /* recompute=plan: relative MIP gap */

@@ -59,6 +59,52 @@ double memory_static_bytes_zero1(const workload *w, const int *stages, int nstag
     return params * (whole + (bytes_per_param - whole) / dp) + reserved;
 }
 
+memory_sharding memory_sharding_of(const experiment *e)
+{
+    return (memory_sharding){.mode = e->dp_sharding, .group = e->dp_shard_group > 0 ? e->dp_shard_group : e->dp,
+                             .weight_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES,
+                             .grad_bytes_per_param = experiment_grad_bytes(e)};
+}
+
+/* The largest per-layer parameter share of the listed stages (header). */
+static double largest_layer_params(const workload *w, const int *stages, int n)
+{
+    double most = 0.0;
+    for (int i = 0; i < n; i++) {
+        const stage_cost *c = &w->stage[stages[i]];
+        double per_layer = c->param_count / (c->layers > 0 ? c->layers : 1);
+        if (per_layer > most)
+            most = per_layer;
+    }
+    return most;
+}
+
+double memory_static_bytes_sharded(const workload *w, const int *stages, int nstages_on_rank,
+                                   double bytes_per_param, const memory_sharding *sh)
+{
+    double params = stage_params(w, stages, nstages_on_rank);
+    if (params < 0)
+        return -1;
+    int group = sh->group;
+    double weight = sh->weight_bytes_per_param, grad = sh->grad_bytes_per_param;
+    switch (group > 1 ? sh->mode : DP_SHARD_NONE) {
+    case DP_SHARD_NONE:
+        break;
+    case DP_SHARD_OPTIMIZER:
+        return memory_static_bytes_zero1(w, stages, nstages_on_rank, bytes_per_param, weight + grad, group);
+    case DP_SHARD_GRADIENTS: {
+        double whole = bytes_per_param < weight ? bytes_per_param : weight;
+        return params * (whole + (bytes_per_param - whole) / group) +
+               largest_layer_params(w, stages, nstages_on_rank) * grad + memory_headroom_static_bytes(w, nstages_on_rank);
+    }
+    case DP_SHARD_FULL:
+        return params * bytes_per_param / group +
+               largest_layer_params(w, stages, nstages_on_rank) * (MEMORY_FSDP_GATHERED_LAYERS * weight + grad) +
+               memory_headroom_static_bytes(w, nstages_on_rank);
+    }
+    return memory_static_bytes(w, stages, nstages_on_rank, bytes_per_param);
+}
+
 double memory_input_bytes(const workload *w, int stage)
 {
     if (stage <= 0 || stage >= w->nstages)

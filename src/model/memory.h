@@ -45,6 +45,39 @@ double memory_static_bytes(const workload *w, const int *stages, int nstages_on_
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
                                  double bytes_per_param, double whole_bytes_per_param, int dp);
 
+/* Data-parallel sharding as memory sees it (experiment.h dp_shard_mode):
+ * the mode, the replicas a shard spans, and the bytes per parameter of the
+ * bf16 weight and of the gradient. */
+typedef struct memory_sharding {
+    dp_shard_mode mode;
+    int group;                      /* replicas a shard spans (dp, or dp.shard_group); <= 1: no sharding */
+    double weight_bytes_per_param;  /* the working weight (bf16: 2) */
+    double grad_bytes_per_param;    /* the gradient (fp32 4, bf16 2) */
+} memory_sharding;
+
+/* Layers whose whole parameters a rank holds at once with full sharding:
+ * the one running and the next, prefetched (FSDP2's default prefetch of one
+ * layer).  Layer-sized buffers beyond the shards: these weights, plus one
+ * layer's whole gradient before its reduce-scatter (gradients and full). */
+#define MEMORY_FSDP_GATHERED_LAYERS 2
+
+/* The experiment's sharding (its resolved dp.sharding, dp.shard_group,
+ * the weight's and gradient's bytes). */
+memory_sharding memory_sharding_of(const experiment *e);
+
+/* Static bytes of the listed stages under sh, with S = sh->group replicas
+ * a shard spans and P their parameters, W the weight's and G the gradient's
+ * bytes per parameter, B = bytes_per_param, U the largest per-layer share
+ * of a listed stage (its param_count / its layers, 1 layer without any):
+ *   none       P B                                        (memory_static_bytes)
+ *   optimizer  P (min(B, W + G) + max(B - W - G, 0) / S)  (memory_static_bytes_zero1)
+ *   gradients  P (min(B, W) + max(B - W, 0) / S) + U G
+ *   full       P B / S + U (MEMORY_FSDP_GATHERED_LAYERS W + G)
+ * plus memory_headroom_static_bytes; S <= 1 is none.  -1 for an index outside
+ * [0, w->nstages) (a caller bug). */
+double memory_static_bytes_sharded(const workload *w, const int *stages, int nstages_on_rank,
+                                   double bytes_per_param, const memory_sharding *sh);
+
 /* Bytes of stage's input (what full recomputation keeps after F). */
 double memory_input_bytes(const workload *w, int stage);
 

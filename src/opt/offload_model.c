@@ -227,9 +227,8 @@ static double rank_static(const offload_plan_input *in, int r)
     for (int st = 0; st < s->nstages; st++)
         if (s->stage_rank[st] == r) stages[n++] = st;
     const experiment *e = in->exp;
-    double b = e->memory_zero1 ? memory_static_bytes_zero1(in->wl, stages, n, e->bytes_per_param,
-                                                           e->weight_grad_bytes_per_param, e->dp)
-                               : memory_static_bytes(in->wl, stages, n, e->bytes_per_param);
+    memory_sharding sh = memory_sharding_of(e);
+    double b = memory_static_bytes_sharded(in->wl, stages, n, e->bytes_per_param, &sh);
     free(stages);
     return b;
 }

@@ -517,9 +517,8 @@ static metrics_input walk_input(const report_input *in)
                          .tl = in->tl, .plan = in->plan };
     if (in->exp) {
         mi.bytes_per_param = in->exp->bytes_per_param;
-        mi.weight_grad_bytes_per_param = in->exp->weight_grad_bytes_per_param;
         mi.capacity_override_bytes = in->exp->memory_capacity_bytes;
-        mi.zero1 = in->exp->memory_zero1;
+        mi.sharding = memory_sharding_of(in->exp);
         mi.dp = in->exp->dp;
     }
     return mi;

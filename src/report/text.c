@@ -308,16 +308,22 @@ static void totals(const report_input *in, strbuf *sb)
                  units_format_duration(m->optimizer_s, d, sizeof d), overhead);
         total_line(sb, "iteration", line);
     }
+    /* ZeRO-2 / ZeRO-3: the collectives are per layer (sim.h sharding) */
+    int per_layer = in->exp && in->exp->dp > 1 &&
+                    (in->exp->dp_sharding == DP_SHARD_GRADIENTS || in->exp->dp_sharding == DP_SHARD_FULL);
     if (m->dp_buckets > 0) {
         char line[2 * CELL_MAX];
-        snprintf(line, sizeof line, "%s in %d buckets (exposed: above)",
-                 units_format_duration(m->dp_allreduce_busy_s, a, sizeof a), m->dp_buckets);
+        snprintf(line, sizeof line, "%s in %d %s (exposed: above)",
+                 units_format_duration(m->dp_allreduce_busy_s, a, sizeof a), m->dp_buckets,
+                 per_layer ? "collectives, per layer and microbatch" : "buckets");
         total_line(sb, m->dp_allgather_busy_s > 0 ? "dp reduce-scatter" : "dp all-reduce", line);
     }
     if (m->dp_allgather_busy_s > 0) {
         char line[2 * CELL_MAX];
-        snprintf(line, sizeof line, "%s (the distributed optimizer's updated parameters)",
-                 units_format_duration(m->dp_allgather_busy_s, a, sizeof a));
+        snprintf(line, sizeof line, "%s (%s)", units_format_duration(m->dp_allgather_busy_s, a, sizeof a),
+                 !per_layer                                   ? "the distributed optimizer's updated parameters"
+                 : in->exp->dp_sharding == DP_SHARD_GRADIENTS ? "the updated parameters, over the shard group"
+                                                              : "each layer's parameters, before its F and its B");
         total_line(sb, "dp all-gather", line);
     }
     if (m->tp_comm_s > 0) total_line(sb, "tp collectives", units_format_duration(m->tp_comm_s, a, sizeof a));

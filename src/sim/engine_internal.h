@@ -174,6 +174,25 @@ typedef struct dp_rank {
     int gathered;               /* gathers done */
     int gather_waiting;         /* compute actors waiting on params_wake */
     sg_sem_t params_wake;
+    /* ZeRO-2 / ZeRO-3 (sim.h sharding): the rank's per-layer collectives
+     * of the whole run, in the order its ops issue them (gradsync.c), run one
+     * at a time by the reducer once every replica has issued it; an op of
+     * the rank runs in pieces, one per layer of its stage. */
+    int nlc;
+    coll_kind *lc_kind;         /* [nlc] all-gather of a layer's parameters or reduce-scatter of its gradient */
+    double *lc_bytes;           /* [nlc] per GPU */
+    int *lc_stage;              /* [nlc] */
+    int *lc_issued;             /* [nlc] replicas that have issued it */
+    int lc_done;                /* collectives done */
+    int lc_waiting;             /* the reducer waits for lc_issued[lc_waiting]; -1 it does not */
+    int lc_compute_waiting;     /* compute actors waiting on lc_wake for a gather */
+    sg_sem_t lc_wake;
+    int *op_piece;              /* [nops + 1] op i's pieces are op_piece[i] .. op_piece[i + 1]; NULL: no pieces */
+    int *piece_gather;          /* [pieces] the all-gather the piece waits for, -1 none */
+    int *piece_reduce;          /* [pieces] the reduce-scatter it issues when done, -1 none */
+    double param_bytes;         /* the rank's parameters per GPU (param_bytes_per_param each) */
+    coll_rings shard;           /* tp rings of shard_group GPUs (each shard group's) */
+    coll_rings cross;           /* HSDP: rings of dp / shard_group GPUs, one shard group member each */
     coll_rings flat;            /* tp rings of dp GPUs */
     coll_hier hier;
     sg_host_t host;             /* where the reducer actor lives */

@@ -26,6 +26,21 @@
  *     finalize_model_grads after the data-parallel reduction).
  *   - optimizer: when every reducer is done (a barrier: the step needs the
  *     global gradient norm), each rank spends its optimizer_s.
+ *   - ZeRO-2 / ZeRO-3 / FSDP (sharding GRADIENTS, FULL; sim.h): no buckets.
+ *     Each op of the rank runs in one piece per layer of its stage; the
+ *     reducer is the rank's one communication stream and runs the rank's
+ *     per-layer collectives in the order the ops issue them, each once every
+ *     replica has issued it.  A gathering op (FULL: F, B, BW) issues its
+ *     first layer's all-gather when it starts, waits for layer j's before
+ *     piece j and then issues layer j + 1's (the prefetch: the next layer's
+ *     gather runs under this layer's compute); a weight-gradient op (W, BW)
+ *     issues layer j's reduce-scatter when piece j ends (under the next
+ *     layer's backward).  The stream's order is thus AG0, AG1, RS0, AG2, RS1,
+ *     ... of each op.  After the rank's last op: HSDP's all-reduce of the
+ *     sharded gradient across the shard groups, the embedding's sum, the
+ *     step on the shard, and with GRADIENTS the all-gather of the updated
+ *     parameters over the shard group (FULL gathers them layer by layer in
+ *     the next iteration's forward).
  */
 #include "sim/engine_internal.h"
 #include "util/units.h"
@@ -69,11 +84,11 @@ static void embed_sync(const dp_rank *dr)
 }
 
 /* The distributed optimizer's all-gather of bytes of updated parameters
- * (per GPU) of the rank's stage `stage` (-1: all of them). */
-static void param_gather(dp_rank *dr, double bytes, int stage)
+ * (per GPU) of the rank's stage `stage` (-1: all of them), over rings. */
+static void param_gather(dp_rank *dr, const coll_rings *rings, double bytes, int stage)
 {
     double start_s = simgrid_get_clock();
-    eng.events += coll_run(COLL_ALLGATHER, &dr->flat, bytes, 1, COLL_FUSED);
+    eng.events += coll_run(COLL_ALLGATHER, rings, bytes, 1, COLL_FUSED);
     tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
                    .replica = -1, .stage = stage, .mb = -1, .kind = TLC_DP_ALLGATHER};
     timeline_add_coll(eng.tl, &rec);
@@ -88,7 +103,7 @@ static void gather_stages(dp_rank *dr)
             dr->gather_wait = k - 1;
             sg_sem_acquire(dr->wake);
         }
-        param_gather(dr, dr->gather_bytes[k], -1);
+        param_gather(dr, &dr->flat, dr->gather_bytes[k], -1);
         dr->gathered = k + 1;
         for (; dr->gather_waiting > 0; dr->gather_waiting--)
             sg_sem_release(dr->params_wake);
@@ -103,6 +118,54 @@ static void wait_gather(dp_rank *dr, int k)
     }
 }
 
+static int sharded(void)
+{
+    return eng.dp > 1 && (eng.par->sharding == DP_SHARD_GRADIENTS || eng.par->sharding == DP_SHARD_FULL);
+}
+
+static int shard_group(void)
+{
+    return eng.par->shard_group > 0 ? eng.par->shard_group : eng.dp;
+}
+
+/* The per-layer collectives (header) in their order, each once every
+ * replica has issued it, waking the pieces waiting for a gather. */
+static void layer_collectives(dp_rank *dr)
+{
+    for (int k = 0; k < dr->nlc; k++) {
+        while (dr->lc_issued[k] < eng.nrep) {
+            dr->lc_waiting = k;
+            sg_sem_acquire(dr->wake);
+        }
+        double start_s = simgrid_get_clock();
+        eng.events += coll_run(dr->lc_kind[k], &dr->shard, dr->lc_bytes[k], 1, COLL_FUSED);
+        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->lc_bytes[k],
+                       .rank = dr->rank, .replica = -1, .stage = dr->lc_stage[k], .mb = -1, .count = k,
+                       .kind = dr->lc_kind[k] == COLL_ALLGATHER ? TLC_DP_ALLGATHER : TLC_DP_REDUCE_SCATTER};
+        timeline_add_coll(eng.tl, &rec);
+        XBT_DEBUG("rank %d: layer collective %d of %d [%.9f, %.9f]", dr->rank, k, dr->nlc, rec.start_s, rec.end_s);
+        dr->lc_done = k + 1;
+        /* a woken piece waiting for a later gather counts itself again while
+         * these run: release only those waiting now */
+        int waiting = dr->lc_compute_waiting;
+        dr->lc_compute_waiting = 0;
+        for (int w = 0; w < waiting; w++)
+            sg_sem_release(dr->lc_wake);
+    }
+}
+
+/* HSDP: the rank's sharded gradient all-reduced across the shard groups. */
+static void cross_group_allreduce(dp_rank *dr)
+{
+    if (dr->cross.count == 0 || !(dr->grad_bytes > 0))
+        return;
+    double bytes = dr->grad_bytes / shard_group(), start_s = simgrid_get_clock();
+    eng.events += coll_run(COLL_ALLREDUCE, &dr->cross, bytes, 1, COLL_FUSED);
+    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
+                   .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLREDUCE};
+    timeline_add_coll(eng.tl, &rec);
+}
+
 static void reducer_actor(int argc, char **argv)
 {
     (void)argc;
@@ -111,6 +174,8 @@ static void reducer_actor(int argc, char **argv)
     int dist = eng.par->distributed_optimizer && eng.dp > 1;
     if (dist && eng.par->overlap)
         gather_stages(dr);
+    if (sharded())
+        layer_collectives(dr);
     for (int b = 0; b < dr->nbuckets; b++) {
         while (dr->ready[b] < eng.nrep) {
             dr->waiting = b;
@@ -134,6 +199,8 @@ static void reducer_actor(int argc, char **argv)
         dr->waiting = dr->nbuckets;
         sg_sem_acquire(dr->wake);
     }
+    if (sharded())
+        cross_group_allreduce(dr);
     if (eng.embed_rings.count > 0 && (dr->rank == eng.embed_ranks[0] || dr->rank == eng.embed_ranks[1]))
         embed_sync(dr);
     sg_barrier_wait(eng.opt_barrier);
@@ -145,7 +212,44 @@ static void reducer_actor(int argc, char **argv)
         timeline_add_coll(eng.tl, &rec);
     }
     if (dist && !eng.par->overlap)
-        param_gather(dr, dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param, -1);
+        param_gather(dr, &dr->flat, dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
+                     -1);
+    if (sharded() && eng.par->sharding == DP_SHARD_GRADIENTS)
+        param_gather(dr, &dr->shard, dr->param_bytes, -1);
+}
+
+/* A layer collective issued by one replica (header). */
+static void lc_issue(dp_rank *dr, int k)
+{
+    if (k < 0)
+        return;
+    if (++dr->lc_issued[k] >= eng.nrep && dr->lc_waiting == k) {
+        dr->lc_waiting = -1;
+        sg_sem_release(dr->wake);
+    }
+}
+
+static void lc_wait(dp_rank *dr, int k)
+{
+    while (k >= 0 && dr->lc_done <= k) {
+        dr->lc_compute_waiting++;
+        sg_sem_acquire(dr->lc_wake);
+    }
+}
+
+/* Op i's compute in pieces, one per layer, with its gathers and
+ * reduce-scatters (header). */
+static void run_pieces(rank_state *rs, dp_rank *dr, int i, double ref_s)
+{
+    int first = dr->op_piece[i], n = dr->op_piece[i + 1] - first;
+    lc_issue(dr, dr->piece_gather[first]);
+    for (int j = 0; j < n; j++) {
+        lc_wait(dr, dr->piece_gather[first + j]);
+        if (j + 1 < n)
+            lc_issue(dr, dr->piece_gather[first + j + 1]);
+        eng_group_execute(rs, ref_s / n);
+        lc_issue(dr, dr->piece_reduce[first + j]);
+    }
 }
 
 /* The op at index i of rs's list: its compute, its stage's buckets released
@@ -159,7 +263,9 @@ void eng_run_compute(rank_state *rs, int i, double ref_s)
         dr->gather_wait = -1;   /* its pre-hook: the next stage's gather may start */
         sg_sem_release(dr->wake);
     }
-    if (nb == 0) {
+    if (dr && dr->op_piece && dr->op_piece[i + 1] > dr->op_piece[i]) {
+        run_pieces(rs, dr, i, ref_s);
+    } else if (nb == 0) {
         eng_group_execute(rs, ref_s);
     } else {
         for (int j = 0; j < nb; j++) {
@@ -180,6 +286,17 @@ void eng_dp_free(void)
             sg_sem_destroy(dr->wake);
         if (dr->params_wake)
             sg_sem_destroy(dr->params_wake);
+        if (dr->lc_wake)
+            sg_sem_destroy(dr->lc_wake);
+        free(dr->lc_kind);
+        free(dr->lc_bytes);
+        free(dr->lc_stage);
+        free(dr->lc_issued);
+        free(dr->op_piece);
+        free(dr->piece_gather);
+        free(dr->piece_reduce);
+        coll_rings_free(&dr->shard);
+        coll_rings_free(&dr->cross);
         free(dr->gather_bytes);
         free(dr->op_gather);
         free(dr->fwd_started);
@@ -294,6 +411,95 @@ static void gather_setup(const sim_input *in, dp_rank *dr)
     free(seen);
 }
 
+/* Append a layer collective to dr's list; its index. */
+static int lc_add(dp_rank *dr, coll_kind kind, double bytes, int stage)
+{
+    dr->lc_kind = pg_xrealloc(dr->lc_kind, (size_t)(dr->nlc + 1) * sizeof *dr->lc_kind);
+    dr->lc_bytes = pg_xrealloc(dr->lc_bytes, (size_t)(dr->nlc + 1) * sizeof *dr->lc_bytes);
+    dr->lc_stage = pg_xrealloc(dr->lc_stage, (size_t)(dr->nlc + 1) * sizeof *dr->lc_stage);
+    dr->lc_kind[dr->nlc] = kind;
+    dr->lc_bytes[dr->nlc] = bytes;
+    dr->lc_stage[dr->nlc] = stage;
+    return dr->nlc++;
+}
+
+/* ZeRO-2 / ZeRO-3 (header): each op's pieces and the layer collectives in
+ * the order the pieces issue them: AG0, then per piece j AG(j+1), RS(j). */
+static void layer_setup(const sim_input *in, dp_rank *dr)
+{
+    const schedule *s = in->sched;
+    const sim_parallel *par = in->par;
+    int nops = s->nops[dr->rank], full = par->sharding == DP_SHARD_FULL;
+    double share = par->split_compute ? 1.0 / par->tp : 1.0;
+    dr->lc_wake = sg_sem_init(0);
+    dr->lc_waiting = -1;
+    dr->op_piece = pg_xcalloc((size_t)nops + 1, sizeof *dr->op_piece);
+    int npieces = 0;
+    for (int i = 0; i < nops; i++) {
+        const sched_op *op = &s->ops[dr->rank][i];
+        const stage_cost *c = &in->wl->stage[op->stage];
+        int gathers = full && op->kind != OP_W, reduces = op->kind == OP_W || op->kind == OP_BW;
+        int n = c->layers > 0 ? c->layers : 1;
+        dr->op_piece[i] = npieces;
+        if (!gathers && !reduces)
+            continue;
+        double params = c->param_count * share;
+        dr->piece_gather = pg_xrealloc(dr->piece_gather, (size_t)(npieces + n) * sizeof *dr->piece_gather);
+        dr->piece_reduce = pg_xrealloc(dr->piece_reduce, (size_t)(npieces + n) * sizeof *dr->piece_reduce);
+        for (int j = 0; j < n; j++)
+            dr->piece_gather[npieces + j] = dr->piece_reduce[npieces + j] = -1;
+        if (gathers)
+            dr->piece_gather[npieces] = lc_add(dr, COLL_ALLGATHER, params * par->param_bytes_per_param / n, op->stage);
+        for (int j = 0; j < n; j++) {
+            if (gathers && j + 1 < n)
+                dr->piece_gather[npieces + j + 1] =
+                    lc_add(dr, COLL_ALLGATHER, params * par->param_bytes_per_param / n, op->stage);
+            if (reduces)
+                dr->piece_reduce[npieces + j] =
+                    lc_add(dr, COLL_REDUCE_SCATTER, params * par->grad_bytes_per_param / n, op->stage);
+        }
+        npieces += n;
+    }
+    dr->op_piece[nops] = npieces;
+    dr->lc_issued = pg_xcalloc((size_t)dr->nlc + 1, sizeof *dr->lc_issued);
+    /* the rank's gradient and parameters per GPU (HSDP's all-reduce, ZeRO-2's gather) */
+    for (int st = 0; st < s->nstages; st++)
+        if (s->stage_rank[st] == dr->rank) {
+            dr->grad_bytes += in->wl->stage[st].param_count * share * par->grad_bytes_per_param;
+            dr->param_bytes += in->wl->stage[st].param_count * share * par->param_bytes_per_param;
+        }
+}
+
+/* The rings of replicas first, first + step, ... (n of them) of each tp x cp
+ * rank t at pipeline rank r: channel rings, or mirror rings when one replica
+ * stands for all. */
+static void add_group_rings(const sim_input *in, coll_rings *rings, int r, int first, int step, int n,
+                            sg_host_t *hosts, int *node)
+{
+    for (int t = 0; t < eng.grp; t++) {
+        for (int k = 0; k < n; k++) {
+            int g = eng_group_gpu(r, first + k * step, t);
+            hosts[k] = sg_host_by_name(in->plat->gpu[g].host);
+            node[k] = gpu_node(in, g);
+        }
+        if (eng.mirror)
+            coll_rings_add_mirror(rings, hosts, n);
+        else
+            coll_rings_add_channels(rings, hosts, node, n);
+    }
+}
+
+/* The shard groups' rings and HSDP's rings across them (header); mirrored,
+ * replica 0's groups only. */
+static void shard_rings(const sim_input *in, dp_rank *dr, sg_host_t *hosts, int *node)
+{
+    int sg = shard_group(), ngroups = eng.dp / sg;
+    for (int grp = 0; grp < (eng.mirror ? 1 : ngroups); grp++)
+        add_group_rings(in, &dr->shard, dr->rank, grp * sg, 1, sg, hosts, node);
+    for (int k = 0; ngroups > 1 && k < (eng.mirror ? 1 : sg); k++)
+        add_group_rings(in, &dr->cross, dr->rank, k, sg, ngroups, hosts, node);
+}
+
 /* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
 void eng_dp_setup(const sim_input *in)
 {
@@ -310,14 +516,18 @@ void eng_dp_setup(const sim_input *in)
         dr->waiting = -1;
         dr->wake = sg_sem_init(0);
         dr->host = eng.rep[0].ranks[r].host;
-        if (dp > 1)
+        if (dp > 1 && sharded()) {
+            dr->ready = pg_xcalloc(1, sizeof *dr->ready);
+            layer_setup(in, dr);
+            shard_rings(in, dr, hosts, node);
+        } else if (dp > 1)
             dp_buckets(in, dr);
         else
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
         /* Mirrored (symmetric replicas): every member of a group is on a
          * node of its own, where the hierarchical algorithm never applies. */
         int hier = dp > 1 && par->algo == DP_ALGO_HIERARCHICAL && !eng.mirror && !par->distributed_optimizer;
-        for (int b = 0; b < dr->nbuckets; b++)
+        for (int b = 0; b < dr->nbuckets; b++)   /* layer_setup's otherwise */
             dr->grad_bytes += dr->bucket_bytes[b];
         if (dp > 1 && par->distributed_optimizer && par->overlap)
             gather_setup(in, dr);

@@ -285,9 +285,7 @@ static double rank_static_bytes(const metrics_input *in, int rank)
     int n = 0;
     for (int s = 0; s < in->sched->nstages && s < in->wl->nstages; s++)
         if (in->sched->stage_rank[s] == rank) stages[n++] = s;
-    double bytes = in->zero1 ? memory_static_bytes_zero1(in->wl, stages, n, in->bytes_per_param,
-                                                           in->weight_grad_bytes_per_param, in->dp)
-                             : memory_static_bytes(in->wl, stages, n, in->bytes_per_param);
+    double bytes = memory_static_bytes_sharded(in->wl, stages, n, in->bytes_per_param, &in->sharding);
     free(stages);
     return bytes;
 }

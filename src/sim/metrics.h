@@ -23,6 +23,7 @@
 #ifndef PG_SIM_METRICS_H
 #define PG_SIM_METRICS_H
 
+#include "model/memory.h"
 #include "model/platform.h"
 #include "model/workload.h"
 #include "schedule/plan.h"
@@ -147,10 +148,10 @@ typedef struct metrics_input {
     const int *rank_gpu;
     const timeline *tl;
     double bytes_per_param;
-    double weight_grad_bytes_per_param; /* the part zero1 leaves whole (model/memory.h) */
     double capacity_override_bytes;  /* memory.capacity; 0 = GPU's own */
     const memplan *plan;                /* NULL: no offload, no recompute */
-    int zero1;                       /* shard the optimizer state over dp */
+    memory_sharding sharding;        /* data-parallel sharding of the static memory (model/memory.h);
+                                      * zeroed: none */
     int dp;
     int tp, cp;                      /* GPUs per pipeline rank and replica: tp x cp (0 = 1) */
     double tp_time_share;            /* experiment_tp_share: the part of a stage's time one GPU runs (0 = 1) */

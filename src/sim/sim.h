@@ -83,6 +83,22 @@ typedef struct sim_parallel {
                                   * gather of the step before, under this iteration's first forward), after
                                   * the optimizer step without */
     double param_bytes_per_param;/* bytes of one parameter in that all-gather (bf16: 2) */
+    /* ZeRO-2 and ZeRO-3 / FSDP (experiment.h dp_shard_mode; NONE and
+     * OPTIMIZER run the buckets above), per layer on the reducer's one
+     * communication stream (gradsync.c): GRADIENTS reduce-scatters each
+     * layer's gradient (its share of the stage's grad_bytes) after the
+     * layer's piece of every weight-gradient op (W, BW) and all-gathers the
+     * updated parameters after the optimizer step; FULL also all-gathers each
+     * layer's parameters (param_bytes_per_param) before its piece of every
+     * F, B and BW, the first at the op's start, the next once the layer
+     * before has started (prefetch), and gathers nothing after the step.
+     * Both over shard groups of shard_group consecutive replicas; with
+     * shard_group < dp (HSDP) each rank's sharded gradient (1/shard_group)
+     * is then all-reduced across the dp / shard_group groups, once, when the
+     * rank has run its list.  A stage's op runs in one piece per layer (a
+     * stage without layers: one). */
+    dp_shard_mode sharding;
+    int shard_group;             /* replicas of a shard group (divides dp); 0 = dp */
     dp_algo algo;                /* AUTO and RING: NCCL's rings (collectives.h: one per NIC across nodes);
                                   * HIERARCHICAL: in node, across, in node (all-reduces only) */
     int stepwise_collectives;    /* 1: ring steps one by one (collectives.h STEPWISE); 0: FUSED */
