@@ -18,7 +18,7 @@ int coll_steps(coll_kind k, int n)
     return k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
 }
 
-static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int mirror)
+static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int nsim)
 {
     rs->ring = pg_xrealloc(rs->ring, (size_t)(rs->count + 1) * sizeof *rs->ring);
     coll_ring *r = &rs->ring[rs->count++];
@@ -31,18 +31,25 @@ static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int mirror)
         if (lat_s > r->max_latency_s)
             r->max_latency_s = lat_s;
     }
-    r->mirror = mirror;
+    r->nsim = nsim;
     r->share = 1.0;
 }
 
 void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
 {
-    rings_add(rs, hosts, n, 0);
+    rings_add(rs, hosts, n, n);
 }
 
 void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n)
 {
     rings_add(rs, hosts, n, 1);
+}
+
+void coll_rings_simulate_block(coll_rings *rs, int from, int nsim)
+{
+    for (int i = from; i < rs->count; i++)
+        if (nsim >= 1 && nsim < rs->ring[i].n)
+            rs->ring[i].nsim = nsim;
 }
 
 /* The group's distinct nodes in first-seen order (into nodes) and how many
@@ -104,12 +111,14 @@ static size_t ring_edges(const coll_ring *r)
 {
     if (r->n <= 1)
         return 0;
-    return r->mirror ? 1 : (size_t)r->n;
+    return (size_t)r->nsim;
 }
 
+/* Edge j's destination: the next member, the block's first from its last
+ * (a mirror ring's host[0] to itself: its mirror route). */
 static sg_host_t edge_dst(const coll_ring *r, int j)
 {
-    return r->mirror ? r->host[j] : r->host[(j + 1) % r->n];
+    return r->host[(j + 1) % r->nsim];
 }
 
 /* Start the edges of every ring of rs into comms; returns how many.  An

@@ -180,8 +180,8 @@ typedef struct engine_state {
     const sim_parallel *par;    /* NULL: tp = dp = 1 */
     timeline *tl;
     int dp;                     /* the job's data-parallel replicas */
-    int nrep;                   /* of which simulated: dp, or 1 when mirrored */
-    int mirror;                 /* 1: the replicas are symmetric, replica 0 stands for all (replicas.c) */
+    int nrep;                   /* of which simulated: dp, or the symmetric block (1: mirrored) */
+    int mirror;                 /* 1: the replicas are symmetric, the first nrep stand for all (replicas.c) */
     replica *rep;               /* [nrep] */
     long events;
     /* memory plan only (plan == NULL otherwise) */

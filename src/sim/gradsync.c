@@ -16,8 +16,9 @@
  *     when every replica has it ready.  Algorithm per group: a ring in dp
  *     order, or hierarchical (collectives.h) when the group spans several
  *     nodes with the same number > 1 of its GPUs on each (AUTO).  With
- *     symmetric replicas (replicas.c) only replica 0 is simulated and the
- *     rings are mirror rings: a bucket is ready when replica 0 has it.
+ *     symmetric replicas (replicas.c) only replica 0 (or a block of
+ *     replicas) is simulated and the rings are mirror rings (block rings):
+ *     a bucket is ready when the simulated replicas have it.
  *   - tied embedding (embed_sync_bytes): with the word embedding on the
  *     first stage and the LM head's copy of it on the last, on two ranks,
  *     the two copies' gradients are summed once both ranks have reduced
@@ -327,10 +328,10 @@ void eng_dp_setup(const sim_input *in)
                 hosts[d] = sg_host_by_name(in->plat->gpu[g].host);
                 node[d] = gpu_node(in, g);
             }
-            if (eng.mirror)
-                coll_rings_add_mirror(&dr->flat, hosts, dp);
-            else
-                coll_rings_add_channels(&dr->flat, hosts, node, dp);
+            int first = dr->flat.count;
+            coll_rings_add_channels(&dr->flat, hosts, node, dp);
+            if (eng.mirror)   /* symmetric: the block's members (block rings; one: a mirror ring) */
+                coll_rings_simulate_block(&dr->flat, first, eng.nrep);
             if (hier && !coll_hier_add(&dr->hier, hosts, node, dp))
                 hier = 0;
         }

@@ -29,7 +29,7 @@
  * reductions have ended (Megatron's gradient-norm all-reduce makes the step
  * a global synchronisation).  When the replicas are symmetric (replicas.c,
  * sim_input.replicas) one replica is simulated for all, with the same
- * results.  Context parallelism passes each attention
+ * results (or a block of replicas, where they share nodes or ep groups).  Context parallelism passes each attention
  * layer's keys and values round the cp GPUs of a group; expert parallelism
  * runs each MoE layer's token dispatch and combine all-to-alls among the
  * ep replicas of a group (workload.h), contending with everything else;
@@ -133,7 +133,7 @@ typedef struct sim_outcome {
     double wall_s;             /* host time spent in simgrid_run */
     long events;               /* executions + transfers simulated */
     int replicas;              /* data-parallel replicas of the job (dp) */
-    int replicas_simulated;    /* of which simulated: 1 when symmetric, else replicas */
+    int replicas_simulated;    /* of which simulated: the block when symmetric (1: one for all), else replicas */
     char replicas_why[SIM_WHY_MAX];   /* "symmetric", "dp.replicas=all", "not symmetric: ..." */
 } sim_outcome;
 
@@ -142,11 +142,13 @@ typedef struct sim_outcome {
  * refuses. */
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st);
 
-/* 1 if one data-parallel replica may stand for all of in's dp replicas,
- * exactly (replicas.c: a generated cluster with mirror routes, every node
- * holding GPUs of one replica only, every replica placed like replica 0,
- * one GPU type, no all-to-alls across replicas); 0 otherwise.  why (may be
- * NULL) says which, or the first condition that fails.  Plain C: no SimGrid. */
+/* b >= 1 if the first b data-parallel replicas may stand for all of in's
+ * dp replicas, exactly, b < dp the smallest such block (replicas.c: a
+ * generated cluster with mirror routes, no node holding GPUs of two blocks,
+ * every block placed like the first, one GPU type, expert-parallel groups
+ * inside a block; b = 1: one replica for all); 0 otherwise.  why (may be
+ * NULL) says which, or the first condition that fails for b = 1.  Plain C:
+ * no SimGrid. */
 int sim_replicas_symmetric(const sim_input *in, char *why, size_t why_len);
 
 /* After SimGrid loaded in->plat (sim_run does it): PG_EXIT_INPUT, naming the
