@@ -468,6 +468,7 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     for (int r = 0; r < s->pp; r++)
         out->ops_done += eng.rep[0].ranks[r].next;
     out->events = eng.events;
+    out->actorless = eng.events_mode;
     out->completed = out->ops_done == out->ops_total;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

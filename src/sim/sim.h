@@ -101,8 +101,9 @@ typedef struct sim_parallel {
 } sim_parallel;
 
 /* Which replay runs (engine_internal.h): AUTO, the replay without actors
- * where it applies (no memory plan, par NULL), else the actor replay;
- * ACTORS forces the actor replay (comparisons, tests). */
+ * where it applies (no memory plan, par NULL), else the actor replay (the
+ * fallback for every other job kind); ACTORS forces the actor replay
+ * (the reference: key sim.engine=actors, comparisons, tests). */
 typedef enum { SIM_ENGINE_AUTO = 0, SIM_ENGINE_ACTORS } sim_engine;
 
 /* How many data-parallel replicas are simulated (replicas.c).  AUTO: one
@@ -135,6 +136,7 @@ typedef struct sim_outcome {
     int replicas;              /* data-parallel replicas of the job (dp) */
     int replicas_simulated;    /* of which simulated: the block when symmetric (1: one for all), else replicas */
     char replicas_why[SIM_WHY_MAX];   /* "symmetric", "dp.replicas=all", "not symmetric: ..." */
+    int actorless;             /* 1: the replay without actors ran (eventreplay.c); 0: the actor replay */
 } sim_outcome;
 
 /* Runs the simulation, filling tl.  Returns 0, PG_EXIT_DEADLOCK (with the

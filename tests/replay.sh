@@ -1,0 +1,150 @@
+#!/bin/bash
+# replay.sh: the simulator's shortcuts against its references (issue 35).
+#  1. Symmetric blocks of replicas (src/sim/replicas.c): where replicas share
+#     nodes (tp x cp below a node's GPUs) or meet in expert-parallel groups,
+#     dp.replicas=auto simulates the smallest block of replicas that repeats,
+#     its data-parallel rings as block rings (collectives.h); the whole JSON
+#     report (makespan, iteration, per-rank peaks, the dp collectives' times,
+#     samples/s, MFU) equals the full simulation's (dp.replicas=all) to 1e-9.
+#  2. The replay without actors (src/sim/eventreplay.c) against the actor
+#     replay (sim.engine=actors) on every job kind: plain pipelines run without
+#     actors and give the same makespan and peak memory to 1e-9; every other
+#     kind (tp, cp, dp, ep, memory plans, DualPipeV's pairs) falls back to
+#     the actor replay and says so (simulator.engine).
+#   tests/replay.sh [BIN]
+. "$(dirname "$0")/lib.sh" replay
+BIN=${1:-src/pipegrid}
+
+# A small GPT on a generated cluster (each run well under a second); NIC_BW
+# slows the NICs so that the gradient buckets overlap the pipeline's
+# transfers and the block ring's edge out of the block shares NICs with them.
+NIC_BW=2GBps
+GPT=(--set workload=gpt --set gpt.layers=8 --set gpt.hidden=1024 --set gpt.heads=16 --set gpt.seq=1024
+     --set network=cluster --set cluster.nodes=64 --set memory.capacity=1TiB --set cluster.ib_bw=$NIC_BW
+     --format json)
+MOE=(--set workload=hf:profiles/models/mixtral-8x7b.json --set gpt.seq=1024 --set network=cluster
+     --set cluster.nodes=64 --set memory.capacity=1TiB --set cluster.ib_bw=$NIC_BW --format json)
+
+# compare A.json B.json MODE ARGS: python checks; MODE "blocks B DP" or "engine KIND"
+compare() {
+    python3 - "$@" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+mode = sys.argv[3]
+sa, sb = a.pop("simulator"), b.pop("simulator")
+if mode == "blocks":
+    block, dp = int(sys.argv[4]), int(sys.argv[5])
+    assert (sa["replicas"], sa["replicas_simulated"]) == (dp, block), sa
+    assert sa["replicas_reason"].startswith("symmetric in blocks of %d replicas" % block), sa
+    assert (sb["replicas"], sb["replicas_simulated"], sb["replicas_reason"]) == (dp, dp, "dp.replicas=all"), sb
+    assert sa["events"] * (dp // block) <= sb["events"] * 1.0000001, (sa["events"], sb["events"])
+    for key in ("makespan", "iteration_seconds", "samples_per_second", "mfu", "peak_memory_bytes"):
+        assert key in a, key
+    it = a["iteration"]
+    assert it["dp_allreduce_seconds"] > 0 or it["dp_allreduce_busy_seconds"] > 0, it
+else:
+    kind = sys.argv[4]
+    assert sb["engine"] == "actors", sb
+    want = "without actors" if kind == "plain" else "actors"
+    assert sa["engine"] == want, (sa["engine"], want)
+    assert sa["events"] == sb["events"], (sa["events"], sb["events"])
+bad = []
+def walk(x, y, path):
+    if isinstance(x, dict):
+        if set(x) != set(y):
+            bad.append((path, sorted(set(x) ^ set(y))))
+            return
+        for k in x:
+            walk(x[k], y[k], path + "." + k)
+    elif isinstance(x, list):
+        if len(x) != len(y):
+            bad.append((path, len(x), len(y)))
+            return
+        for i, (u, v) in enumerate(zip(x, y)):
+            walk(u, v, "%s[%d]" % (path, i))
+    elif isinstance(x, float) or isinstance(y, float):
+        if abs(x - y) > 1e-9 * max(abs(x), abs(y)):
+            bad.append((path, x, y))
+    elif x != y:
+        bad.append((path, x, y))
+walk(a, b, "")
+assert not bad, bad[:6]
+PY
+}
+
+# blocks NAME BLOCK DP ARGS...: auto simulates BLOCK of DP replicas, the same report as all
+blocks() {
+    local name=$1 block=$2 dp=$3
+    shift 3
+    expect_rc "$name: dp.replicas=auto" 0 "$BIN" run "$@" --set dp="$dp"
+    cp "$TMP/out" "$TMP/auto.json"
+    expect_rc "$name: dp.replicas=all" 0 "$BIN" run "$@" --set dp="$dp" --set dp.replicas=all
+    if compare "$TMP/auto.json" "$TMP/out" blocks "$block" "$dp" >"$TMP/cmp" 2>&1; then
+        ok "$name: $block of $dp replicas simulated, the same report to 1e-9"
+    else
+        not_ok "$name: $block of $dp replicas simulated, the same report to 1e-9" "$(tail -c 600 "$TMP/cmp")"
+    fi
+}
+
+blocks "tp 4 (two replicas per node), interleaved, overlap" 4 8 "${GPT[@]}" --set tp=4 --set pp=2 \
+    --set microbatches=8 --set schedule=interleaved --set dp.overlap=true
+blocks "tp 2 x cp 2 (two replicas per node), zb-h1, small buckets" 4 8 "${GPT[@]}" --set tp=2 --set cp=2 \
+    --set pp=4 --set microbatches=8 --set schedule=zb-h1 --set dp.overlap=true --set dp.bucket_bytes=1MiB
+blocks "tp 2 (four replicas per node), 1f1b, stepwise collectives" 8 16 "${GPT[@]}" --set tp=2 --set pp=2 \
+    --set microbatches=4 --set collectives.mode=stepwise
+blocks "tp 4, distributed optimizer with overlap" 4 8 "${GPT[@]}" --set tp=4 --set pp=2 --set microbatches=4 \
+    --set memory.zero1=true --set dp.overlap=true
+blocks "tp 4, offload=full (replicas share a node's host links)" 4 8 "${GPT[@]}" --set tp=4 --set pp=2 \
+    --set microbatches=8 --set offload=full
+blocks "MoE: tp 8, ep 2 (groups of two replicas)" 2 4 "${MOE[@]}" --set tp=8 --set pp=2 --set ep=2 \
+    --set microbatches=4
+blocks "MoE: tp 4, ep 2, replicas share nodes" 4 8 "${MOE[@]}" --set tp=4 --set pp=2 --set ep=2 \
+    --set microbatches=4 --set dp.overlap=true
+blocks "MoE: DualPipeV's overlapped pairs, tp 2 x cp 2, ep 4" 4 8 "${MOE[@]}" --set tp=2 --set cp=2 --set pp=2 \
+    --set ep=4 --set microbatches=8 --set schedule=dualpipe-v --set tp.sequence_parallel=true
+
+# Not symmetric: every replica simulated, and the report says why.
+# fallback NAME PATTERN ARGS...: simulates every replica, reason matches PATTERN
+fallback() {
+    local name=$1 pattern=$2
+    shift 2
+    expect_rc "$name: runs" 0 "$BIN" run "$@"
+    python3 - "$TMP/out" "$pattern" >"$TMP/cmp" 2>&1 <<'PY' && ok "$name: falls back, says why" || not_ok "$name: falls back, says why" "$(cat "$TMP/cmp")"
+import json, re, sys
+s = json.load(open(sys.argv[1]))["simulator"]
+assert s["replicas"] > 1 and s["replicas_simulated"] == s["replicas"], s
+assert re.search(sys.argv[2], s["replicas_reason"]), s["replicas_reason"]
+PY
+}
+fallback "replicas share nodes, dp.algorithm=hierarchical" "^not symmetric: node 0 holds GPUs of replicas 0 and 1" \
+    "${GPT[@]}" --set tp=4 --set pp=2 --set dp=8 --set microbatches=4 --set dp.algorithm=hierarchical
+fallback "ep = dp: one group" "^not symmetric: expert parallelism" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=4 \
+    --set ep=4 --set microbatches=4
+
+# engine NAME KIND ARGS...: auto against sim.engine=actors; KIND plain runs without actors
+engine() {
+    local name=$1 kind=$2
+    shift 2
+    expect_rc "$name: sim.engine=auto" 0 "$BIN" run "$@"
+    cp "$TMP/out" "$TMP/auto.json"
+    expect_rc "$name: sim.engine=actors" 0 "$BIN" run "$@" --set sim.engine=actors
+    local what="falls back to the actor replay, the same report"
+    [ "$kind" = plain ] && what="runs without actors, the same report to 1e-9 (makespan, peak memory)"
+    if compare "$TMP/auto.json" "$TMP/out" engine "$kind" >"$TMP/cmp" 2>&1; then ok "$name: $what"
+    else not_ok "$name: $what" "$(tail -c 600 "$TMP/cmp")"; fi
+}
+PLAIN=(--set workload=uniform --set network=cluster --set cluster.nodes=2 --set pp=16 --set microbatches=32
+       --set memory.capacity=1TiB --format json)
+for sched in gpipe 1f1b interleaved zb-h1 zb-v hanayo; do
+    engine "plain $sched" plain "${PLAIN[@]}" --set schedule=$sched
+done
+# workload=gpt has an optimizer step and the tied embedding's all-reduce: the actor replay
+engine "pp only, GPT cost model (optimizer step)" other "${GPT[@]}" --set pp=8 --set microbatches=16
+engine "tp 2" other "${GPT[@]}" --set tp=2 --set pp=4 --set microbatches=8
+engine "cp 2" other "${GPT[@]}" --set cp=2 --set pp=4 --set microbatches=8
+engine "dp 2" other "${GPT[@]}" --set dp=2 --set pp=4 --set microbatches=8
+engine "offload=full" other "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
+engine "recompute=full" other "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
+engine "MoE ep 2" other "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
+
+test_summary
