@@ -214,6 +214,106 @@ long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_m
     return transfers;
 }
 
+/* ---- without an actor (coll_start) ----------------------------------------- */
+
+/* A collective in flight: FUSED, one round of every edge then the other
+ * steps' latencies; STEPWISE, round after round (collective c, step s),
+ * each of the rings still in their steps. */
+typedef struct coll_job {
+    coll_kind k;
+    const coll_rings *rs;
+    double bytes;
+    int count, max_n, fused;
+    double rest_s;            /* FUSED: the other steps' latencies */
+    int c, s;                 /* STEPWISE: the round in flight */
+    size_t pending;           /* its transfers not ended */
+    coll_done_fn done;
+    void *arg;
+} coll_job;
+
+static void job_finish(void *arg)
+{
+    coll_job *j = arg;
+    coll_done_fn done = j->done;
+    void *done_arg = j->arg;
+    free(j);
+    done(done_arg);
+}
+
+static void job_round(coll_job *j);
+
+static void job_edge_done(void *arg, double start_s, double finish_s)
+{
+    (void)start_s;
+    coll_job *j = arg;
+    if (--j->pending > 0)
+        return;
+    if (j->fused) {
+        if (j->rest_s > 0)
+            sgx_at(finish_s + j->rest_s, job_finish, j);
+        else
+            job_finish(j);
+        return;
+    }
+    if (++j->s >= coll_steps(j->k, j->max_n)) {
+        j->s = 0;
+        j->c++;
+    }
+    if (j->c >= j->count)
+        job_finish(j);
+    else
+        job_round(j);
+}
+
+/* Start the round (c, s) of a STEPWISE job, or the one round of a FUSED
+ * one: the same transfers as start_edges. */
+static void job_round(coll_job *j)
+{
+    for (int i = 0; i < j->rs->count; i++) {
+        const coll_ring *r = &j->rs->ring[i];
+        if (r->n <= 1 || (!j->fused && j->s >= coll_steps(j->k, r->n)))
+            continue;
+        double chunk = r->share * (j->fused ? (double)coll_steps(j->k, r->n) * j->count * j->bytes / r->n
+                                            : j->bytes / r->n);
+        for (int e = 0; e < (int)ring_edges(r); e++) {
+            j->pending++;
+            sgx_transfer(r->host[e], edge_dst(r, e), chunk, job_edge_done, j);
+        }
+    }
+}
+
+long coll_start(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode, coll_done_fn done,
+                void *arg)
+{
+    int max_n = 0;
+    double max_lat_s = 0.0;
+    for (int i = 0; i < rs->count; i++) {
+        if (rs->ring[i].n > max_n)
+            max_n = rs->ring[i].n;
+        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > max_lat_s)
+            max_lat_s = rs->ring[i].max_latency_s;
+    }
+    if (max_n <= 1 || count <= 0) {
+        done(arg);
+        return 0;
+    }
+    coll_job *j = pg_xcalloc(1, sizeof *j);
+    *j = (coll_job){.k = k, .rs = rs, .bytes = bytes, .count = count, .max_n = max_n,
+                    .fused = mode != COLL_STEPWISE, .done = done, .arg = arg};
+    long transfers = 0;
+    if (j->fused) {
+        j->rest_s = ((double)coll_steps(k, max_n) * count - 1.0) * max_lat_s;
+        transfers = (long)rings_edges(rs);
+    } else {
+        for (int s = 0; s < coll_steps(k, max_n); s++)
+            for (int i = 0; i < rs->count; i++)
+                if (s < coll_steps(k, rs->ring[i].n))
+                    transfers += (long)count * (long)ring_edges(&rs->ring[i]);
+    }
+    job_round(j);
+    return transfers;
+}
+
 /* ---- hierarchical ----------------------------------------------------------- */
 
 int coll_hier_add(coll_hier *h, const sg_host_t *hosts, const int *node, int n)

@@ -71,8 +71,8 @@
  * step counts and latencies stay the full ring's (n members).  A mirror
  * ring is the block ring of b = 1.
  *
- * Every function here blocks the calling SimGrid actor until its transfers
- * are done; none records anything (the engine does).  With the engine's
+ * Every function here but coll_start blocks the calling SimGrid actor until
+ * its transfers are done; none records anything (the engine does).  With the engine's
  * files (engine_internal.h) and sgshim.cpp, the only SimGrid users.
  */
 #ifndef PG_SIM_COLLECTIVES_H
@@ -120,6 +120,16 @@ void coll_rings_free(coll_rings *rs);
 /* Run count back-to-back collectives of kind k, bytes per GPU each, on every
  * ring of rs at once.  Returns the transfers simulated. */
 long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode);
+
+/* The same without an actor (the replay without actors, eventreplay.c):
+ * starts coll_run's transfers as one-sided transfers (sgshim.h's
+ * sgx_transfer) and timers, the same activities at the same dates, and
+ * calls done(arg) once coll_run would have returned (at once, from inside
+ * coll_start, when there is nothing to run).  Returns the transfers it
+ * will simulate.  Needs sgx_events_init. */
+typedef void (*coll_done_fn)(void *arg);
+long coll_start(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode, coll_done_fn done,
+                void *arg);
 
 /* A hierarchical all-reduce of one or more groups, built by coll_hier_add. */
 typedef struct coll_hier {

@@ -50,6 +50,20 @@
 
 struct replica;
 
+/* One collective an op runs after its compute (tp all-reduce, or reduce-
+ * scatter + all-gather with sequence parallelism, cp key/value ring), and
+ * how the timeline records it (tpgroup.c). */
+#define ENG_OP_COLLS_MAX 3
+typedef struct eng_coll {
+    coll_kind kind;
+    const coll_rings *rings;
+    double bytes;               /* per GPU, each of count */
+    int count;
+    coll_mode mode;
+    double rec_bytes;           /* the record's bytes */
+    int rec_kind;               /* tl_coll kind */
+} eng_coll;
+
 /* One stage boundary in one direction between two ranks. */
 typedef struct channel {
     int used;                   /* 0: both stages on one rank, or no such boundary */
@@ -103,6 +117,10 @@ typedef struct rank_state {
     int stopped;                /* waits for a predecessor later in its own list: for good */
     double op_start_s;          /* start of the running op */
     sched_op running;           /* the running op (not re-read from the list: a cache miss at 512 ranks) */
+    int pieces, piece;          /* par: the running op's compute pieces (buckets released, overlap) */
+    int ncolls, coll;           /* par: its collectives after the compute, and the one running */
+    eng_coll colls[ENG_OP_COLLS_MAX]; /* par: those collectives */
+    double coll_start_s;
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
     sg_host_t *tp_cpu;          /* [tp] with tp_host: each group GPU's, which copies its share too */
@@ -172,6 +190,11 @@ typedef struct dp_rank {
     coll_rings flat;            /* tp rings of dp GPUs */
     coll_hier hier;
     sg_host_t host;             /* where the reducer actor lives */
+    /* the replay without actors: the reducer as a state machine (eventreplay.c) */
+    int ev_state;               /* what it does or waits for next */
+    int ev_busy;                /* a collective or the optimizer step is running (buckets: its index + 1) */
+    int ev_bucket;              /* the next bucket to reduce */
+    double ev_start_s;
 } dp_rank;
 
 /* The one simulation of this process (SimGrid allows no second). */
@@ -199,6 +222,8 @@ typedef struct engine_state {
     int tp, cp, ep, grp;        /* grp = tp x cp GPUs per rank and replica */
     ep_group *epg;              /* [pp * dp / ep] */
     int events_mode;            /* 1: the replay without actors (eventreplay.c) */
+    int ev_embed_arrived;       /* reducers at the tied embedding's barrier (without actors) */
+    int ev_opt_arrived;         /* reducers at the optimizer's barrier (without actors) */
 } engine_state;
 
 extern engine_state eng;
@@ -219,11 +244,15 @@ void eng_plan_reach(rank_state *rs, int i);
 void eng_plan_after(rank_state *rs, sched_op op);
 void eng_plan_free(void);
 /* tpgroup.c */
+int eng_op_colls(const rank_state *rs, sched_op op, eng_coll *list);
+void eng_record_coll(const rank_state *rs, sched_op op, const eng_coll *c, double start_s, double end_s);
+double eng_group_seconds(const rank_state *rs, double ref_s);
 void eng_group_execute(rank_state *rs, double ref_s);
 void eng_op_communication(rank_state *rs, sched_op op, int with_a2a);
 /* gradsync.c */
 void eng_dp_start_actors(void);
 void eng_dp_finished(dp_rank *dr);
+void eng_dp_signal(dp_rank *dr, int bucket);
 void eng_dp_setup(const sim_input *in);
 void eng_run_compute(rank_state *rs, int i, double ref_s);
 void eng_dp_free(void);
@@ -233,6 +262,7 @@ void eng_ep_alltoall(rank_state *rs, sched_op op);
 int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
 /* eventreplay.c */
 int eng_events_eligible(const sim_input *in);
+void eng_events_reducer(dp_rank *dr);
 void eng_events_start(void);
 void eng_events_free(void);
 /* deadlock.c */

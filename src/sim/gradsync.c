@@ -33,9 +33,13 @@
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_dp, pg_engine, "gradient buckets, all-reduces, optimizer");
 
-static void dp_signal(dp_rank *dr, int bucket)
+void eng_dp_signal(dp_rank *dr, int bucket)
 {
     dr->ready[bucket]++;
+    if (eng.events_mode) {
+        eng_events_reducer(dr);
+        return;
+    }
     if (dr->waiting == bucket && dr->ready[bucket] >= eng.nrep) {
         dr->waiting = -1;
         sg_sem_release(dr->wake);
@@ -46,8 +50,12 @@ void eng_dp_finished(dp_rank *dr)
 {
     if (dr->op_first_bucket == NULL)   /* no overlap: every bucket is ready now */
         for (int b = 0; b < dr->nbuckets; b++)
-            dp_signal(dr, b);
+            eng_dp_signal(dr, b);
     dr->finished++;
+    if (eng.events_mode) {
+        eng_events_reducer(dr);
+        return;
+    }
     if (dr->waiting == dr->nbuckets && dr->finished >= eng.nrep) {
         dr->waiting = -1;
         sg_sem_release(dr->wake);
@@ -165,7 +173,7 @@ void eng_run_compute(rank_state *rs, int i, double ref_s)
     } else {
         for (int j = 0; j < nb; j++) {
             eng_group_execute(rs, ref_s / nb);
-            dp_signal(dr, dr->op_first_bucket[i] + j);
+            eng_dp_signal(dr, dr->op_first_bucket[i] + j);
         }
     }
     if (gather >= 0)
