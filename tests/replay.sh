@@ -7,10 +7,15 @@
 #     report (makespan, iteration, per-rank peaks, the dp collectives' times,
 #     samples/s, MFU) equals the full simulation's (dp.replicas=all) to 1e-9.
 #  2. The replay without actors (src/sim/eventreplay.c) against the actor
-#     replay (sim.engine=actors) on every job kind: plain pipelines run without
-#     actors and give the same makespan and peak memory to 1e-9; every other
-#     kind (tp, cp, dp, ep, memory plans, DualPipeV's pairs) falls back to
-#     the actor replay and says so (simulator.engine).
+#     replay (sim.engine=actors) on every job kind: plain pipelines, tp / cp
+#     groups with their collectives, dp buckets (overlapped, small, stepwise,
+#     symmetric blocks), the optimizer step, the distributed optimizer without
+#     overlap run without actors, and the whole JSON report (makespan, peak
+#     memory, every collective's time) equals the actor replay's to 1e-9 with
+#     the same event count; the kinds it does not carry (memory plans, ep,
+#     the distributed optimizer's overlapped gathers, DualPipeV's pairs, the
+#     hierarchical all-reduce) fall back to the actor replay and say so
+#     (simulator.engine).
 #   tests/replay.sh [BIN]
 . "$(dirname "$0")/lib.sh" replay
 BIN=${1:-src/pipegrid}
@@ -43,9 +48,8 @@ if mode == "blocks":
     it = a["iteration"]
     assert it["dp_allreduce_seconds"] > 0 or it["dp_allreduce_busy_seconds"] > 0, it
 else:
-    kind = sys.argv[4]
+    want = sys.argv[4]
     assert sb["engine"] == "actors", sb
-    want = "without actors" if kind == "plain" else "actors"
     assert sa["engine"] == want, (sa["engine"], want)
     assert sa["events"] == sb["events"], (sa["events"], sb["events"])
 bad = []
@@ -121,30 +125,45 @@ fallback "replicas share nodes, dp.algorithm=hierarchical" "^not symmetric: node
 fallback "ep = dp: one group" "^not symmetric: expert parallelism" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=4 \
     --set ep=4 --set microbatches=4
 
-# engine NAME KIND ARGS...: auto against sim.engine=actors; KIND plain runs without actors
+# engine NAME ENGINE ARGS...: auto (running ENGINE) against sim.engine=actors, the same report
 engine() {
-    local name=$1 kind=$2
+    local name=$1 want=$2
     shift 2
     expect_rc "$name: sim.engine=auto" 0 "$BIN" run "$@"
     cp "$TMP/out" "$TMP/auto.json"
     expect_rc "$name: sim.engine=actors" 0 "$BIN" run "$@" --set sim.engine=actors
-    local what="falls back to the actor replay, the same report"
-    [ "$kind" = plain ] && what="runs without actors, the same report to 1e-9 (makespan, peak memory)"
-    if compare "$TMP/auto.json" "$TMP/out" engine "$kind" >"$TMP/cmp" 2>&1; then ok "$name: $what"
+    local what="runs without actors, the same report to 1e-9 (makespan, peak memory, collectives)"
+    [ "$want" = actors ] && what="falls back to the actor replay, the same report"
+    if compare "$TMP/auto.json" "$TMP/out" engine "$want" >"$TMP/cmp" 2>&1; then ok "$name: $what"
     else not_ok "$name: $what" "$(tail -c 600 "$TMP/cmp")"; fi
 }
+EV="without actors"
 PLAIN=(--set workload=uniform --set network=cluster --set cluster.nodes=2 --set pp=16 --set microbatches=32
        --set memory.capacity=1TiB --format json)
-for sched in gpipe 1f1b interleaved zb-h1 zb-v hanayo; do
-    engine "plain $sched" plain "${PLAIN[@]}" --set schedule=$sched
+for sched in 1f1b interleaved zb-v; do
+    engine "plain $sched" "$EV" "${PLAIN[@]}" --set schedule=$sched
 done
-# workload=gpt has an optimizer step and the tied embedding's all-reduce: the actor replay
-engine "pp only, GPT cost model (optimizer step)" other "${GPT[@]}" --set pp=8 --set microbatches=16
-engine "tp 2" other "${GPT[@]}" --set tp=2 --set pp=4 --set microbatches=8
-engine "cp 2" other "${GPT[@]}" --set cp=2 --set pp=4 --set microbatches=8
-engine "dp 2" other "${GPT[@]}" --set dp=2 --set pp=4 --set microbatches=8
-engine "offload=full" other "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
-engine "recompute=full" other "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
-engine "MoE ep 2" other "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
+engine "pp only, GPT cost model (optimizer step, tied embedding)" "$EV" "${GPT[@]}" --set pp=8 --set microbatches=16
+engine "tp 2" "$EV" "${GPT[@]}" --set tp=2 --set pp=4 --set microbatches=8
+engine "tp 2 x cp 2, sequence parallel" "$EV" "${GPT[@]}" --set tp=2 --set cp=2 --set pp=4 --set microbatches=8 \
+    --set tp.sequence_parallel=true
+engine "tp 4, tp.comm_overlap" "$EV" "${GPT[@]}" --set tp=4 --set pp=2 --set dp=2 --set microbatches=8 \
+    --set tp.comm_overlap=true
+engine "dp 2" "$EV" "${GPT[@]}" --set dp=2 --set pp=4 --set microbatches=8
+engine "dp 8 in blocks of 4, overlap, 1 MiB buckets, interleaved" "$EV" "${GPT[@]}" --set dp=8 --set tp=4 --set pp=2 \
+    --set microbatches=8 --set dp.overlap=true --set dp.bucket_bytes=1MiB --set schedule=interleaved
+engine "dp 8 every replica, overlap" "$EV" "${GPT[@]}" --set dp=8 --set tp=4 --set pp=2 --set microbatches=8 \
+    --set dp.overlap=true --set dp.replicas=all
+engine "zb-v, stepwise collectives, dp 2, overlap" "$EV" "${GPT[@]}" --set dp=2 --set tp=8 --set pp=4 \
+    --set microbatches=8 --set schedule=zb-v --set collectives.mode=stepwise --set dp.overlap=true
+engine "distributed optimizer" "$EV" "${GPT[@]}" --set dp=4 --set tp=2 --set pp=2 --set microbatches=8 \
+    --set memory.zero1=true
+engine "distributed optimizer with overlap" actors "${GPT[@]}" --set dp=4 --set tp=2 --set pp=2 --set microbatches=8 \
+    --set memory.zero1=true --set dp.overlap=true
+engine "hierarchical all-reduce" actors "${GPT[@]}" --set dp=4 --set tp=4 --set pp=2 --set microbatches=4 \
+    --set dp.algorithm=hierarchical
+engine "offload=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
+engine "recompute=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
+engine "MoE ep 2" actors "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
 
 test_summary
