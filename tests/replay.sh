@@ -10,12 +10,12 @@
 #     replay (sim.engine=actors) on every job kind: plain pipelines, tp / cp
 #     groups with their collectives, dp buckets (overlapped, small, stepwise,
 #     symmetric blocks), the optimizer step, the distributed optimizer without
-#     overlap run without actors, and the whole JSON report (makespan, peak
+#     overlap, ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
 #     memory, every collective's time) equals the actor replay's to 1e-9 with
-#     the same event count; the kinds it does not carry (memory plans, ep,
-#     the distributed optimizer's overlapped gathers, DualPipeV's pairs, the
-#     hierarchical all-reduce) fall back to the actor replay and say so
-#     (simulator.engine).
+#     the same event count, and so do ep's all-to-alls; the kinds it does not
+#     carry (memory plans, the distributed optimizer's overlapped gathers,
+#     DualPipeV's overlapped pairs, the hierarchical all-reduce) fall back to
+#     the actor replay and say so (simulator.engine).
 #   tests/replay.sh [BIN]
 . "$(dirname "$0")/lib.sh" replay
 BIN=${1:-src/pipegrid}
@@ -164,6 +164,12 @@ engine "hierarchical all-reduce" actors "${GPT[@]}" --set dp=4 --set tp=4 --set 
     --set dp.algorithm=hierarchical
 engine "offload=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
 engine "recompute=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
-engine "MoE ep 2" actors "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
+engine "MoE ep 2" "$EV" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
+engine "MoE tp 2 x cp 2, ep 4 in blocks, overlap" "$EV" "${MOE[@]}" --set tp=2 --set cp=2 --set pp=2 --set dp=8 \
+    --set ep=4 --set microbatches=4 --set dp.overlap=true --set tp.sequence_parallel=true
+engine "DualPipeV, pairs one after the other" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \
+    --set microbatches=8 --set schedule=dualpipe-v --set dualpipe.overlap=false
+engine "DualPipeV's overlapped pairs" actors "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \
+    --set microbatches=8 --set schedule=dualpipe-v
 
 test_summary

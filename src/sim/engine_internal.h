@@ -144,6 +144,12 @@ typedef struct rank_state {
 /* The expert-parallel group of ep replicas at one pipeline rank. */
 typedef struct ep_group {
     int first;                  /* first replica */
+    int rank;                   /* the pipeline rank */
+    /* without actors (expert.c, eng_ep_events_arrive) */
+    int ev_arrived;             /* members arrived for the current op */
+    size_t ev_pending;          /* its transfers not ended */
+    sched_op ev_op;
+    sgx_fn ev_release;          /* what each member does once released */
     sg_bar_t bar;
     double latency_s;           /* largest route latency between two members' GPUs */
 } ep_group;
@@ -260,6 +266,10 @@ void eng_dp_free(void);
 void eng_ep_setup(const sim_input *in);
 void eng_ep_alltoall(rank_state *rs, sched_op op);
 int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
+/* Without actors: rs arrives at its group's all-to-alls of op; 0 if op has
+ * none (go on), 1 if it waits: release(member) is called for every member
+ * once the all-to-alls are over. */
+int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release);
 /* eventreplay.c */
 int eng_events_eligible(const sim_input *in);
 void eng_events_reducer(dp_rank *dr);

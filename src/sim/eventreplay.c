@@ -99,7 +99,8 @@ static void coll_end(void *arg)
 static void next_coll(rank_state *rs)
 {
     if (rs->coll >= rs->ncolls) {
-        op_end(rs);
+        if (!(eng.ep > 1 && eng.par->tp_comm && eng_ep_events_arrive(rs, rs->running, op_end)))
+            op_end(rs);
         return;
     }
     const eng_coll *c = &rs->colls[rs->coll];
@@ -342,7 +343,7 @@ int eng_events_eligible(const sim_input *in)
     const sim_parallel *par = in->par;
     if (par == NULL)
         return 1;
-    if (par->ep > 1 || par->algo == DP_ALGO_HIERARCHICAL || (par->distributed_optimizer && par->overlap && par->dp > 1))
+    if (par->algo == DP_ALGO_HIERARCHICAL || (par->distributed_optimizer && par->overlap && par->dp > 1))
         return 0;
     if (par->overlap_pairs)   /* DualPipeV's pairs: only where the schedule marks one */
         for (int r = 0; r < in->sched->pp; r++)

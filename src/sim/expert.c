@@ -15,6 +15,11 @@
  * links it takes its fair share.  The all-to-alls sit after the op's
  * compute, not between its layers: the same time without overlap.
  *
+ * Without actors (eng_ep_events_arrive, for eventreplay.c): the members
+ * arrive one by one, the last starts the same transfers as one-sided ones
+ * and, once they and the other all-to-alls' latencies are over, every
+ * member is released at once: the two barriers' dates.
+ *
  * Overlapped pairs (par->overlap_pairs, ops marked overlap_next: DualPipeV's
  * forward and backward chunks of different microbatches): the two computes
  * run back to back while the first op's all-to-alls run under the second's
@@ -41,6 +46,18 @@ static sg_host_t member_host(int rep_index, int rank, int i)
 {
     const rank_state *rs = &eng.rep[rep_index].ranks[rank];
     return rs->tp_host ? rs->tp_host[i] : rs->host;
+}
+
+static void record_a2a(const rank_state *rs, sched_op op, double start_s, double end_s)
+{
+    int count = a2a_count(op);
+    XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, start_s, end_s);
+    if (!rs->record)
+        return;
+    tl_coll rec = {.start_s = start_s, .end_s = end_s, .bytes = eng.in->wl->stage[op.stage].a2a_bytes * count,
+                   .rank = rs->rank, .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
+                   .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
+    timeline_add_coll(eng.tl, &rec);
 }
 
 /* The op's expert-parallel all-to-alls among rs's group (header). */
@@ -70,14 +87,57 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
             sg_actor_sleep_for((count - 1) * g->latency_s);
     }
     sg_barrier_wait(g->bar);
-    if (rs->record) {
-        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
-                       .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
-                       .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
-        XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
-                  rec.end_s);
-        timeline_add_coll(eng.tl, &rec);
+    record_a2a(rs, op, start_s, simgrid_get_clock());
+}
+
+/* ---- without actors (eventreplay.c) ---- */
+
+static void a2a_release(void *arg)
+{
+    ep_group *g = arg;
+    double end_s = simgrid_get_clock();
+    for (int a = g->first; a < g->first + eng.ep; a++) {
+        rank_state *m = &eng.rep[a].ranks[g->rank];
+        record_a2a(m, g->ev_op, m->coll_start_s, end_s);
+        g->ev_release(m);
     }
+}
+
+static void a2a_edge_done(void *arg, double start_s, double finish_s)
+{
+    (void)start_s;
+    ep_group *g = arg;
+    if (--g->ev_pending > 0)
+        return;
+    int count = a2a_count(g->ev_op);
+    if (count > 1)
+        sgx_at(finish_s + (count - 1) * g->latency_s, a2a_release, g);
+    else
+        a2a_release(g);
+}
+
+int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
+{
+    int count = a2a_count(op);
+    if (count == 0 || rs->ep == NULL)
+        return 0;
+    ep_group *g = rs->ep;
+    rs->coll_start_s = simgrid_get_clock();
+    if (++g->ev_arrived < eng.ep)
+        return 1;
+    g->ev_arrived = 0;
+    g->ev_op = op;
+    g->ev_release = release;
+    double pair_bytes = count * eng.in->wl->stage[op.stage].a2a_bytes / (eng.ep - 1);
+    g->ev_pending = (size_t)eng.grp * (size_t)eng.ep * (size_t)(eng.ep - 1);
+    eng.events += (long)g->ev_pending;
+    for (int i = 0; i < eng.grp; i++)
+        for (int a = g->first; a < g->first + eng.ep; a++)
+            for (int b = g->first; b < g->first + eng.ep; b++)
+                if (a != b)
+                    sgx_transfer(member_host(a, rs->rank, i), member_host(b, rs->rank, i), pair_bytes, a2a_edge_done,
+                                 g);
+    return 1;
 }
 
 /* A helper actor running the first op of an overlapped pair's all-to-alls. */
@@ -142,6 +202,7 @@ void eng_ep_setup(const sim_input *in)
         for (int k = 0; k < groups; k++) {
             ep_group *g = &eng.epg[(size_t)r * groups + k];
             g->first = k * eng.ep;
+            g->rank = r;
             g->bar = sg_barrier_init((unsigned)eng.ep);
             for (int a = g->first; a < g->first + eng.ep; a++) {
                 double lat = sg_host_get_route_latency(member_host(g->first, r, 0), member_host(a, r, 0));
