@@ -363,3 +363,47 @@ long coll_hier_allreduce(const coll_hier *h, double bytes, coll_mode mode)
     n += coll_run(COLL_ALLGATHER, &h->intra, bytes, 1, mode);
     return n;
 }
+
+/* The hierarchical all-reduce without an actor: its three phases chained. */
+typedef struct hier_job {
+    const coll_hier *h;
+    double bytes;
+    coll_mode mode;
+    int phase;
+    long *transfers;
+    coll_done_fn done;
+    void *arg;
+} hier_job;
+
+static void hier_next(void *arg)
+{
+    hier_job *j = arg;
+    switch (j->phase++) {
+    case 0:
+        *j->transfers += coll_start(COLL_REDUCE_SCATTER, &j->h->intra, j->bytes, 1, j->mode, hier_next, j);
+        return;
+    case 1:
+        *j->transfers += coll_start(COLL_ALLREDUCE, &j->h->inter, j->bytes / j->h->local, 1, j->mode, hier_next, j);
+        return;
+    case 2:
+        *j->transfers += coll_start(COLL_ALLGATHER, &j->h->intra, j->bytes, 1, j->mode, hier_next, j);
+        return;
+    default: {
+        coll_done_fn done = j->done;
+        void *done_arg = j->arg;
+        free(j);
+        done(done_arg);
+    }
+    }
+}
+
+void coll_hier_start(const coll_hier *h, double bytes, coll_mode mode, long *transfers, coll_done_fn done, void *arg)
+{
+    if (h->local <= 0) {
+        done(arg);
+        return;
+    }
+    hier_job *j = pg_xcalloc(1, sizeof *j);
+    *j = (hier_job){.h = h, .bytes = bytes, .mode = mode, .transfers = transfers, .done = done, .arg = arg};
+    hier_next(j);
+}

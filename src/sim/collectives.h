@@ -147,5 +147,8 @@ void coll_hier_free(coll_hier *h);
 
 /* The hierarchical all-reduce of bytes per GPU on every group of h at once. */
 long coll_hier_allreduce(const coll_hier *h, double bytes, coll_mode mode);
+/* The same without an actor (as coll_start): adds its transfers to
+ * *transfers as its phases start, calls done(arg) when it is over. */
+void coll_hier_start(const coll_hier *h, double bytes, coll_mode mode, long *transfers, coll_done_fn done, void *arg);
 
 #endif

@@ -211,8 +211,11 @@ void eng_events_reducer(dp_rank *dr)
                     return;
                 dr->ev_busy = b + 1;
                 dr->ev_start_s = simgrid_get_clock();
-                eng.events += coll_start(dist ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b],
-                                         1, COLL_FUSED, reducer_coll_end, dr);
+                if (!dist && dr->use_hier)
+                    coll_hier_start(&dr->hier, dr->bucket_bytes[b], COLL_FUSED, &eng.events, reducer_coll_end, dr);
+                else
+                    eng.events += coll_start(dist ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, &dr->flat,
+                                             dr->bucket_bytes[b], 1, COLL_FUSED, reducer_coll_end, dr);
                 continue;
             }
             if (dr->finished < eng.nrep)
@@ -343,7 +346,7 @@ int eng_events_eligible(const sim_input *in)
     const sim_parallel *par = in->par;
     if (par == NULL)
         return 1;
-    if (par->algo == DP_ALGO_HIERARCHICAL || (par->distributed_optimizer && par->overlap && par->dp > 1))
+    if (par->distributed_optimizer && par->overlap && par->dp > 1)
         return 0;
     if (par->overlap_pairs)   /* DualPipeV's pairs: only where the schedule marks one */
         for (int r = 0; r < in->sched->pp; r++)
