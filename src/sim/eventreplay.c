@@ -1,11 +1,16 @@
-/* eventreplay.c: the replay without actors, for plain pipelines
- * (engine_internal.h; the decision and its measurements: docs/architecture.md).
+/* eventreplay.c: the replay without actors (engine_internal.h; the
+ * decision and its measurements: docs/architecture.md).
  *
- * Scope.  sim_run takes this path when the run has no memory plan and no
- * tensor / data / context / expert parallelism (sim_input.par NULL, plan
- * empty): one GPU per rank, point-to-point channels only.  Everything else
- * runs on the actor replay (replay.c), which this one reproduces exactly
- * on its scope (tests/test_sim.c compares the two, record by record).
+ * Scope.  sim_run takes this path (sim.engine=auto) for every job without a
+ * memory plan, but for the distributed optimizer's overlapped gathers and
+ * DualPipeV's overlapped pairs: plain pipelines, tp / cp groups with their
+ * collectives, data-parallel buckets (ring, channel, mirror, block or
+ * hierarchical rings, with or without overlap), the tied embedding's
+ * all-reduce, the optimizer barrier and step, the distributed optimizer's
+ * reduce-scatter and final gather, expert-parallel all-to-alls.  Everything
+ * else runs on the actor replay (replay.c), the reference, which this one
+ * reproduces exactly on its scope (tests/test_eventreplay.c record by
+ * record; tests/replay.sh the whole report on every job kind).
  *
  * Mechanism.  Nothing runs in an actor: an op is a SimGrid kernel timer at
  * now + its duration (t x flops_per_ref_s / the host's speed: a GPU runs one
@@ -18,6 +23,16 @@
  * op; when a transfer ends, its message is marked arrived and the receiving
  * rank tries its next op.  No actor context switch and no mailbox matching:
  * what the bare actor replay spends most of its time on.
+ *
+ * With par: an op is its compute (one timer per piece: with dp.overlap the
+ * stage's last weight-gradient op runs in as many pieces as its buckets,
+ * each releasing one; eng_group_seconds is the group's time), then its
+ * collectives one after the other (coll_start: the same one-sided transfers
+ * and latency timers as coll_run, at the same dates), then its all-to-alls
+ * (eng_ep_events_arrive: the group's barriers as arrival counts), then its
+ * end.  Each rank's reducer is a state machine (eng_events_reducer, poked
+ * when a bucket is ready, a rank finishes or a collective ends) that takes
+ * the reducer actor's steps in its order (gradsync.c).
  *
  * Deadlocks.  A rank whose next op waits for a message that never comes, or
  * for a predecessor later in its own list (it stops there, as the actor
