@@ -9,13 +9,12 @@
 #  2. The replay without actors (src/sim/eventreplay.c) against the actor
 #     replay (sim.engine=actors) on every job kind: plain pipelines, tp / cp
 #     groups with their collectives, dp buckets (overlapped, small, stepwise,
-#     symmetric blocks), the optimizer step, the distributed optimizer without
-#     overlap, the hierarchical all-reduce, ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
+#     symmetric blocks), the optimizer step, the distributed optimizer (its
+#     gathers overlapped or not), the hierarchical all-reduce, ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
 #     memory, every collective's time) equals the actor replay's to 1e-9 with
 #     the same event count, and so do ep's all-to-alls; the kinds it does not
-#     carry (memory plans, the distributed optimizer's overlapped gathers,
-#     DualPipeV's overlapped pairs) fall back to the actor replay and say so
-#     (simulator.engine).
+#     carry (memory plans, DualPipeV's overlapped pairs) fall back to the
+#     actor replay and say so (simulator.engine).
 #   tests/replay.sh [BIN]
 . "$(dirname "$0")/lib.sh" replay
 BIN=${1:-src/pipegrid}
@@ -158,8 +157,8 @@ engine "zb-v, stepwise collectives, dp 2, overlap" "$EV" "${GPT[@]}" --set dp=2 
     --set microbatches=8 --set schedule=zb-v --set collectives.mode=stepwise --set dp.overlap=true
 engine "distributed optimizer" "$EV" "${GPT[@]}" --set dp=4 --set tp=2 --set pp=2 --set microbatches=8 \
     --set memory.zero1=true
-engine "distributed optimizer with overlap" actors "${GPT[@]}" --set dp=4 --set tp=2 --set pp=2 --set microbatches=8 \
-    --set memory.zero1=true --set dp.overlap=true
+engine "distributed optimizer with overlap (gathers under the forwards), interleaved" "$EV" "${GPT[@]}" --set dp=8 \
+    --set tp=4 --set pp=2 --set microbatches=8 --set memory.zero1=true --set dp.overlap=true --set schedule=interleaved
 engine "hierarchical all-reduce" "$EV" "${GPT[@]}" --set dp=4 --set tp=4 --set pp=2 --set microbatches=4 \
     --set dp.algorithm=hierarchical
 engine "offload=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full

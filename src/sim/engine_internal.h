@@ -119,6 +119,8 @@ typedef struct rank_state {
     sched_op running;           /* the running op (not re-read from the list: a cache miss at 512 ranks) */
     int pieces, piece;          /* par: the running op's compute pieces (buckets released, overlap) */
     int ncolls, coll;           /* par: its collectives after the compute, and the one running */
+    int gather;                 /* par: the parameter gather the running op waits for, -1 none */
+    int gather_wait;            /* par: its compute ended before that gather */
     eng_coll colls[ENG_OP_COLLS_MAX]; /* par: those collectives */
     double coll_start_s;
     /* memory plan only */

@@ -2,12 +2,12 @@
  * decision and its measurements: docs/architecture.md).
  *
  * Scope.  sim_run takes this path (sim.engine=auto) for every job without a
- * memory plan, but for the distributed optimizer's overlapped gathers and
- * DualPipeV's overlapped pairs: plain pipelines, tp / cp groups with their
+ * memory plan, but for DualPipeV's overlapped pairs: plain pipelines, tp / cp groups with their
  * collectives, data-parallel buckets (ring, channel, mirror, block or
  * hierarchical rings, with or without overlap), the tied embedding's
  * all-reduce, the optimizer barrier and step, the distributed optimizer's
- * reduce-scatter and final gather, expert-parallel all-to-alls.  Everything
+ * reduce-scatter and parameter gathers (overlapped with the forwards or
+ * not), expert-parallel all-to-alls.  Everything
  * else runs on the actor replay (replay.c), the reference, which this one
  * reproduces exactly on its scope (tests/test_eventreplay.c record by
  * record; tests/replay.sh the whole report on every job kind).
@@ -125,6 +125,14 @@ static void next_coll(rank_state *rs)
 
 static void start_piece(rank_state *rs);
 
+/* The running op's collectives, after its compute. */
+static void start_colls(rank_state *rs)
+{
+    rs->ncolls = eng_op_colls(rs, rs->running, rs->colls);
+    rs->coll = 0;
+    next_coll(rs);
+}
+
 /* A piece of the running op's compute ended: its bucket is ready (with
  * overlap), then the next piece or the collectives. */
 static void piece_end(void *arg)
@@ -136,9 +144,11 @@ static void piece_end(void *arg)
         start_piece(rs);
         return;
     }
-    rs->ncolls = eng_op_colls(rs, rs->running, rs->colls);
-    rs->coll = 0;
-    next_coll(rs);
+    if (rs->gather >= 0 && eng.dpr[rs->rank].gathered <= rs->gather) {
+        rs->gather_wait = 1;   /* its stage's parameters are not gathered yet (eng_run_compute's wait_gather) */
+        return;
+    }
+    start_colls(rs);
 }
 
 static void start_piece(rank_state *rs)
@@ -155,20 +165,28 @@ static void start_piece(rank_state *rs)
  * (eng_run_compute and eng_op_communication's order). */
 static void start_par_op(rank_state *rs)
 {
-    const dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
+    dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
     if (rs->next == 0)
         rs->first_start_s = rs->op_start_s;
     rs->pieces = dr && dr->op_first_bucket ? dr->op_nbuckets[rs->next] : 0;
     rs->piece = 0;
+    rs->gather = dr && dr->op_gather ? dr->op_gather[rs->next] : -1;
+    if (rs->gather >= 0) {   /* its pre-hook: the next stage's gather may start */
+        dr->fwd_started[rs->gather]++;
+        eng_events_reducer(dr);
+    }
     start_piece(rs);
 }
 
 /* The reducer of a pipeline rank (gradsync.c's reducer_actor) as a state
- * machine: buckets in order, each once every simulated replica has it, then
+ * machine: with the distributed optimizer's overlap the stages' parameter
+ * gathers first, each once the stage before's first forward has started on
+ * every simulated replica; buckets in order, each once every simulated
+ * replica has it, then
  * the tied embedding's all-reduce, the optimizer barrier, the step and the
  * distributed optimizer's gather.  Called whenever something it may wait
  * for happens. */
-enum { RED_BUCKETS, RED_EMBED, RED_EMBED_WAIT, RED_OPT, RED_OPT_WAIT, RED_STEP, RED_GATHER, RED_DONE };
+enum { RED_GATHERS, RED_BUCKETS, RED_EMBED, RED_EMBED_WAIT, RED_OPT, RED_OPT_WAIT, RED_STEP, RED_GATHER, RED_DONE };
 
 static void reducer_done_step(void *arg);
 
@@ -177,7 +195,21 @@ static void reducer_coll_end(void *arg)
     dp_rank *dr = arg;
     int dist = eng.par->distributed_optimizer && eng.dp > 1;
     double end_s = simgrid_get_clock();
-    if (dr->ev_state == RED_BUCKETS) {
+    if (dr->ev_state == RED_GATHERS) {
+        int k = dr->ev_busy - 1;
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->gather_bytes[k], .rank = dr->rank,
+                       .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->gathered = k + 1;
+        for (int d = 0; d < eng.nrep; d++) {   /* the forwards that waited for it */
+            rank_state *rs = &eng.rep[d].ranks[dr->rank];
+            if (rs->gather_wait && rs->gather < dr->gathered) {
+                rs->gather_wait = 0;
+                start_colls(rs);
+            }
+        }
+    } else if (dr->ev_state == RED_BUCKETS) {
         int b = dr->ev_busy - 1;
         tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->bucket_bytes[b], .rank = dr->rank,
                        .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
@@ -219,6 +251,20 @@ void eng_events_reducer(dp_rank *dr)
     int dist = eng.par->distributed_optimizer && eng.dp > 1, pp = eng.in->sched->pp;
     while (!dr->ev_busy) {
         switch (dr->ev_state) {
+        case RED_GATHERS: {
+            int k = dr->gathered;
+            if (!(dist && eng.par->overlap) || k >= dr->ngather) {
+                dr->ev_state = RED_BUCKETS;
+                break;
+            }
+            if (k > 0 && dr->fwd_started[k - 1] < eng.nrep)
+                return;
+            dr->ev_busy = k + 1;
+            dr->ev_start_s = simgrid_get_clock();
+            eng.events += coll_start(COLL_ALLGATHER, &dr->flat, dr->gather_bytes[k], 1, COLL_FUSED, reducer_coll_end,
+                                     dr);
+            continue;
+        }
         case RED_BUCKETS: {
             int b = dr->ev_bucket;
             if (b < dr->nbuckets) {
@@ -361,8 +407,6 @@ int eng_events_eligible(const sim_input *in)
     const sim_parallel *par = in->par;
     if (par == NULL)
         return 1;
-    if (par->distributed_optimizer && par->overlap && par->dp > 1)
-        return 0;
     if (par->overlap_pairs)   /* DualPipeV's pairs: only where the schedule marks one */
         for (int r = 0; r < in->sched->pp; r++)
             for (int i = 0; i < in->sched->nops[r]; i++)
