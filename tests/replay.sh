@@ -12,9 +12,9 @@
 #     symmetric blocks), the optimizer step, the distributed optimizer (its
 #     gathers overlapped or not), the hierarchical all-reduce, ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
 #     memory, every collective's time) equals the actor replay's to 1e-9 with
-#     the same event count, and so do ep's all-to-alls; the kinds it does not
-#     carry (memory plans, DualPipeV's overlapped pairs) fall back to the
-#     actor replay and say so (simulator.engine).
+#     the same event count, and so do ep's all-to-alls and DualPipeV's
+#     overlapped pairs; memory plans (offload, recompute), which it does not
+#     carry, fall back to the actor replay and say so (simulator.engine).
 #   tests/replay.sh [BIN]
 . "$(dirname "$0")/lib.sh" replay
 BIN=${1:-src/pipegrid}
@@ -168,7 +168,9 @@ engine "MoE tp 2 x cp 2, ep 4 in blocks, overlap" "$EV" "${MOE[@]}" --set tp=2 -
     --set ep=4 --set microbatches=4 --set dp.overlap=true --set tp.sequence_parallel=true
 engine "DualPipeV, pairs one after the other" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \
     --set microbatches=8 --set schedule=dualpipe-v --set dualpipe.overlap=false
-engine "DualPipeV's overlapped pairs" actors "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \
+engine "DualPipeV's overlapped pairs, ep 4" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \
     --set microbatches=8 --set schedule=dualpipe-v
+engine "DualPipeV's overlapped pairs, dense, dp 2" "$EV" "${GPT[@]}" --set tp=2 --set pp=4 --set dp=2 --set microbatches=8 \
+    --set schedule=dualpipe-v
 
 test_summary

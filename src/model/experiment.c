@@ -177,8 +177,8 @@ static const key_spec SCHEMA[] = {
                "smallest block of replicas that repeats where replicas share nodes or ep groups, exactly the "
                "same results; all = every replica (the report says which ran)"),
     CHOICE_KEY("sim.engine", "auto|actors", sim_engine, "auto", SIM_ENGINES, NO_PATH, 0,
-               "the replay: auto = the replay without actors where it applies (no memory plan, no DualPipeV "
-               "overlapped pairs), else the actor replay; actors = "
+               "the replay: auto = the replay without actors where it applies (every job without a memory "
+               "plan), else the actor replay; actors = "
                "the actor replay always (the reference, the same results; simulator.engine in the JSON says "
                "which ran)"),
     CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,

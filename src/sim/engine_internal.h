@@ -123,6 +123,12 @@ typedef struct rank_state {
     int gather_wait;            /* par: its compute ended before that gather */
     eng_coll colls[ENG_OP_COLLS_MAX]; /* par: those collectives */
     double coll_start_s;
+    double a2a_start_s;         /* par: when it arrived at its all-to-alls */
+    int pair;                   /* par: 1 the first op of an overlapped pair runs, 2 the second; 0 none */
+    int pair_a2a;               /* the first's all-to-alls are still running */
+    int pair_tail;              /* the second's compute and collectives ended, the first's all-to-alls not */
+    double pair_mid_s;          /* the first's end, the second's record start */
+    sched_op pair_first;
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
     sg_host_t *tp_cpu;          /* [tp] with tp_host: each group GPU's, which copies its share too */

@@ -2,12 +2,12 @@
  * decision and its measurements: docs/architecture.md).
  *
  * Scope.  sim_run takes this path (sim.engine=auto) for every job without a
- * memory plan, but for DualPipeV's overlapped pairs: plain pipelines, tp / cp groups with their
+ * memory plan: plain pipelines, tp / cp groups with their
  * collectives, data-parallel buckets (ring, channel, mirror, block or
  * hierarchical rings, with or without overlap), the tied embedding's
  * all-reduce, the optimizer barrier and step, the distributed optimizer's
  * reduce-scatter and parameter gathers (overlapped with the forwards or
- * not), expert-parallel all-to-alls.  Everything
+ * not), expert-parallel all-to-alls, DualPipeV's overlapped pairs.  Everything
  * else runs on the actor replay (replay.c), the reference, which this one
  * reproduces exactly on its scope (tests/test_eventreplay.c record by
  * record; tests/replay.sh the whole report on every job kind).
@@ -111,11 +111,75 @@ static void coll_end(void *arg)
 }
 
 /* The running op's collectives one after the other, then its end. */
+/* DualPipeV's overlapped pairs (expert.c's eng_run_pair): the first op's
+ * all-to-alls run under the second's compute; the first is recorded to the
+ * end of its compute and collectives, the second from there to the end of
+ * both ops' communication; the first's output leaves once its all-to-alls
+ * and the second's collectives are over. */
+static int ep_comm(void)
+{
+    return eng.ep > 1 && eng.par->tp_comm;
+}
+
+static void pair_end(void *arg)
+{
+    rank_state *rs = arg;
+    sched_op op = rs->running;
+    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
+    eng_finish_op(rs, op, rs->pair_mid_s, simgrid_get_clock());
+    send_output(rs, op);
+    rs->next++;
+    rs->busy = 0;
+    rs->pair = 0;
+    if (eng.dpr && rs->next == eng.in->sched->nops[rs->rank])
+        eng_dp_finished(&eng.dpr[rs->rank]);
+    try_next(rs);
+}
+
+static void pair_tail(rank_state *rs)
+{
+    rs->pair_tail = 0;
+    send_output(rs, rs->pair_first);
+    if (!(ep_comm() && eng_ep_events_arrive(rs, rs->running, pair_end)))
+        pair_end(rs);
+}
+
+static void pair_a2a_done(void *arg)
+{
+    rank_state *rs = arg;
+    rs->pair_a2a = 0;
+    if (rs->pair_tail)
+        pair_tail(rs);
+}
+
+static void pair_first_done(rank_state *rs)
+{
+    sched_op op = rs->running;
+    double mid_s = simgrid_get_clock();
+    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
+    eng_finish_op(rs, op, rs->op_start_s, mid_s);
+    rs->pair_first = op;
+    rs->pair_mid_s = mid_s;
+    rs->pair_tail = 0;
+    rs->pair_a2a = ep_comm() && eng_ep_events_arrive(rs, op, pair_a2a_done);
+    rs->next++;
+    rs->busy = 0;
+    rs->pair = 2;
+    try_next(rs);
+}
+
 static void next_coll(rank_state *rs)
 {
     if (rs->coll >= rs->ncolls) {
-        if (!(eng.ep > 1 && eng.par->tp_comm && eng_ep_events_arrive(rs, rs->running, op_end)))
+        if (rs->pair == 1) {
+            pair_first_done(rs);
+        } else if (rs->pair == 2) {
+            rs->pair_tail = 1;
+            if (!rs->pair_a2a)
+                pair_tail(rs);
+        } else if (!(ep_comm() && eng_ep_events_arrive(rs, rs->running, op_end))) {
             op_end(rs);
+        }
         return;
     }
     const eng_coll *c = &rs->colls[rs->coll];
@@ -375,6 +439,8 @@ static void try_next(rank_state *rs)
     rs->running = op;
     rs->op_start_s = simgrid_get_clock();
     if (eng.par != NULL) {
+        if (rs->pair == 0 && op.overlap_next && eng.par->overlap_pairs && rs->next + 1 < s->nops[rs->rank])
+            rs->pair = 1;
         start_par_op(rs);
         return;
     }
@@ -399,20 +465,10 @@ static void start_all(void *arg)
         eng_events_reducer(&eng.dpr[r]);
 }
 
-/* Whether the job is in this replay's scope (header). */
+/* Whether the job is in this replay's scope (header): no memory plan. */
 int eng_events_eligible(const sim_input *in)
 {
-    if (!plan_is_empty(in->plan))
-        return 0;
-    const sim_parallel *par = in->par;
-    if (par == NULL)
-        return 1;
-    if (par->overlap_pairs)   /* DualPipeV's pairs: only where the schedule marks one */
-        for (int r = 0; r < in->sched->pp; r++)
-            for (int i = 0; i < in->sched->nops[r]; i++)
-                if (in->sched->ops[r][i].overlap_next)
-                    return 0;
-    return 1;
+    return plan_is_empty(in->plan);
 }
 
 void eng_events_start(void)

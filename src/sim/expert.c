@@ -98,7 +98,7 @@ static void a2a_release(void *arg)
     double end_s = simgrid_get_clock();
     for (int a = g->first; a < g->first + eng.ep; a++) {
         rank_state *m = &eng.rep[a].ranks[g->rank];
-        record_a2a(m, g->ev_op, m->coll_start_s, end_s);
+        record_a2a(m, g->ev_op, m->a2a_start_s, end_s);
         g->ev_release(m);
     }
 }
@@ -122,7 +122,7 @@ int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
     if (count == 0 || rs->ep == NULL)
         return 0;
     ep_group *g = rs->ep;
-    rs->coll_start_s = simgrid_get_clock();
+    rs->a2a_start_s = simgrid_get_clock();
     if (++g->ev_arrived < eng.ep)
         return 1;
     g->ev_arrived = 0;
