@@ -171,16 +171,25 @@ static long ring_round(const coll_rings *rs, double bytes_per_gpu, double scale)
     return (long)total;
 }
 
-long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode)
+/* The largest ring of rs (its members), and the largest edge latency of
+ * its rings of more than one member into *max_lat_s. */
+static int rings_extent(const coll_rings *rs, double *max_lat_s)
 {
     int max_n = 0;
-    double max_lat_s = 0.0;
+    *max_lat_s = 0.0;
     for (int i = 0; i < rs->count; i++) {
         if (rs->ring[i].n > max_n)
             max_n = rs->ring[i].n;
-        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > max_lat_s)
-            max_lat_s = rs->ring[i].max_latency_s;
+        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > *max_lat_s)
+            *max_lat_s = rs->ring[i].max_latency_s;
     }
+    return max_n;
+}
+
+long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode)
+{
+    double max_lat_s;
+    int max_n = rings_extent(rs, &max_lat_s);
     if (max_n <= 1 || count <= 0)
         return 0;
     long transfers = 0;
@@ -285,14 +294,8 @@ static void job_round(coll_job *j)
 long coll_start(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode, coll_done_fn done,
                 void *arg)
 {
-    int max_n = 0;
-    double max_lat_s = 0.0;
-    for (int i = 0; i < rs->count; i++) {
-        if (rs->ring[i].n > max_n)
-            max_n = rs->ring[i].n;
-        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > max_lat_s)
-            max_lat_s = rs->ring[i].max_latency_s;
-    }
+    double max_lat_s;
+    int max_n = rings_extent(rs, &max_lat_s);
     if (max_n <= 1 || count <= 0) {
         done(arg);
         return 0;

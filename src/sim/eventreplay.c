@@ -84,18 +84,26 @@ static void send_output(rank_state *rs, sched_op op)
     eng.events++;
 }
 
-static void op_end(void *arg)
+/* The running op is over: recorded from start_s, its output sent, the
+ * rank on to its next op (and its reducer told when it has run them all). */
+static void finish_running(rank_state *rs, double start_s)
 {
-    rank_state *rs = arg;
     sched_op op = rs->running;
     rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
-    eng_finish_op(rs, op, rs->op_start_s, simgrid_get_clock());
+    eng_finish_op(rs, op, start_s, simgrid_get_clock());
     send_output(rs, op);
     rs->next++;
     rs->busy = 0;
+    rs->pair = 0;
     if (eng.dpr && rs->next == eng.in->sched->nops[rs->rank])
         eng_dp_finished(&eng.dpr[rs->rank]);
     try_next(rs);
+}
+
+static void op_end(void *arg)
+{
+    rank_state *rs = arg;
+    finish_running(rs, rs->op_start_s);
 }
 
 /* ---- tp / cp / dp (par != NULL) -------------------------------------------- */
@@ -110,7 +118,6 @@ static void coll_end(void *arg)
     next_coll(rs);
 }
 
-/* The running op's collectives one after the other, then its end. */
 /* DualPipeV's overlapped pairs (expert.c's eng_run_pair): the first op's
  * all-to-alls run under the second's compute; the first is recorded to the
  * end of its compute and collectives, the second from there to the end of
@@ -124,16 +131,7 @@ static int ep_comm(void)
 static void pair_end(void *arg)
 {
     rank_state *rs = arg;
-    sched_op op = rs->running;
-    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
-    eng_finish_op(rs, op, rs->pair_mid_s, simgrid_get_clock());
-    send_output(rs, op);
-    rs->next++;
-    rs->busy = 0;
-    rs->pair = 0;
-    if (eng.dpr && rs->next == eng.in->sched->nops[rs->rank])
-        eng_dp_finished(&eng.dpr[rs->rank]);
-    try_next(rs);
+    finish_running(rs, rs->pair_mid_s);
 }
 
 static void pair_tail(rank_state *rs)
@@ -168,6 +166,8 @@ static void pair_first_done(rank_state *rs)
     try_next(rs);
 }
 
+/* The running op's collectives one after the other, then its all-to-alls
+ * and its end (or, in a pair, what follows the pair's op). */
 static void next_coll(rank_state *rs)
 {
     if (rs->coll >= rs->ncolls) {
