@@ -31,8 +31,9 @@ MOE=(--set workload=hf:profiles/models/mixtral-8x7b.json --set gpt.seq=1024 --se
 
 # compare A.json B.json MODE ARGS: python checks; MODE "blocks B DP" or "engine KIND"
 compare() {
-    python3 - "$@" <<'PY'
+    PYTHONPATH="$TEST_HERE" python3 - "$@" <<'PY'
 import json, sys
+from report_close import differences
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 mode = sys.argv[3]
 sa, sb = a.pop("simulator"), b.pop("simulator")
@@ -51,26 +52,7 @@ else:
     assert sb["engine"] == "actors", sb
     assert sa["engine"] == want, (sa["engine"], want)
     assert sa["events"] == sb["events"], (sa["events"], sb["events"])
-bad = []
-def walk(x, y, path):
-    if isinstance(x, dict):
-        if set(x) != set(y):
-            bad.append((path, sorted(set(x) ^ set(y))))
-            return
-        for k in x:
-            walk(x[k], y[k], path + "." + k)
-    elif isinstance(x, list):
-        if len(x) != len(y):
-            bad.append((path, len(x), len(y)))
-            return
-        for i, (u, v) in enumerate(zip(x, y)):
-            walk(u, v, "%s[%d]" % (path, i))
-    elif isinstance(x, float) or isinstance(y, float):
-        if abs(x - y) > 1e-9 * max(abs(x), abs(y)):
-            bad.append((path, x, y))
-    elif x != y:
-        bad.append((path, x, y))
-walk(a, b, "")
+bad = differences(a, b)
 assert not bad, bad[:6]
 PY
 }
