@@ -15,6 +15,7 @@
 #     the same event count, and so do ep's all-to-alls and DualPipeV's
 #     overlapped pairs; memory plans (offload, recompute), which it does not
 #     carry, fall back to the actor replay and say so (simulator.engine).
+#  3. Both are deterministic: the same job twice, the same report and trace.
 #   tests/replay.sh [BIN]
 . "$(dirname "$0")/lib.sh" replay
 BIN=${1:-src/pipegrid}
@@ -154,5 +155,20 @@ engine "DualPipeV's overlapped pairs, ep 4" "$EV" "${MOE[@]}" --set tp=2 --set p
     --set microbatches=8 --set schedule=dualpipe-v
 engine "DualPipeV's overlapped pairs, dense, dp 2" "$EV" "${GPT[@]}" --set tp=2 --set pp=4 --set dp=2 --set microbatches=8 \
     --set schedule=dualpipe-v
+
+# Deterministic: the same job twice without actors (blocks, ep, DualPipeV's pairs, overlap) gives the
+# same report (but the host time) and the same trace, byte for byte.
+DET=("${MOE[@]}" --set tp=2 --set cp=2 --set pp=2 --set dp=8 --set ep=4 --set microbatches=8
+     --set schedule=dualpipe-v --set dp.overlap=true)
+for i in 1 2; do
+    expect_rc "deterministic: run $i" 0 "$BIN" run "${DET[@]}" --trace "$TMP/det$i.trace"
+    python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["simulator"].pop("wall_seconds")
+print(json.dumps(d, sort_keys=True))' "$TMP/out" >"$TMP/det$i.json"
+done
+if cmp -s "$TMP/det1.json" "$TMP/det2.json" && cmp -s "$TMP/det1.trace" "$TMP/det2.trace"; then
+    ok "deterministic: the same report and trace twice"
+else
+    not_ok "deterministic: the same report and trace twice"
+fi
 
 test_summary
