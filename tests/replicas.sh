@@ -26,8 +26,9 @@ same() {
     expect_rc "$name: dp.replicas=auto" 0 "$BIN" run "${GPT[@]}" --set dp="$dp" "$@"
     cp "$TMP/out" "$TMP/auto.json"
     expect_rc "$name: dp.replicas=all" 0 "$BIN" run "${GPT[@]}" --set dp="$dp" --set dp.replicas=all "$@"
-    if python3 - "$TMP/auto.json" "$TMP/out" "$dp" >"$TMP/cmp" 2>&1 <<'PY'; then
+    if PYTHONPATH="$TEST_HERE" python3 - "$TMP/auto.json" "$TMP/out" "$dp" >"$TMP/cmp" 2>&1 <<'PY'; then
 import json, sys
+from report_close import differences
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 dp = int(sys.argv[3])
 sa, sb = a.pop("simulator"), b.pop("simulator")
@@ -38,26 +39,7 @@ assert sa["events"] < sb["events"], (sa["events"], sb["events"])
 for key in ("makespan", "iteration_seconds", "samples_per_second", "mfu"):
     assert key in a, key
 assert a["iteration"]["dp_allreduce_seconds"] > 0 or a["iteration"]["dp_allreduce_busy_seconds"] > 0, a["iteration"]
-bad = []
-def walk(x, y, path):
-    if isinstance(x, dict):
-        if set(x) != set(y):
-            bad.append((path, sorted(set(x) ^ set(y))))
-            return
-        for k in x:
-            walk(x[k], y[k], path + "." + k)
-    elif isinstance(x, list):
-        if len(x) != len(y):
-            bad.append((path, len(x), len(y)))
-            return
-        for i, (u, v) in enumerate(zip(x, y)):
-            walk(u, v, "%s[%d]" % (path, i))
-    elif isinstance(x, float) or isinstance(y, float):
-        if abs(x - y) > 1e-9 * max(abs(x), abs(y)):
-            bad.append((path, x, y))
-    elif x != y:
-        bad.append((path, x, y))
-walk(a, b, "")
+bad = differences(a, b)
 assert not bad, bad[:6]
 PY
         ok "$name: one replica simulated for $dp, the same report to 1e-9"

@@ -404,16 +404,19 @@ START_TEST(test_deterministic)
 }
 END_TEST
 
-/* sim_replicas_symmetric (replicas.c) on GPU maps of pp 2 x dp 2 on a
- * generated cluster of 4 nodes of 8 GPUs (GPU g = node 8 x n + local rank):
- * each condition that fails says so, and only the Megatron map with tp 8
- * (a node per replica's rank) is symmetric.  Plain C: no simulation. */
-enum { SYM_NODE_GPUS = 8, SYM_NODES = 4, SYM_PP = 2, SYM_DP = 2 };
+/* sim_replicas_symmetric (replicas.c) on GPU maps of pp 2 on a generated
+ * cluster of 8 nodes of 8 GPUs (GPU g = node 8 x n + local rank): each
+ * condition that fails says so; the Megatron map with tp 8 (a node per
+ * replica's rank) is symmetric replica by replica, and where replicas share
+ * nodes or ep groups the smallest block that repeats is returned (its first
+ * and last replicas on different nodes, a multiple of ep, below dp).  Plain
+ * C: no simulation. */
+enum { SYM_NODE_GPUS = 8, SYM_NODES = 8, SYM_PP = 2 };
 
 typedef struct sym_case {
-    int tp, dp, ep, all, no_mirror;
-    int gpu[SYM_PP * SYM_DP * SYM_NODE_GPUS];   /* [(r dp + d) tp + t]; all zero: Megatron's order */
-    int symmetric;
+    int tp, dp, ep, all, no_mirror, hier;
+    int gpu[SYM_NODES * SYM_NODE_GPUS];   /* [(r dp + d) tp + t]; all zero: Megatron's order */
+    int symmetric;            /* the block returned: 1 one replica for all, 0 none */
     const char *why;          /* prefix of the reason */
 } sym_case;
 
@@ -425,6 +428,14 @@ static const sym_case SYM_CASES[] = {
     {.tp = 8, .dp = 2, .no_mirror = 1, .why = "not symmetric: only a generated cluster"},
     {.tp = 8, .dp = 2, .ep = 2, .why = "not symmetric: expert parallelism"},
     {.tp = 4, .dp = 2, .why = "not symmetric: node 0 holds GPUs of replicas 0 and 1"},
+    /* two replicas per node: blocks of 2 would hold each ring on one node, 4 = dp is all */
+    {.tp = 4, .dp = 4, .why = "not symmetric: node 0 holds GPUs of replicas 0 and 1"},
+    {.tp = 4, .dp = 8, .symmetric = 4, .why = "symmetric in blocks of 4 replicas"},
+    {.tp = 2, .dp = 16, .symmetric = 8, .why = "symmetric in blocks of 8 replicas"},
+    {.tp = 4, .dp = 8, .hier = 1, .why = "not symmetric: node 0 holds GPUs of replicas 0 and 1"},
+    {.tp = 8, .dp = 4, .ep = 2, .symmetric = 2, .why = "symmetric in blocks of 2 replicas (expert-parallel"},
+    {.tp = 4, .dp = 8, .ep = 8, .why = "not symmetric: expert parallelism"},
+    {.tp = 8, .dp = 4, .ep = 2, .all = 1, .why = "dp.replicas=all"},
     /* replica 1's rank 0 on its node's GPUs 4..7 where replica 0's is on 0..3 */
     {.tp = 4, .dp = 2,
      .gpu = {G(0, 0), G(0, 1), G(0, 2), G(0, 3), G(1, 4), G(1, 5), G(1, 6), G(1, 7),
@@ -453,7 +464,8 @@ START_TEST(test_replicas_symmetry)
     ck_assert_int_eq(p.mirror_routes, 1);
     if (c->no_mirror)
         p.mirror_routes = 0;
-    int n = SYM_PP * c->dp * c->tp, gpu[SYM_PP * SYM_DP * SYM_NODE_GPUS], any = 0;
+    int n = SYM_PP * c->dp * c->tp, gpu[SYM_NODES * SYM_NODE_GPUS], any = 0;
+    ck_assert_int_le(n, SYM_NODES * SYM_NODE_GPUS);
     for (int i = 0; i < n; i++)
         any |= c->gpu[i];
     for (int i = 0; i < n; i++)
@@ -461,7 +473,8 @@ START_TEST(test_replicas_symmetry)
     schedule s;
     memset(&s, 0, sizeof s);
     s.pp = SYM_PP;
-    sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu, .ep = c->ep};
+    sim_parallel par = {.tp = c->tp, .dp = c->dp, .gpu = gpu, .ep = c->ep,
+                        .algo = c->hier ? DP_ALGO_HIERARCHICAL : DP_ALGO_AUTO};
     sim_input in = {.sched = &s, .plat = &p, .par = &par, .replicas = c->all ? SIM_REPLICAS_ALL : SIM_REPLICAS_AUTO};
     char why[SIM_WHY_MAX];
     ck_assert_int_eq(sim_replicas_symmetric(&in, why, sizeof why), c->symmetric);

@@ -310,7 +310,8 @@ int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, tim
         sim_input in = {.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
                         .zero_byte_messages = j->exp.network == NET_IDEAL, .plan = plan,
                         .par = job_sim_parallel(jpar), .copy_model = j->exp.offload_copy_model,
-                        .copy_slots = j->exp.offload_copy_slots, .replicas = (sim_replicas)j->exp.dp_replicas};
+                        .copy_slots = j->exp.offload_copy_slots, .replicas = (sim_replicas)j->exp.dp_replicas,
+                        .engine = (sim_engine)j->exp.sim_engine};
         rc = sim_run(&in, tl, out, st);
     }
     return rc;

@@ -89,6 +89,7 @@ static const choice DP_SHARDINGS[] = {{"none", DP_SHARD_NONE}, {"optimizer", DP_
 /* dp.shard_group's word for "all the dp replicas" (stored as 0, resolved to dp). */
 static const choice SHARD_GROUP_WORDS[] = {{"dp", 0}, {NULL, 0}};
 static const choice DP_REPLICAS[] = {{"auto", 0}, {"all", 1}, {NULL, 0}};
+static const choice SIM_ENGINES[] = {{"auto", 0}, {"actors", 1}, {NULL, 0}};
 static const choice ORDERS[] = {{"fixed", 0}, {"search", 1}, {NULL, 0}};
 static const choice HOST_LINKS[] = {{"datasheet", 0}, {"measured", 1}, {NULL, 0}};
 static const choice LINK_RATES[] = {{"datasheet", 0}, {"fitted", 1}, {NULL, 0}};
@@ -196,8 +197,14 @@ static const key_spec SCHEMA[] = {
                "all-gather in node; auto = ring"),
     CHOICE_KEY("dp.replicas", "auto|all", dp_replicas, "auto", DP_REPLICAS, NO_PATH, 0,
                "data-parallel replicas simulated: auto = one for all when the job is symmetric (a generated "
-               "cluster, every node holding GPUs of one replica, every replica placed alike, no ep), exactly "
-               "the same results; all = every replica (the report says which ran)"),
+               "cluster, every node holding GPUs of one replica, every replica placed alike, no ep), or the "
+               "smallest block of replicas that repeats where replicas share nodes or ep groups, exactly the "
+               "same results; all = every replica (the report says which ran)"),
+    CHOICE_KEY("sim.engine", "auto|actors", sim_engine, "auto", SIM_ENGINES, NO_PATH, 0,
+               "the replay: auto = the replay without actors where it applies (every job without a memory "
+               "plan), else the actor replay; actors = "
+               "the actor replay always (the reference, the same results; simulator.engine in the JSON says "
+               "which ran)"),
     CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,
                "tp and dp ring collectives: each ring edge's steps as one transfer plus the other steps' "
                "latencies (fused), or step by step (stepwise: the same time uncontended, slower to simulate)"),

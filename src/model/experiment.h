@@ -83,6 +83,7 @@ typedef struct experiment {
     int dp_algorithm;               /* sim.h dp_algo: 0 auto, 1 ring, 2 hierarchical */
     int collectives_stepwise;       /* 1: ring collectives step by step; 0: fused (collectives.h) */
     int dp_replicas;                /* sim.h sim_replicas: 0 auto (one for all when symmetric), 1 all */
+    int sim_engine;                 /* sim.h sim_engine: 0 auto (without actors where it applies), 1 actors */
     int micro_batch_size;           /* samples; with a profile not given: the profile's */
     int global_batch_size;          /* samples; 0 = not given */
 

@@ -18,7 +18,7 @@ int coll_steps(coll_kind k, int n)
     return k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
 }
 
-static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int mirror)
+static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int nsim)
 {
     rs->ring = pg_xrealloc(rs->ring, (size_t)(rs->count + 1) * sizeof *rs->ring);
     coll_ring *r = &rs->ring[rs->count++];
@@ -31,18 +31,25 @@ static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int mirror)
         if (lat_s > r->max_latency_s)
             r->max_latency_s = lat_s;
     }
-    r->mirror = mirror;
+    r->nsim = nsim;
     r->share = 1.0;
 }
 
 void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
 {
-    rings_add(rs, hosts, n, 0);
+    rings_add(rs, hosts, n, n);
 }
 
 void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n)
 {
     rings_add(rs, hosts, n, 1);
+}
+
+void coll_rings_simulate_block(coll_rings *rs, int from, int nsim)
+{
+    for (int i = from; i < rs->count; i++)
+        if (nsim >= 1 && nsim < rs->ring[i].n)
+            rs->ring[i].nsim = nsim;
 }
 
 /* The group's distinct nodes in first-seen order (into nodes) and how many
@@ -104,12 +111,14 @@ static size_t ring_edges(const coll_ring *r)
 {
     if (r->n <= 1)
         return 0;
-    return r->mirror ? 1 : (size_t)r->n;
+    return (size_t)r->nsim;
 }
 
+/* Edge j's destination: the next member, the block's first from its last
+ * (a mirror ring's host[0] to itself: its mirror route). */
 static sg_host_t edge_dst(const coll_ring *r, int j)
 {
-    return r->mirror ? r->host[j] : r->host[(j + 1) % r->n];
+    return r->host[(j + 1) % r->nsim];
 }
 
 /* Start the edges of every ring of rs into comms; returns how many.  An
@@ -162,16 +171,25 @@ static long ring_round(const coll_rings *rs, double bytes_per_gpu, double scale)
     return (long)total;
 }
 
-long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode)
+/* The largest ring of rs (its members), and the largest edge latency of
+ * its rings of more than one member into *max_lat_s. */
+static int rings_extent(const coll_rings *rs, double *max_lat_s)
 {
     int max_n = 0;
-    double max_lat_s = 0.0;
+    *max_lat_s = 0.0;
     for (int i = 0; i < rs->count; i++) {
         if (rs->ring[i].n > max_n)
             max_n = rs->ring[i].n;
-        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > max_lat_s)
-            max_lat_s = rs->ring[i].max_latency_s;
+        if (rs->ring[i].n > 1 && rs->ring[i].max_latency_s > *max_lat_s)
+            *max_lat_s = rs->ring[i].max_latency_s;
     }
+    return max_n;
+}
+
+long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode)
+{
+    double max_lat_s;
+    int max_n = rings_extent(rs, &max_lat_s);
     if (max_n <= 1 || count <= 0)
         return 0;
     long transfers = 0;
@@ -202,6 +220,100 @@ long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_m
     double rest_s = ((double)coll_steps(k, max_n) * count - 1.0) * max_lat_s;
     if (rest_s > 0)
         sg_actor_sleep_for(rest_s);
+    return transfers;
+}
+
+/* ---- without an actor (coll_start) ----------------------------------------- */
+
+/* A collective in flight: FUSED, one round of every edge then the other
+ * steps' latencies; STEPWISE, round after round (collective c, step s),
+ * each of the rings still in their steps. */
+typedef struct coll_job {
+    coll_kind k;
+    const coll_rings *rs;
+    double bytes;
+    int count, max_n, fused;
+    double rest_s;            /* FUSED: the other steps' latencies */
+    int c, s;                 /* STEPWISE: the round in flight */
+    size_t pending;           /* its transfers not ended */
+    coll_done_fn done;
+    void *arg;
+} coll_job;
+
+static void job_finish(void *arg)
+{
+    coll_job *j = arg;
+    coll_done_fn done = j->done;
+    void *done_arg = j->arg;
+    free(j);
+    done(done_arg);
+}
+
+static void job_round(coll_job *j);
+
+static void job_edge_done(void *arg, double start_s, double finish_s)
+{
+    (void)start_s;
+    coll_job *j = arg;
+    if (--j->pending > 0)
+        return;
+    if (j->fused) {
+        if (j->rest_s > 0)
+            sgx_at(finish_s + j->rest_s, job_finish, j);
+        else
+            job_finish(j);
+        return;
+    }
+    if (++j->s >= coll_steps(j->k, j->max_n)) {
+        j->s = 0;
+        j->c++;
+    }
+    if (j->c >= j->count)
+        job_finish(j);
+    else
+        job_round(j);
+}
+
+/* Start the round (c, s) of a STEPWISE job, or the one round of a FUSED
+ * one: the same transfers as start_edges. */
+static void job_round(coll_job *j)
+{
+    for (int i = 0; i < j->rs->count; i++) {
+        const coll_ring *r = &j->rs->ring[i];
+        if (r->n <= 1 || (!j->fused && j->s >= coll_steps(j->k, r->n)))
+            continue;
+        double chunk = r->share * (j->fused ? (double)coll_steps(j->k, r->n) * j->count * j->bytes / r->n
+                                            : j->bytes / r->n);
+        for (int e = 0; e < (int)ring_edges(r); e++) {
+            j->pending++;
+            sgx_transfer(r->host[e], edge_dst(r, e), chunk, job_edge_done, j);
+        }
+    }
+}
+
+long coll_start(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode, coll_done_fn done,
+                void *arg)
+{
+    double max_lat_s;
+    int max_n = rings_extent(rs, &max_lat_s);
+    if (max_n <= 1 || count <= 0) {
+        done(arg);
+        return 0;
+    }
+    coll_job *j = pg_xcalloc(1, sizeof *j);
+    *j = (coll_job){.k = k, .rs = rs, .bytes = bytes, .count = count, .max_n = max_n,
+                    .fused = mode != COLL_STEPWISE, .done = done, .arg = arg};
+    long transfers = 0;
+    if (j->fused) {
+        j->rest_s = ((double)coll_steps(k, max_n) * count - 1.0) * max_lat_s;
+        transfers = (long)rings_edges(rs);
+    } else {
+        for (int s = 0; s < coll_steps(k, max_n); s++)
+            for (int i = 0; i < rs->count; i++)
+                if (s < coll_steps(k, rs->ring[i].n))
+                    transfers += (long)count * (long)ring_edges(&rs->ring[i]);
+    }
+    job_round(j);
     return transfers;
 }
 
@@ -253,4 +365,48 @@ long coll_hier_allreduce(const coll_hier *h, double bytes, coll_mode mode)
     n += coll_run(COLL_ALLREDUCE, &h->inter, bytes / h->local, 1, mode);
     n += coll_run(COLL_ALLGATHER, &h->intra, bytes, 1, mode);
     return n;
+}
+
+/* The hierarchical all-reduce without an actor: its three phases chained. */
+typedef struct hier_job {
+    const coll_hier *h;
+    double bytes;
+    coll_mode mode;
+    int phase;
+    long *transfers;
+    coll_done_fn done;
+    void *arg;
+} hier_job;
+
+static void hier_next(void *arg)
+{
+    hier_job *j = arg;
+    switch (j->phase++) {
+    case 0:
+        *j->transfers += coll_start(COLL_REDUCE_SCATTER, &j->h->intra, j->bytes, 1, j->mode, hier_next, j);
+        return;
+    case 1:
+        *j->transfers += coll_start(COLL_ALLREDUCE, &j->h->inter, j->bytes / j->h->local, 1, j->mode, hier_next, j);
+        return;
+    case 2:
+        *j->transfers += coll_start(COLL_ALLGATHER, &j->h->intra, j->bytes, 1, j->mode, hier_next, j);
+        return;
+    default: {
+        coll_done_fn done = j->done;
+        void *done_arg = j->arg;
+        free(j);
+        done(done_arg);
+    }
+    }
+}
+
+void coll_hier_start(const coll_hier *h, double bytes, coll_mode mode, long *transfers, coll_done_fn done, void *arg)
+{
+    if (h->local <= 0) {
+        done(arg);
+        return;
+    }
+    hier_job *j = pg_xcalloc(1, sizeof *j);
+    *j = (hier_job){.h = h, .bytes = bytes, .mode = mode, .transfers = transfers, .done = done, .arg = arg};
+    hier_next(j);
 }

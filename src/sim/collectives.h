@@ -58,8 +58,21 @@
  * member's.  Step counts and the latency of the other steps are the full
  * ring's (n members, the largest latency of its real edges).
  *
- * Every function here blocks the calling SimGrid actor until its transfers
- * are done; none records anything (the engine does).  With the engine's
+ * Block rings (coll_rings_simulate_block): the generalisation of mirror
+ * rings to symmetric replicas that share nodes or meet in expert-parallel
+ * groups, where a block of b consecutive members is simulated for all
+ * (src/sim/replicas.c).  Each ring keeps its first b members, which the
+ * block's nodes hold (ring order visits them first); its edges inside the
+ * block are the real ones, and the edge leaving the block, from its last
+ * member to the next block's first, goes back to the block's own first
+ * member: a real route between two nodes that loads the sender's NIC out
+ * and the receiver's NIC in, which in a job symmetric under shifting every
+ * member by b carry the same flows as the next block's.  Bytes per edge,
+ * step counts and latencies stay the full ring's (n members).  A mirror
+ * ring is the block ring of b = 1.
+ *
+ * Every function here but coll_start blocks the calling SimGrid actor until
+ * its transfers are done; none records anything (the engine does).  With the engine's
  * files (engine_internal.h) and sgshim.cpp, the only SimGrid users.
  */
 #ifndef PG_SIM_COLLECTIVES_H
@@ -76,7 +89,7 @@ typedef struct coll_ring {
     int n;
     sg_host_t *host;          /* [n] */
     double max_latency_s;     /* largest route latency of an edge (FUSED's sleeps) */
-    int mirror;               /* 1: one edge, host[0] to its mirror, stands for the n */
+    int nsim;                 /* edges simulated: n; a block ring's members (< n); 1: a mirror ring */
     double share;             /* part of the collective's bytes this ring carries (channel rings: 1/m) */
 } coll_ring;
 
@@ -99,11 +112,24 @@ void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n);
  * rings (header): m rings of share 1/m when it spans nodes with m > 1 of its
  * GPUs on each, else one ring.  Returns the number of rings added. */
 int coll_rings_add_channels(coll_rings *rs, const sg_host_t *hosts, const int *node, int n);
+/* Rings from index `from` on of rs become block rings (header) of their
+ * first nsim hosts (1 <= nsim; rings of at most nsim members are left whole). */
+void coll_rings_simulate_block(coll_rings *rs, int from, int nsim);
 void coll_rings_free(coll_rings *rs);
 
 /* Run count back-to-back collectives of kind k, bytes per GPU each, on every
  * ring of rs at once.  Returns the transfers simulated. */
 long coll_run(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode);
+
+/* The same without an actor (the replay without actors, eventreplay.c):
+ * starts coll_run's transfers as one-sided transfers (sgshim.h's
+ * sgx_transfer) and timers, the same activities at the same dates, and
+ * calls done(arg) once coll_run would have returned (at once, from inside
+ * coll_start, when there is nothing to run).  Returns the transfers it
+ * will simulate.  Needs sgx_events_init. */
+typedef void (*coll_done_fn)(void *arg);
+long coll_start(coll_kind k, const coll_rings *rs, double bytes, int count, coll_mode mode, coll_done_fn done,
+                void *arg);
 
 /* A hierarchical all-reduce of one or more groups, built by coll_hier_add. */
 typedef struct coll_hier {
@@ -121,5 +147,8 @@ void coll_hier_free(coll_hier *h);
 
 /* The hierarchical all-reduce of bytes per GPU on every group of h at once. */
 long coll_hier_allreduce(const coll_hier *h, double bytes, coll_mode mode);
+/* The same without an actor (as coll_start): adds its transfers to
+ * *transfers as its phases start, calls done(arg) when it is over. */
+void coll_hier_start(const coll_hier *h, double bytes, coll_mode mode, long *transfers, coll_done_fn done, void *arg);
 
 #endif

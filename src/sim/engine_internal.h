@@ -50,6 +50,20 @@
 
 struct replica;
 
+/* One collective an op runs after its compute (tp all-reduce, or reduce-
+ * scatter + all-gather with sequence parallelism, cp key/value ring), and
+ * how the timeline records it (tpgroup.c). */
+#define ENG_OP_COLLS_MAX 3
+typedef struct eng_coll {
+    coll_kind kind;
+    const coll_rings *rings;
+    double bytes;               /* per GPU, each of count */
+    int count;
+    coll_mode mode;
+    double rec_bytes;           /* the record's bytes */
+    int rec_kind;               /* tl_coll kind */
+} eng_coll;
+
 /* One stage boundary in one direction between two ranks. */
 typedef struct channel {
     int used;                   /* 0: both stages on one rank, or no such boundary */
@@ -103,6 +117,18 @@ typedef struct rank_state {
     int stopped;                /* waits for a predecessor later in its own list: for good */
     double op_start_s;          /* start of the running op */
     sched_op running;           /* the running op (not re-read from the list: a cache miss at 512 ranks) */
+    int pieces, piece;          /* par: the running op's compute pieces (buckets released, overlap) */
+    int ncolls, coll;           /* par: its collectives after the compute, and the one running */
+    int gather;                 /* par: the parameter gather the running op waits for, -1 none */
+    int gather_wait;            /* par: its compute ended before that gather */
+    eng_coll colls[ENG_OP_COLLS_MAX]; /* par: those collectives */
+    double coll_start_s;
+    double a2a_start_s;         /* par: when it arrived at its all-to-alls */
+    int pair;                   /* par: 1 the first op of an overlapped pair runs, 2 the second; 0 none */
+    int pair_a2a;               /* the first's all-to-alls are still running */
+    int pair_tail;              /* the second's compute and collectives ended, the first's all-to-alls not */
+    double pair_mid_s;          /* the first's end, the second's record start */
+    sched_op pair_first;
     /* memory plan only */
     sg_host_t cpu;              /* host-memory endpoint of the GPU's node */
     sg_host_t *tp_cpu;          /* [tp] with tp_host: each group GPU's, which copies its share too */
@@ -131,6 +157,12 @@ typedef struct rank_state {
 typedef struct ep_group {
     int first;                  /* first replica */
     int nrep;                   /* replicas in the group */
+    int rank;                   /* the pipeline rank */
+    /* without actors (expert.c, eng_ep_events_arrive) */
+    int ev_arrived;             /* members arrived for the current op */
+    size_t ev_pending;          /* its transfers not ended */
+    sched_op ev_op;
+    sgx_fn ev_release;          /* what each member does once released */
     sg_bar_t bar;
     double latency_s;           /* largest route latency between two members' GPUs */
 } ep_group;
@@ -196,6 +228,11 @@ typedef struct dp_rank {
     coll_rings flat;            /* tp rings of dp GPUs */
     coll_hier hier;
     sg_host_t host;             /* where the reducer actor lives */
+    /* the replay without actors: the reducer as a state machine (eventreplay.c) */
+    int ev_state;               /* what it does or waits for next */
+    int ev_busy;                /* a collective or the optimizer step is running (buckets: its index + 1) */
+    int ev_bucket;              /* the next bucket to reduce */
+    double ev_start_s;
 } dp_rank;
 
 /* The one simulation of this process (SimGrid allows no second). */
@@ -204,8 +241,8 @@ typedef struct engine_state {
     const sim_parallel *par;    /* NULL: tp = dp = 1 */
     timeline *tl;
     int dp;                     /* the job's data-parallel replicas */
-    int nrep;                   /* of which simulated: dp, or 1 when mirrored */
-    int mirror;                 /* 1: the replicas are symmetric, replica 0 stands for all (replicas.c) */
+    int nrep;                   /* of which simulated: dp, or the symmetric block (1: mirrored) */
+    int mirror;                 /* 1: the replicas are symmetric, the first nrep stand for all (replicas.c) */
     replica *rep;               /* [nrep] */
     long events;
     /* memory plan only (plan == NULL otherwise) */
@@ -224,6 +261,8 @@ typedef struct engine_state {
     int expert_tp1;             /* sim_parallel.expert_tp1 */
     ep_group *epg;              /* [pp * dp / ep] */
     int events_mode;            /* 1: the replay without actors (eventreplay.c) */
+    int ev_embed_arrived;       /* reducers at the tied embedding's barrier (without actors) */
+    int ev_opt_arrived;         /* reducers at the optimizer's barrier (without actors) */
 } engine_state;
 
 extern engine_state eng;
@@ -244,11 +283,15 @@ void eng_plan_reach(rank_state *rs, int i);
 void eng_plan_after(rank_state *rs, sched_op op);
 void eng_plan_free(void);
 /* tpgroup.c */
+int eng_op_colls(const rank_state *rs, sched_op op, eng_coll *list);
+void eng_record_coll(const rank_state *rs, sched_op op, const eng_coll *c, double start_s, double end_s);
+double eng_group_seconds(const rank_state *rs, double ref_s);
 void eng_group_execute(rank_state *rs, double ref_s);
 void eng_op_communication(rank_state *rs, sched_op op, int with_a2a);
 /* gradsync.c */
 void eng_dp_start_actors(void);
 void eng_dp_finished(dp_rank *dr);
+void eng_dp_signal(dp_rank *dr, int bucket);
 void eng_dp_setup(const sim_input *in);
 void eng_run_compute(rank_state *rs, int i, double ref_s);
 void eng_dp_free(void);
@@ -258,8 +301,13 @@ void eng_ep_setup(const sim_input *in);
 int eng_ep_group_replicas(void);
 void eng_ep_alltoall(rank_state *rs, sched_op op);
 int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
+/* Without actors: rs arrives at its group's all-to-alls of op; 0 if op has
+ * none (go on), 1 if it waits: release(member) is called for every member
+ * once the all-to-alls are over. */
+int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release);
 /* eventreplay.c */
 int eng_events_eligible(const sim_input *in);
+void eng_events_reducer(dp_rank *dr);
 void eng_events_start(void);
 void eng_events_free(void);
 /* deadlock.c */

@@ -1,11 +1,16 @@
-/* eventreplay.c: the replay without actors, for plain pipelines
- * (engine_internal.h; the decision and its measurements: docs/architecture.md).
+/* eventreplay.c: the replay without actors (engine_internal.h; the
+ * decision and its measurements: docs/architecture.md).
  *
- * Scope.  sim_run takes this path when the run has no memory plan and no
- * tensor / data / context / expert parallelism (sim_input.par NULL, plan
- * empty): one GPU per rank, point-to-point channels only.  Everything else
- * runs on the actor replay (replay.c), which this one reproduces exactly
- * on its scope (tests/test_sim.c compares the two, record by record).
+ * Scope.  sim_run takes this path (sim.engine=auto) for every job without a
+ * memory plan: plain pipelines, tp / cp groups with their
+ * collectives, data-parallel buckets (ring, channel, mirror, block or
+ * hierarchical rings, with or without overlap), the tied embedding's
+ * all-reduce, the optimizer barrier and step, the distributed optimizer's
+ * reduce-scatter and parameter gathers (overlapped with the forwards or
+ * not), expert-parallel all-to-alls, DualPipeV's overlapped pairs.  Everything
+ * else runs on the actor replay (replay.c), the reference, which this one
+ * reproduces exactly on its scope (tests/test_eventreplay.c record by
+ * record; tests/replay.sh the whole report on every job kind).
  *
  * Mechanism.  Nothing runs in an actor: an op is a SimGrid kernel timer at
  * now + its duration (t x flops_per_ref_s / the host's speed: a GPU runs one
@@ -19,6 +24,16 @@
  * rank tries its next op.  No actor context switch and no mailbox matching:
  * what the bare actor replay spends most of its time on.
  *
+ * With par: an op is its compute (one timer per piece: with dp.overlap the
+ * stage's last weight-gradient op runs in as many pieces as its buckets,
+ * each releasing one; eng_group_seconds is the group's time), then its
+ * collectives one after the other (coll_start: the same one-sided transfers
+ * and latency timers as coll_run, at the same dates), then its all-to-alls
+ * (eng_ep_events_arrive: the group's barriers as arrival counts), then its
+ * end.  Each rank's reducer is a state machine (eng_events_reducer, poked
+ * when a bucket is ready, a rank finishes or a collective ends) that takes
+ * the reducer actor's steps in its order (gradsync.c).
+ *
  * Deadlocks.  A rank whose next op waits for a message that never comes, or
  * for a predecessor later in its own list (it stops there, as the actor
  * replay's rank does), leaves ops undone when the event queue runs dry;
@@ -31,18 +46,20 @@ XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_events, pg_engine, "the replay without
 static void try_next(rank_state *rs);
 
 /* A transfer's payload, in the pointer itself (no allocation per message):
- * 1 + (2 x stage + gradient) x m + mb. */
-static void *message_of(const channel *c, int mb)
+ * 1 + ((replica x nstages + stage) x 2 + gradient) x m + mb. */
+static void *message_of(const rank_state *rs, const channel *c, int mb)
 {
-    size_t id = ((size_t)c->stage * 2 + (c->kind == XFER_GRADIENT)) * (size_t)eng.in->sched->m + (size_t)mb;
-    return (void *)(uintptr_t)(id + 1);
+    size_t boundary = ((size_t)rs->rep->index * (size_t)eng.in->sched->nstages + (size_t)c->stage) * 2 +
+                      (c->kind == XFER_GRADIENT);
+    return (void *)(uintptr_t)(boundary * (size_t)eng.in->sched->m + (size_t)mb + 1);
 }
 
 static void on_arrival(void *arg, double start_s, double end_s)
 {
     size_t id = (size_t)(uintptr_t)arg - 1, m = (size_t)eng.in->sched->m, boundary = id / m;
-    int mb = (int)(id % m), stage = (int)(boundary / 2);
-    channel *c = boundary % 2 ? &eng.rep[0].gradient[stage] : &eng.rep[0].activation[stage];
+    size_t nstages = (size_t)eng.in->sched->nstages;
+    int mb = (int)(id % m), stage = (int)(boundary / 2 % nstages), d = (int)(boundary / 2 / nstages);
+    channel *c = boundary % 2 ? &eng.rep[d].gradient[stage] : &eng.rep[d].activation[stage];
     c->arrived[mb] = 1;
     XBT_DEBUG("%s: mb %d from rank %d to rank %d [%.9f, %.9f]", c->name, mb, c->src_rank, c->dst_rank, start_s,
               end_s);
@@ -63,20 +80,332 @@ static void send_output(rank_state *rs, sched_op op)
         c = &rs->rep->gradient[op.stage];
     if (c == NULL || !c->used)
         return;
-    sgx_transfer(rs->host, c->dst->host, c->bytes, on_arrival, message_of(c, op.mb));
+    sgx_transfer(rs->host, c->dst->host, c->bytes, on_arrival, message_of(rs, c, op.mb));
     eng.events++;
+}
+
+/* The running op is over: recorded from start_s, its output sent, the
+ * rank on to its next op (and its reducer told when it has run them all). */
+static void finish_running(rank_state *rs, double start_s)
+{
+    sched_op op = rs->running;
+    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
+    eng_finish_op(rs, op, start_s, simgrid_get_clock());
+    send_output(rs, op);
+    rs->next++;
+    rs->busy = 0;
+    rs->pair = 0;
+    if (eng.dpr && rs->next == eng.in->sched->nops[rs->rank])
+        eng_dp_finished(&eng.dpr[rs->rank]);
+    try_next(rs);
 }
 
 static void op_end(void *arg)
 {
     rank_state *rs = arg;
+    finish_running(rs, rs->op_start_s);
+}
+
+/* ---- tp / cp / dp (par != NULL) -------------------------------------------- */
+
+static void next_coll(rank_state *rs);
+
+static void coll_end(void *arg)
+{
+    rank_state *rs = arg;
+    eng_record_coll(rs, rs->running, &rs->colls[rs->coll], rs->coll_start_s, simgrid_get_clock());
+    rs->coll++;
+    next_coll(rs);
+}
+
+/* DualPipeV's overlapped pairs (expert.c's eng_run_pair): the first op's
+ * all-to-alls run under the second's compute; the first is recorded to the
+ * end of its compute and collectives, the second from there to the end of
+ * both ops' communication; the first's output leaves once its all-to-alls
+ * and the second's collectives are over. */
+static int ep_comm(void)
+{
+    return eng.ep > 1 && eng.par->tp_comm;
+}
+
+static void pair_end(void *arg)
+{
+    rank_state *rs = arg;
+    finish_running(rs, rs->pair_mid_s);
+}
+
+static void pair_tail(rank_state *rs)
+{
+    rs->pair_tail = 0;
+    send_output(rs, rs->pair_first);
+    if (!(ep_comm() && eng_ep_events_arrive(rs, rs->running, pair_end)))
+        pair_end(rs);
+}
+
+static void pair_a2a_done(void *arg)
+{
+    rank_state *rs = arg;
+    rs->pair_a2a = 0;
+    if (rs->pair_tail)
+        pair_tail(rs);
+}
+
+static void pair_first_done(rank_state *rs)
+{
     sched_op op = rs->running;
+    double mid_s = simgrid_get_clock();
     rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
-    eng_finish_op(rs, op, rs->op_start_s, simgrid_get_clock());
-    send_output(rs, op);
+    eng_finish_op(rs, op, rs->op_start_s, mid_s);
+    rs->pair_first = op;
+    rs->pair_mid_s = mid_s;
+    rs->pair_tail = 0;
+    rs->pair_a2a = ep_comm() && eng_ep_events_arrive(rs, op, pair_a2a_done);
     rs->next++;
     rs->busy = 0;
+    rs->pair = 2;
     try_next(rs);
+}
+
+/* The running op's collectives one after the other, then its all-to-alls
+ * and its end (or, in a pair, what follows the pair's op). */
+static void next_coll(rank_state *rs)
+{
+    if (rs->coll >= rs->ncolls) {
+        if (rs->pair == 1) {
+            pair_first_done(rs);
+        } else if (rs->pair == 2) {
+            rs->pair_tail = 1;
+            if (!rs->pair_a2a)
+                pair_tail(rs);
+        } else if (!(ep_comm() && eng_ep_events_arrive(rs, rs->running, op_end))) {
+            op_end(rs);
+        }
+        return;
+    }
+    const eng_coll *c = &rs->colls[rs->coll];
+    rs->coll_start_s = simgrid_get_clock();
+    eng.events += coll_start(c->kind, c->rings, c->bytes, c->count, c->mode, coll_end, rs);
+}
+
+static void start_piece(rank_state *rs);
+
+/* The running op's collectives, after its compute. */
+static void start_colls(rank_state *rs)
+{
+    rs->ncolls = eng_op_colls(rs, rs->running, rs->colls);
+    rs->coll = 0;
+    next_coll(rs);
+}
+
+/* A piece of the running op's compute ended: its bucket is ready (with
+ * overlap), then the next piece or the collectives. */
+static void piece_end(void *arg)
+{
+    rank_state *rs = arg;
+    if (rs->pieces > 0)
+        eng_dp_signal(&eng.dpr[rs->rank], eng.dpr[rs->rank].op_first_bucket[rs->next] + rs->piece);
+    if (++rs->piece < (rs->pieces > 0 ? rs->pieces : 1)) {
+        start_piece(rs);
+        return;
+    }
+    if (rs->gather >= 0 && eng.dpr[rs->rank].gathered <= rs->gather) {
+        rs->gather_wait = 1;   /* its stage's parameters are not gathered yet (eng_run_compute's wait_gather) */
+        return;
+    }
+    start_colls(rs);
+}
+
+static void start_piece(rank_state *rs)
+{
+    double ref_s = actmem_op_ref_s(&eng.in->wl->stage[rs->running.stage], rs->running.kind);
+    if (rs->pieces > 0)
+        ref_s /= rs->pieces;
+    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
+    sgx_at(simgrid_get_clock() + eng_group_seconds(rs, ref_s), piece_end, rs);
+}
+
+/* An op of a job with par: its compute on the group (in pieces that
+ * release its stage's buckets, with overlap), then its collectives
+ * (eng_run_compute and eng_op_communication's order). */
+static void start_par_op(rank_state *rs)
+{
+    dp_rank *dr = eng.dpr ? &eng.dpr[rs->rank] : NULL;
+    if (rs->next == 0)
+        rs->first_start_s = rs->op_start_s;
+    rs->pieces = dr && dr->op_first_bucket ? dr->op_nbuckets[rs->next] : 0;
+    rs->piece = 0;
+    rs->gather = dr && dr->op_gather ? dr->op_gather[rs->next] : -1;
+    if (rs->gather >= 0) {   /* its pre-hook: the next stage's gather may start */
+        dr->fwd_started[rs->gather]++;
+        eng_events_reducer(dr);
+    }
+    start_piece(rs);
+}
+
+/* The reducer of a pipeline rank (gradsync.c's reducer_actor) as a state
+ * machine: with the distributed optimizer's overlap the stages' parameter
+ * gathers first, each once the stage before's first forward has started on
+ * every simulated replica; buckets in order, each once every simulated
+ * replica has it, then
+ * the tied embedding's all-reduce, the optimizer barrier, the step and the
+ * distributed optimizer's gather.  Called whenever something it may wait
+ * for happens. */
+enum { RED_GATHERS, RED_BUCKETS, RED_EMBED, RED_EMBED_WAIT, RED_OPT, RED_OPT_WAIT, RED_STEP, RED_GATHER, RED_DONE };
+
+static void reducer_done_step(void *arg);
+
+static void reducer_coll_end(void *arg)
+{
+    dp_rank *dr = arg;
+    int dist = eng.par->distributed_optimizer && eng.dp > 1;
+    double end_s = simgrid_get_clock();
+    if (dr->ev_state == RED_GATHERS) {
+        int k = dr->ev_busy - 1;
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->gather_bytes[k], .rank = dr->rank,
+                       .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->gathered = k + 1;
+        for (int d = 0; d < eng.nrep; d++) {   /* the forwards that waited for it */
+            rank_state *rs = &eng.rep[d].ranks[dr->rank];
+            if (rs->gather_wait && rs->gather < dr->gathered) {
+                rs->gather_wait = 0;
+                start_colls(rs);
+            }
+        }
+    } else if (dr->ev_state == RED_BUCKETS) {
+        int b = dr->ev_busy - 1;
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->bucket_bytes[b], .rank = dr->rank,
+                       .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
+                       .kind = dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->ev_bucket = b + 1;
+    } else if (dr->ev_state == RED_EMBED_WAIT) {
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = eng.par->embed_sync_bytes,
+                       .rank = dr->rank, .replica = -1, .stage = 0, .mb = -1, .count = 1,
+                       .kind = TLC_EMBED_ALLREDUCE};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->ev_state = RED_OPT;
+    } else {   /* RED_GATHER */
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s,
+                       .bytes = dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
+                       .rank = dr->rank, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->ev_state = RED_DONE;
+    }
+    eng_events_reducer(dr);
+}
+
+static void reducer_done_step(void *arg)
+{
+    dp_rank *dr = arg;
+    tl_coll rec = {.start_s = dr->ev_start_s, .end_s = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
+                   .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
+    timeline_add_coll(eng.tl, &rec);
+    dr->ev_busy = 0;
+    dr->ev_state = RED_GATHER;
+    eng_events_reducer(dr);
+}
+
+void eng_events_reducer(dp_rank *dr)
+{
+    int dist = eng.par->distributed_optimizer && eng.dp > 1, pp = eng.in->sched->pp;
+    while (!dr->ev_busy) {
+        switch (dr->ev_state) {
+        case RED_GATHERS: {
+            int k = dr->gathered;
+            if (!(dist && eng.par->overlap) || k >= dr->ngather) {
+                dr->ev_state = RED_BUCKETS;
+                break;
+            }
+            if (k > 0 && dr->fwd_started[k - 1] < eng.nrep)
+                return;
+            dr->ev_busy = k + 1;
+            dr->ev_start_s = simgrid_get_clock();
+            eng.events += coll_start(COLL_ALLGATHER, &dr->flat, dr->gather_bytes[k], 1, COLL_FUSED, reducer_coll_end,
+                                     dr);
+            continue;
+        }
+        case RED_BUCKETS: {
+            int b = dr->ev_bucket;
+            if (b < dr->nbuckets) {
+                if (dr->ready[b] < eng.nrep)
+                    return;
+                dr->ev_busy = b + 1;
+                dr->ev_start_s = simgrid_get_clock();
+                if (!dist && dr->use_hier)
+                    coll_hier_start(&dr->hier, dr->bucket_bytes[b], COLL_FUSED, &eng.events, reducer_coll_end, dr);
+                else
+                    eng.events += coll_start(dist ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, &dr->flat,
+                                             dr->bucket_bytes[b], 1, COLL_FUSED, reducer_coll_end, dr);
+                continue;
+            }
+            if (dr->finished < eng.nrep)
+                return;
+            dr->ev_state = RED_EMBED;
+            break;
+        }
+        case RED_EMBED:
+            if (eng.embed_rings.count > 0 && (dr->rank == eng.embed_ranks[0] || dr->rank == eng.embed_ranks[1])) {
+                dr->ev_state = RED_EMBED_WAIT;
+                if (++eng.ev_embed_arrived < 2)
+                    return;
+                /* both reducers are in: the first stage's runs the ring, the other goes on */
+                dp_rank *a = &eng.dpr[eng.embed_ranks[0]], *b = &eng.dpr[eng.embed_ranks[1]];
+                b->ev_state = RED_OPT;
+                a->ev_busy = 1;
+                a->ev_start_s = simgrid_get_clock();
+                eng.events += coll_start(COLL_ALLREDUCE, &eng.embed_rings, eng.par->embed_sync_bytes, 1, COLL_FUSED,
+                                         reducer_coll_end, a);
+                if (dr == a) {   /* b waited at RED_EMBED_WAIT: it goes on now */
+                    eng_events_reducer(b);
+                    return;
+                }
+                continue;   /* dr is b: on to the optimizer's barrier */
+            }
+            dr->ev_state = RED_OPT;
+            break;
+        case RED_EMBED_WAIT:
+            return;
+        case RED_OPT:
+            dr->ev_state = RED_OPT_WAIT;
+            if (++eng.ev_opt_arrived < pp)
+                return;
+            for (int r = 0; r < pp; r++)
+                eng.dpr[r].ev_state = RED_STEP;
+            for (int r = 0; r < pp; r++)
+                if (&eng.dpr[r] != dr)
+                    eng_events_reducer(&eng.dpr[r]);
+            break;
+        case RED_OPT_WAIT:
+            return;
+        case RED_STEP:
+            if (eng.par->optimizer_s != NULL && eng.par->optimizer_s[dr->rank] > 0) {
+                dr->ev_busy = 1;
+                dr->ev_start_s = simgrid_get_clock();
+                sgx_at(dr->ev_start_s + eng.par->optimizer_s[dr->rank], reducer_done_step, dr);
+                return;
+            }
+            dr->ev_state = RED_GATHER;
+            break;
+        case RED_GATHER:
+            if (dist && !eng.par->overlap) {
+                dr->ev_busy = 1;
+                dr->ev_start_s = simgrid_get_clock();
+                eng.events += coll_start(COLL_ALLGATHER, &dr->flat,
+                                         dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
+                                         1, COLL_FUSED, reducer_coll_end, dr);
+                continue;
+            }
+            dr->ev_state = RED_DONE;
+            break;
+        default:
+            return;
+        }
+    }
 }
 
 /* 1 if op's input is in; else 0, with what it waits for noted (deadlock
@@ -109,6 +438,12 @@ static void try_next(rank_state *rs)
     rs->busy = 1;
     rs->running = op;
     rs->op_start_s = simgrid_get_clock();
+    if (eng.par != NULL) {
+        if (rs->pair == 0 && op.overlap_next && eng.par->overlap_pairs && rs->next + 1 < s->nops[rs->rank])
+            rs->pair = 1;
+        start_par_op(rs);
+        return;
+    }
     double seconds = actmem_op_ref_s(&eng.in->wl->stage[op.stage], op.kind) * rs->flops_per_ref_s /
                      sg_host_get_speed(rs->host);
     eng.events++;
@@ -118,13 +453,26 @@ static void try_next(rank_state *rs)
 static void start_all(void *arg)
 {
     (void)arg;
-    for (int r = 0; r < eng.in->sched->pp; r++)
-        try_next(&eng.rep[0].ranks[r]);
+    const schedule *s = eng.in->sched;
+    for (int d = 0; d < eng.nrep; d++)
+        for (int r = 0; r < s->pp; r++)
+            if (eng.dpr && s->nops[r] == 0)
+                eng_dp_finished(&eng.dpr[r]);
+    for (int d = 0; d < eng.nrep; d++)
+        for (int r = 0; r < s->pp; r++)
+            try_next(&eng.rep[d].ranks[r]);
+    for (int r = 0; eng.dpr && r < s->pp; r++)
+        eng_events_reducer(&eng.dpr[r]);
 }
 
+/* Whether the job is in this replay's scope (header): no memory plan. */
 int eng_events_eligible(const sim_input *in)
 {
-    return in->par == NULL && plan_is_empty(in->plan);
+    /* memory plans, and ZeRO-2/3's per-layer collectives (gradsync.c), run on
+     * the actor replay only */
+    const sim_parallel *par = in->par;
+    int layerwise = par && par->dp > 1 && (par->sharding == DP_SHARD_GRADIENTS || par->sharding == DP_SHARD_FULL);
+    return plan_is_empty(in->plan) && !layerwise;
 }
 
 void eng_events_start(void)

@@ -18,6 +18,11 @@
  * links it takes its fair share.  The all-to-alls sit after the op's
  * compute, not between its layers: the same time without overlap.
  *
+ * Without actors (eng_ep_events_arrive, for eventreplay.c): the members
+ * arrive one by one, the last starts the same transfers as one-sided ones
+ * and, once they and the other all-to-alls' latencies are over, every
+ * member is released at once: the two barriers' dates.
+ *
  * Overlapped pairs (par->overlap_pairs, ops marked overlap_next: DualPipeV's
  * forward and backward chunks of different microbatches): the two computes
  * run back to back while the first op's all-to-alls run under the second's
@@ -46,6 +51,28 @@ static sg_host_t member_host(int rep_index, int rank, int i)
     return rs->tp_host ? rs->tp_host[i] : rs->host;
 }
 
+/* Whether GPU q1 of an expert group sends to its GPU q2, q = (replica -
+ * first) x grp + i: with etp=1 every other GPU of its block of ep, else GPU i
+ * of every other replica. */
+static int trades(int q1, int q2)
+{
+    if (eng.expert_tp1)
+        return q1 != q2 && q1 / eng.ep == q2 / eng.ep;
+    return q1 / eng.grp != q2 / eng.grp && q1 % eng.grp == q2 % eng.grp;
+}
+
+static void record_a2a(const rank_state *rs, sched_op op, double start_s, double end_s)
+{
+    int count = a2a_count(op);
+    XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, start_s, end_s);
+    if (!rs->record)
+        return;
+    tl_coll rec = {.start_s = start_s, .end_s = end_s, .bytes = eng.in->wl->stage[op.stage].a2a_bytes * count,
+                   .rank = rs->rank, .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
+                   .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
+    timeline_add_coll(eng.tl, &rec);
+}
+
 /* The op's expert-parallel all-to-alls among rs's group (header). */
 void eng_ep_alltoall(rank_state *rs, sched_op op)
 {
@@ -62,13 +89,11 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
         size_t n = (size_t)gpus * (size_t)(eng.ep - 1), k = 0;
         sg_comm_t *comms = pg_xmalloc(n * sizeof *comms);
         for (int q1 = 0; q1 < gpus; q1++)
-            for (int q2 = 0; q2 < gpus; q2++) {
-                int a = q1 / eng.grp, i = q1 % eng.grp, b = q2 / eng.grp, j = q2 % eng.grp;
-                int trade = eng.expert_tp1 ? q1 != q2 && q1 / eng.ep == q2 / eng.ep : a != b && i == j;
-                if (trade)
-                    comms[k++] = sgx_sendto_async(member_host(g->first + a, rs->rank, i),
-                                                  member_host(g->first + b, rs->rank, j), pair_bytes);
-            }
+            for (int q2 = 0; q2 < gpus; q2++)
+                if (trades(q1, q2))
+                    comms[k++] = sgx_sendto_async(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
+                                                  member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
+                                                  pair_bytes);
         sg_comm_wait_all(comms, k);
         free(comms);
         eng.events += (long)k;
@@ -76,14 +101,57 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
             sg_actor_sleep_for((count - 1) * g->latency_s);
     }
     sg_barrier_wait(g->bar);
-    if (rs->record) {
-        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->a2a_bytes * count, .rank = rs->rank,
-                       .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
-                       .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
-        XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
-                  rec.end_s);
-        timeline_add_coll(eng.tl, &rec);
+    record_a2a(rs, op, start_s, simgrid_get_clock());
+}
+
+/* ---- without actors (eventreplay.c) ---- */
+
+static void a2a_release(void *arg)
+{
+    ep_group *g = arg;
+    double end_s = simgrid_get_clock();
+    for (int a = g->first; a < g->first + g->nrep; a++) {
+        rank_state *m = &eng.rep[a].ranks[g->rank];
+        record_a2a(m, g->ev_op, m->a2a_start_s, end_s);
+        g->ev_release(m);
     }
+}
+
+static void a2a_edge_done(void *arg, double start_s, double finish_s)
+{
+    (void)start_s;
+    ep_group *g = arg;
+    if (--g->ev_pending > 0)
+        return;
+    int count = a2a_count(g->ev_op);
+    if (count > 1)
+        sgx_at(finish_s + (count - 1) * g->latency_s, a2a_release, g);
+    else
+        a2a_release(g);
+}
+
+int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
+{
+    int count = a2a_count(op);
+    if (count == 0 || rs->ep == NULL)
+        return 0;
+    ep_group *g = rs->ep;
+    rs->a2a_start_s = simgrid_get_clock();
+    if (++g->ev_arrived < g->nrep)
+        return 1;
+    g->ev_arrived = 0;
+    g->ev_op = op;
+    g->ev_release = release;
+    double pair_bytes = count * eng.in->wl->stage[op.stage].a2a_bytes / (eng.ep - 1);
+    int gpus = g->nrep * eng.grp;
+    g->ev_pending = (size_t)gpus * (size_t)(eng.ep - 1);
+    eng.events += (long)g->ev_pending;
+    for (int q1 = 0; q1 < gpus; q1++)
+        for (int q2 = 0; q2 < gpus; q2++)
+            if (trades(q1, q2))
+                sgx_transfer(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
+                             member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp), pair_bytes, a2a_edge_done, g);
+    return 1;
 }
 
 /* A helper actor running the first op of an overlapped pair's all-to-alls. */
@@ -158,10 +226,11 @@ void eng_ep_setup(const sim_input *in)
             ep_group *g = &eng.epg[(size_t)r * groups + k];
             g->first = k * per;
             g->nrep = per;
+            g->rank = r;
             g->bar = sg_barrier_init((unsigned)per);
             int gpus = per * eng.grp;
             for (int q = 1; q < gpus; q++) {   /* the farthest of the GPUs the group's first GPU trades with */
-                if (eng.expert_tp1 ? q >= eng.ep : q % eng.grp != 0)
+                if (!trades(0, q))
                     continue;
                 double lat = sg_host_get_route_latency(member_host(g->first, r, 0),
                                                        member_host(g->first + q / eng.grp, r, q % eng.grp));

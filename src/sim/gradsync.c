@@ -16,8 +16,9 @@
  *     when every replica has it ready.  Algorithm per group: a ring in dp
  *     order, or hierarchical (collectives.h) when the group spans several
  *     nodes with the same number > 1 of its GPUs on each (AUTO).  With
- *     symmetric replicas (replicas.c) only replica 0 is simulated and the
- *     rings are mirror rings: a bucket is ready when replica 0 has it.
+ *     symmetric replicas (replicas.c) only replica 0 (or a block of
+ *     replicas) is simulated and the rings are mirror rings (block rings):
+ *     a bucket is ready when the simulated replicas have it.
  *   - tied embedding (embed_sync_bytes): with the word embedding on the
  *     first stage and the LM head's copy of it on the last, on two ranks,
  *     the two copies' gradients are summed once both ranks have reduced
@@ -47,9 +48,13 @@
 
 XBT_LOG_NEW_DEFAULT_SUBCATEGORY(pg_engine_dp, pg_engine, "gradient buckets, all-reduces, optimizer");
 
-static void dp_signal(dp_rank *dr, int bucket)
+void eng_dp_signal(dp_rank *dr, int bucket)
 {
     dr->ready[bucket]++;
+    if (eng.events_mode) {
+        eng_events_reducer(dr);
+        return;
+    }
     if (dr->waiting == bucket && dr->ready[bucket] >= eng.nrep) {
         dr->waiting = -1;
         sg_sem_release(dr->wake);
@@ -60,8 +65,12 @@ void eng_dp_finished(dp_rank *dr)
 {
     if (dr->op_first_bucket == NULL)   /* no overlap: every bucket is ready now */
         for (int b = 0; b < dr->nbuckets; b++)
-            dp_signal(dr, b);
+            eng_dp_signal(dr, b);
     dr->finished++;
+    if (eng.events_mode) {
+        eng_events_reducer(dr);
+        return;
+    }
     if (dr->waiting == dr->nbuckets && dr->finished >= eng.nrep) {
         dr->waiting = -1;
         sg_sem_release(dr->wake);
@@ -270,7 +279,7 @@ void eng_run_compute(rank_state *rs, int i, double ref_s)
     } else {
         for (int j = 0; j < nb; j++) {
             eng_group_execute(rs, ref_s / nb);
-            dp_signal(dr, dr->op_first_bucket[i] + j);
+            eng_dp_signal(dr, dr->op_first_bucket[i] + j);
         }
     }
     if (gather >= 0)
@@ -537,10 +546,10 @@ void eng_dp_setup(const sim_input *in)
                 hosts[d] = sg_host_by_name(in->plat->gpu[g].host);
                 node[d] = gpu_node(in, g);
             }
-            if (eng.mirror)
-                coll_rings_add_mirror(&dr->flat, hosts, dp);
-            else
-                coll_rings_add_channels(&dr->flat, hosts, node, dp);
+            int first = dr->flat.count;
+            coll_rings_add_channels(&dr->flat, hosts, node, dp);
+            if (eng.mirror)   /* symmetric: the block's members (block rings; one: a mirror ring) */
+                coll_rings_simulate_block(&dr->flat, first, eng.nrep);
             if (hier && !coll_hier_add(&dr->hier, hosts, node, dp))
                 hier = 0;
         }

@@ -28,7 +28,8 @@
  * same lists and differ only by contention, and each replica's span is
  * recorded (TLC_PIPELINE).  When the replicas are symmetric (replicas.c)
  * only replica 0 is simulated, its gradient rings as mirror rings
- * (collectives.h), and its span is every replica's.
+ * (collectives.h), and its span is every replica's; or only a block of the
+ * first b replicas, with block rings, replica d's span being d mod b's.
  *
  * Logging: PIPEGRID_SIM_LOG, if set, is passed to SimGrid's log control
  * after the engine quiets SimGrid (e.g. pg_engine.thres:debug traces every
@@ -139,7 +140,7 @@ static void engine_free(void)
         free(rep->done);
     }
     eng_dp_free();
-    for (int i = 0; eng.epg && i < eng.in->sched->pp * (eng.nrep / eng.ep); i++)
+    for (int i = 0; eng.epg && i < eng.in->sched->pp * (eng.nrep / eng_ep_group_replicas()); i++)
         sg_barrier_destroy(eng.epg[i].bar);
     free(eng.epg);
     free(eng.rep);
@@ -285,8 +286,8 @@ static void start_compute_actors(void)
     }
 }
 
-/* Each replica's span (TLC_PIPELINE), when tp / dp are simulated (a
- * mirrored replica's is replica 0's). */
+/* Each replica's span (TLC_PIPELINE), when tp / dp are simulated (with
+ * symmetric blocks, replica d's is replica d mod the block's). */
 static void record_pipelines(void)
 {
     const schedule *s = eng.in->sched;
@@ -294,7 +295,7 @@ static void record_pipelines(void)
         tl_coll rec = {.rank = -1, .replica = d, .stage = -1, .mb = -1, .kind = TLC_PIPELINE};
         int any = 0;
         for (int r = 0; r < s->pp; r++) {
-            const rank_state *rs = &eng.rep[d < eng.nrep ? d : 0].ranks[r];
+            const rank_state *rs = &eng.rep[d % eng.nrep].ranks[r];
             if (s->nops[r] == 0)
                 continue;
             if (!any++ || rs->first_start_s < rec.start_s)
@@ -327,9 +328,9 @@ static int platform_setup(const sim_input *in, pg_status *st)
     return sim_check_routes(in, st);   /* a missing route would abort at the first send */
 }
 
-/* Everything but the compute actors: replicas (replica 0 alone when
- * mirror), plan, reducers, ep groups. */
-static int state_setup(const sim_input *in, timeline *tl, int mirror, pg_status *st)
+/* Everything but the compute actors: replicas (the first `block` alone
+ * when symmetric, block > 0), plan, reducers, ep groups. */
+static int state_setup(const sim_input *in, timeline *tl, int block, pg_status *st)
 {
     const sim_parallel *par = in->par;
     eng.in = in;
@@ -341,8 +342,8 @@ static int state_setup(const sim_input *in, timeline *tl, int mirror, pg_status 
     eng.grp = eng.tp * eng.cp;   /* the GPUs of a rank's group: tp x cp */
     eng.expert_tp1 = par && par->expert_tp1;
     eng.dp = par ? par->dp : 1;
-    eng.mirror = mirror;
-    eng.nrep = eng.mirror ? 1 : eng.dp;
+    eng.mirror = block > 0;
+    eng.nrep = eng.mirror ? block : eng.dp;
     eng.rep = pg_xcalloc((size_t)eng.nrep, sizeof *eng.rep);
     for (int d = 0; d < eng.nrep; d++) {
         int rc = replica_setup(d, st);
@@ -434,9 +435,9 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     if (rc != 0)
         return rc;
     out->replicas = dp;
-    int mirror = sim_replicas_symmetric(in, out->replicas_why, sizeof out->replicas_why);
-    out->replicas_simulated = mirror ? 1 : dp;
-    rc = state_setup(in, tl, mirror, st);
+    int block = sim_replicas_symmetric(in, out->replicas_why, sizeof out->replicas_why);
+    out->replicas_simulated = block > 0 ? block : dp;
+    rc = state_setup(in, tl, block, st);
     if (rc != 0) {
         engine_free();
         return rc;
@@ -469,6 +470,7 @@ int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st)
     for (int r = 0; r < s->pp; r++)
         out->ops_done += eng.rep[0].ranks[r].next;
     out->events = eng.events;
+    out->actorless = eng.events_mode;
     out->completed = out->ops_done == out->ops_total;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

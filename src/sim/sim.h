@@ -3,10 +3,11 @@
  * Each pipeline rank replays its op list on its GPU host: each op lasts
  * (time on the reference GPU x reference speed) flops over the host's speed,
  * the profiled time scaled by the speed ratio; an op starts once the
- * messages it depends on have arrived.  Plain pipelines (no plan, par NULL)
- * run on the replay without actors (eventreplay.c: kernel timers and
- * one-sided transfers), everything else on one SimGrid actor per rank
- * (replay.c); both give the same timeline (tests/test_eventreplay.c).  After
+ * messages it depends on have arrived.  Jobs without a memory plan run on
+ * the replay without actors (eventreplay.c: kernel timers and one-sided
+ * transfers; its header says which), everything else on one SimGrid actor
+ * per rank (replay.c); both give the same timeline (tests/test_eventreplay.c,
+ * tests/replay.sh).  After
  * an F the activation is sent to the next stage's rank, after a B (or BW)
  * the gradient to the previous stage's rank, as asynchronous transfers over
  * the platform's route that overlap with compute.  The network model is set
@@ -29,7 +30,7 @@
  * reductions have ended (Megatron's gradient-norm all-reduce makes the step
  * a global synchronisation).  When the replicas are symmetric (replicas.c,
  * sim_input.replicas) one replica is simulated for all, with the same
- * results.  Context parallelism passes each attention
+ * results (or a block of replicas, where they share nodes or ep groups).  Context parallelism passes each attention
  * layer's keys and values round the cp GPUs of a group; expert parallelism
  * runs each MoE layer's token dispatch and combine all-to-alls among the
  * ep replicas of a group (workload.h), contending with everything else;
@@ -121,8 +122,9 @@ typedef struct sim_parallel {
 } sim_parallel;
 
 /* Which replay runs (engine_internal.h): AUTO, the replay without actors
- * where it applies (no memory plan, par NULL), else the actor replay;
- * ACTORS forces the actor replay (comparisons, tests). */
+ * where it applies (eventreplay.c's scope), else the actor replay (the
+ * fallback for every other job kind); ACTORS forces the actor replay
+ * (the reference: key sim.engine=actors, comparisons, tests). */
 typedef enum { SIM_ENGINE_AUTO = 0, SIM_ENGINE_ACTORS } sim_engine;
 
 /* How many data-parallel replicas are simulated (replicas.c).  AUTO: one
@@ -153,8 +155,9 @@ typedef struct sim_outcome {
     double wall_s;             /* host time spent in simgrid_run */
     long events;               /* executions + transfers simulated */
     int replicas;              /* data-parallel replicas of the job (dp) */
-    int replicas_simulated;    /* of which simulated: 1 when symmetric, else replicas */
+    int replicas_simulated;    /* of which simulated: the block when symmetric (1: one for all), else replicas */
     char replicas_why[SIM_WHY_MAX];   /* "symmetric", "dp.replicas=all", "not symmetric: ..." */
+    int actorless;             /* 1: the replay without actors ran (eventreplay.c); 0: the actor replay */
 } sim_outcome;
 
 /* Runs the simulation, filling tl.  Returns 0, PG_EXIT_DEADLOCK (with the
@@ -162,11 +165,13 @@ typedef struct sim_outcome {
  * refuses. */
 int sim_run(const sim_input *in, timeline *tl, sim_outcome *out, pg_status *st);
 
-/* 1 if one data-parallel replica may stand for all of in's dp replicas,
- * exactly (replicas.c: a generated cluster with mirror routes, every node
- * holding GPUs of one replica only, every replica placed like replica 0,
- * one GPU type, no all-to-alls across replicas); 0 otherwise.  why (may be
- * NULL) says which, or the first condition that fails.  Plain C: no SimGrid. */
+/* b >= 1 if the first b data-parallel replicas may stand for all of in's
+ * dp replicas, exactly, b < dp the smallest such block (replicas.c: a
+ * generated cluster with mirror routes, no node holding GPUs of two blocks,
+ * every block placed like the first, one GPU type, expert-parallel groups
+ * inside a block; b = 1: one replica for all); 0 otherwise.  why (may be
+ * NULL) says which, or the first condition that fails for b = 1.  Plain C:
+ * no SimGrid. */
 int sim_replicas_symmetric(const sim_input *in, char *why, size_t why_len);
 
 /* After SimGrid loaded in->plat (sim_run does it): PG_EXIT_INPUT, naming the

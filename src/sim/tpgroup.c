@@ -69,56 +69,66 @@ void eng_group_execute(rank_state *rs, double ref_s)
     eng.events += rs->tp;
 }
 
-/* The op's tensor-parallel collectives on the group's ring (header). */
-static void tp_collectives(rank_state *rs, sched_op op)
+/* Seconds that eng_group_execute(rs, ref_s) lasts: every GPU of the group
+ * runs alone on its host, so the slowest one's flops / speed. */
+double eng_group_seconds(const rank_state *rs, double ref_s)
 {
-    if (op.kind != OP_F && op.kind != OP_B && op.kind != OP_BW)
-        return;
-    const stage_cost *c = &eng.in->wl->stage[op.stage];
-    int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
-    double bytes = c->tp_coll_bytes;
-    if (bytes <= 0)
-        return;
-    coll_kind kinds_ar[] = {COLL_ALLREDUCE}, kinds_sp[] = {COLL_REDUCE_SCATTER, COLL_ALLGATHER};
-    const coll_kind *kinds = eng.par->sequence_parallel ? kinds_sp : kinds_ar;
-    int nkinds = eng.par->sequence_parallel ? 2 : 1;
-    coll_mode mode = eng.par->stepwise_collectives ? COLL_STEPWISE : COLL_FUSED;
-    for (int k = 0; k < nkinds; k++) {
-        double start_s = simgrid_get_clock();
-        eng.events += coll_run(kinds[k], &rs->tp_ring, bytes, count, mode);
-        if (rs->record) {
-            tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes * count, .rank = rs->rank,
-                           .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
-                           .kind = (uint8_t)(kinds[k] == COLL_ALLREDUCE        ? TLC_TP_ALLREDUCE
-                                             : kinds[k] == COLL_REDUCE_SCATTER ? TLC_TP_REDUCE_SCATTER
-                                                                               : TLC_TP_ALLGATHER),
-                           .op_kind = (uint8_t)op.kind};
-            XBT_DEBUG("rank %d replica %d: tp collective kind %d x %d [%.9f, %.9f]", rs->rank, rs->rep->index,
-                      (int)rec.kind, count, rec.start_s, rec.end_s);
-            timeline_add_coll(eng.tl, &rec);
-        }
+    if (rs->tp <= 1)
+        return ref_s * rs->flops_per_ref_s / sg_host_get_speed(rs->host);
+    double share = eng.par->split_compute ? 1.0 / rs->tp : 1.0;
+    if (rs->tp_same_time)
+        return ref_s * share * rs->flops_per_ref_s / sg_host_get_speed(rs->host);
+    double worst_s = 0.0;
+    for (int t = 0; t < rs->tp; t++) {
+        double s = ref_s * share * rs->tp_flops_per_ref_s[t] / sg_host_get_speed(rs->tp_host[t]);
+        if (s > worst_s)
+            worst_s = s;
     }
+    return worst_s;
 }
 
-/* The op's context-parallel key/value exchange (header). */
-static void cp_exchange(rank_state *rs, sched_op op)
+/* The collectives of op after its compute, in order (header): its
+ * tensor-parallel ones, then its context-parallel key/value exchange;
+ * returns how many (at most ENG_OP_COLLS_MAX) into list. */
+int eng_op_colls(const rank_state *rs, sched_op op, eng_coll *list)
 {
+    int n = 0;
+    if (!eng.par->tp_comm)
+        return 0;
     const stage_cost *c = &eng.in->wl->stage[op.stage];
-    if (op.kind == OP_W || c->cp_kv_bytes <= 0)
-        return;
-    int count = c->attn_layers > 0 ? c->attn_layers : 1;
-    double bytes = eng.cp * c->cp_kv_bytes * (op.kind == OP_F ? 1.0 : 2.0);
     coll_mode mode = eng.par->stepwise_collectives ? COLL_STEPWISE : COLL_FUSED;
-    double start_s = simgrid_get_clock();
-    eng.events += coll_run(COLL_ALLGATHER, &rs->cp_ring, bytes, count, mode);
-    if (rs->record) {
-        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = c->cp_kv_bytes * count, .rank = rs->rank,
-                       .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
-                       .kind = TLC_CP_KV, .op_kind = (uint8_t)op.kind};
-        XBT_DEBUG("rank %d replica %d: cp K/V ring x %d [%.9f, %.9f]", rs->rank, rs->rep->index, count, rec.start_s,
-                  rec.end_s);
-        timeline_add_coll(eng.tl, &rec);
+    if (eng.tp > 1 && !eng.par->tp_in_ops && (op.kind == OP_F || op.kind == OP_B || op.kind == OP_BW) &&
+        c->tp_coll_bytes > 0) {
+        int count = SIM_TP_COLLS_PER_LAYER * (c->layers > 0 ? c->layers : 1);
+        static const coll_kind kinds_ar[] = {COLL_ALLREDUCE}, kinds_sp[] = {COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+        const coll_kind *kinds = eng.par->sequence_parallel ? kinds_sp : kinds_ar;
+        int nkinds = eng.par->sequence_parallel ? 2 : 1;
+        for (int k = 0; k < nkinds; k++)
+            list[n++] = (eng_coll){.kind = kinds[k], .rings = &rs->tp_ring, .bytes = c->tp_coll_bytes, .count = count,
+                                   .mode = mode, .rec_bytes = c->tp_coll_bytes * count,
+                                   .rec_kind = kinds[k] == COLL_ALLREDUCE        ? TLC_TP_ALLREDUCE
+                                               : kinds[k] == COLL_REDUCE_SCATTER ? TLC_TP_REDUCE_SCATTER
+                                                                                 : TLC_TP_ALLGATHER};
     }
+    if (eng.cp > 1 && op.kind != OP_W && c->cp_kv_bytes > 0) {
+        int count = c->attn_layers > 0 ? c->attn_layers : 1;
+        list[n++] = (eng_coll){.kind = COLL_ALLGATHER, .rings = &rs->cp_ring,
+                               .bytes = eng.cp * c->cp_kv_bytes * (op.kind == OP_F ? 1.0 : 2.0), .count = count,
+                               .mode = mode, .rec_bytes = c->cp_kv_bytes * count, .rec_kind = TLC_CP_KV};
+    }
+    return n;
+}
+
+void eng_record_coll(const rank_state *rs, sched_op op, const eng_coll *c, double start_s, double end_s)
+{
+    XBT_DEBUG("rank %d replica %d: collective kind %d x %d [%.9f, %.9f]", rs->rank, rs->rep->index, c->rec_kind,
+              c->count, start_s, end_s);
+    if (!rs->record)
+        return;
+    tl_coll rec = {.start_s = start_s, .end_s = end_s, .bytes = c->rec_bytes, .rank = rs->rank,
+                   .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = c->count,
+                   .kind = (uint8_t)c->rec_kind, .op_kind = (uint8_t)op.kind};
+    timeline_add_coll(eng.tl, &rec);
 }
 
 /* An op's communication after its compute: tp collectives, cp exchange and,
@@ -127,10 +137,13 @@ void eng_op_communication(rank_state *rs, sched_op op, int with_a2a)
 {
     if (!eng.par->tp_comm)
         return;
-    if (eng.tp > 1 && !eng.par->tp_in_ops)
-        tp_collectives(rs, op);
-    if (eng.cp > 1)
-        cp_exchange(rs, op);
+    eng_coll list[ENG_OP_COLLS_MAX];
+    int n = eng_op_colls(rs, op, list);
+    for (int i = 0; i < n; i++) {
+        double start_s = simgrid_get_clock();
+        eng.events += coll_run(list[i].kind, list[i].rings, list[i].bytes, list[i].count, list[i].mode);
+        eng_record_coll(rs, op, &list[i], start_s, simgrid_get_clock());
+    }
     if (with_a2a && eng.ep > 1)
         eng_ep_alltoall(rs, op);
 }
