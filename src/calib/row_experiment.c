@@ -91,6 +91,31 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     return 0;
 }
 
+/* models.csv keys -> shipped configs.  models.csv has columns for layers,
+ * widths, heads and MoE sizes only; these models' other dimensions (MLA
+ * ranks, window and per-layer attention kinds, Mamba sizes, the hybrid or
+ * interleaved layer pattern) are in its arch_notes text, so the model comes
+ * from its Hugging Face config instead (sources: profiles/models/README.md). */
+static const struct {
+    const char *model_key, *profile;
+} ROW_PROFILES[] = {
+    {"deepseek-v3", "profiles/models/deepseek-v3.json"},
+    {"kimi-k2", "profiles/models/kimi-k2.json"},
+    {"gpt-oss-120b", "profiles/models/gpt-oss-120b.json"},
+    {"gpt-oss-20b", "profiles/models/gpt-oss-20b.json"},
+    {"llama4-scout", "profiles/models/llama4-scout.json"},
+    {"llama4-maverick", "profiles/models/llama4-maverick.json"},
+    {"nemotronh-56b", "profiles/models/nemotron-h-56b.json"},
+};
+
+const char *row_model_profile(const char *model_key)
+{
+    for (size_t i = 0; i < sizeof ROW_PROFILES / sizeof ROW_PROFILES[0]; i++)
+        if (strcmp(ROW_PROFILES[i].model_key, model_key) == 0)
+            return ROW_PROFILES[i].profile;
+    return NULL;
+}
+
 void row_experiment_free(row_experiment *x)
 {
     for (int i = 0; i < x->nsets; i++)

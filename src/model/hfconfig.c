@@ -633,8 +633,9 @@ static const struct {
 
 static int read_window(hf_ctx *c, arch *a)
 {
-    int has_window, found;
+    int has_window, found, use = 1;
     TRY(get_int(c, KEYS("sliding_window"), 0, 1, &a->sliding_window, &has_window));
+    TRY(get_bool(c, "use_sliding_window", &use, &found));
     json_t *types = json_object_get(c->root, "layer_types");
     if (types && !json_is_null(types)) {
         if (!json_is_array(types))
@@ -660,8 +661,6 @@ static int read_window(hf_ctx *c, arch *a)
             memset(a->mixers, 0, sizeof a->mixers);   /* all full: the uniform default */
         return 0;
     }
-    int use = 1;
-    TRY(get_bool(c, "use_sliding_window", &use, &found));
     if (!has_window || !use) {
         a->sliding_window = 0;
         return 0;
