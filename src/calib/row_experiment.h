@@ -38,8 +38,9 @@ void row_experiment_free(row_experiment *x);
  * directory, for datapath_find) of a models.csv model whose architecture
  * models.csv gives only in its free-text notes (multi-head latent
  * attention, sliding windows, hybrid Mamba layers, MoE on alternate layers:
- * no structured columns for them), or NULL when none is shipped. */
-const char *row_model_profile(const char *model_key);
+ * no structured columns for them), or NULL when none is shipped.
+ * *held_back: NULL, or why the rows do not take that config yet. */
+const char *row_model_profile(const char *model_key, const char **held_back);
 
 /* The experiment as a YAML file: a comment with the row's source, label and
  * measured time, then one `key: value` line per setting.  Appended to out. */

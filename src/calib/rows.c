@@ -446,7 +446,12 @@ static int model_from(const csv *c, model_entry *m, pg_status *st)
         snprintf(m->why, sizeof m->why, "architecture of '%s' not given in models.csv", m->key);
         return 0;
     }
-    const char *profile = row_model_profile(m->key);
+    const char *held_back;
+    const char *profile = row_model_profile(m->key, &held_back);
+    if (profile && held_back) {
+        snprintf(m->why, sizeof m->why, "'%.24s': %.80s (%.36s)", m->key, held_back, profile);
+        return 0;
+    }
     if (profile)
         return model_from_profile(c, m, profile, layers, hidden, heads);
     if (strstr(notes, "MLA")) {
