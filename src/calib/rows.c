@@ -449,7 +449,7 @@ static int model_from(const csv *c, model_entry *m, pg_status *st)
     const char *held_back;
     const char *profile = row_model_profile(m->key, &held_back);
     if (profile && held_back) {
-        snprintf(m->why, sizeof m->why, "'%.24s': %.80s (%.36s)", m->key, held_back, profile);
+        snprintf(m->why, sizeof m->why, "'%.24s': %.84s (%.36s)", m->key, held_back, profile);
         return 0;
     }
     if (profile)
