@@ -72,7 +72,7 @@ START_TEST(lgd_and_flash_bytes)
     assert_rel(arch_layer_act_bytes(&a, &r, 0, ARCH_ACT_NONE), 34 * sbh + stats, REL);
     assert_rel(arch_layer_act_bytes(&a, &r, 0, ARCH_ACT_LGD), 20 * sbh + stats, REL);
     /* flash stores no scores: selective recomputation frees nothing */
-    ck_assert(arch_layer_attn_core_bytes(&a, &r) == 0);
+    ck_assert(arch_layer_attn_core_bytes(&a, &r, 0) == 0);
     /* LGD's weight gradients recompute the inputs they need: W never holds more than F stored */
     ck_assert(arch_layer_act_w_bytes(&a, &r, 0, ARCH_ACT_LGD) <= arch_layer_act_bytes(&a, &r, 0, ARCH_ACT_LGD));
 }

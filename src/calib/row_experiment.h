@@ -34,6 +34,14 @@ typedef struct row_experiment {
 int row_experiment_make(const train_row *r, const char *hf_path, row_experiment *out, pg_status *st);
 void row_experiment_free(row_experiment *x);
 
+/* The shipped profiles/models/ config.json (a path relative to the data
+ * directory, for datapath_find) of a models.csv model whose architecture
+ * models.csv gives only in its free-text notes (multi-head latent
+ * attention, sliding windows, hybrid Mamba layers, MoE on alternate layers:
+ * no structured columns for them), or NULL when none is shipped.
+ * *held_back: NULL, or why the rows do not take that config yet. */
+const char *row_model_profile(const char *model_key, const char **held_back);
+
 /* The experiment as a YAML file: a comment with the row's source, label and
  * measured time, then one `key: value` line per setting.  Appended to out. */
 void row_experiment_yaml(const row_experiment *x, const train_row *r, const char *source, strbuf *out);

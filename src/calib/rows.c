@@ -4,7 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/row_experiment.h"
 #include "calib/rows.h"
+#include "model/hfconfig.h"
+#include "util/datapath.h"
 #include "util/csv.h"
 #include "util/pglimits.h"
 #include "util/units.h"
@@ -392,6 +395,33 @@ static int note_int(const char *notes, const char *word)
     return p ? atoi(p + strlen(word)) : 0;
 }
 
+/* A model whose architecture models.csv states only in free text, from its
+ * shipped config (row_model_profile): m->ok, or m->why saying which file is
+ * missing or disagrees with the structured columns models.csv does give. */
+static int model_from_profile(const csv *c, model_entry *m, const char *profile, int layers, int hidden, int heads)
+{
+    char path[4096];
+    if (datapath_find(profile, path, sizeof path) != 0) {
+        snprintf(m->why, sizeof m->why, "'%s': architecture only in models.csv's free text and %s not found",
+                 m->key, profile);
+        return 0;
+    }
+    pg_status st;
+    pg_status_clear(&st);
+    if (hfconfig_load(path, &m->a, &st) != 0) {
+        snprintf(m->why, sizeof m->why, "%.100s", st.msg);   /* names the file and key */
+        return 0;
+    }
+    if ((layers > 0 && layers != m->a.layers) || (hidden > 0 && hidden != m->a.hidden) ||
+        (heads > 0 && heads != m->a.heads)) {
+        snprintf(m->why, sizeof m->why, "'%s': models.csv's layers/hidden/heads differ from %s", m->key, profile);
+        return 0;
+    }
+    snprintf(m->a.name, sizeof m->a.name, "%s", get(c, col(c, "model_name")));
+    m->ok = 1;
+    return 0;
+}
+
 /* models.csv's row c as m: 0 (m->ok, or m->why says why the model cannot
  * be costed), or PG_EXIT_INPUT for a value out of its limit. */
 static int model_from(const csv *c, model_entry *m, pg_status *st)
@@ -416,6 +446,14 @@ static int model_from(const csv *c, model_entry *m, pg_status *st)
         snprintf(m->why, sizeof m->why, "architecture of '%s' not given in models.csv", m->key);
         return 0;
     }
+    const char *held_back;
+    const char *profile = row_model_profile(m->key, &held_back);
+    if (profile && held_back) {
+        snprintf(m->why, sizeof m->why, "'%.24s': %.84s (%.36s)", m->key, held_back, profile);
+        return 0;
+    }
+    if (profile)
+        return model_from_profile(c, m, profile, layers, hidden, heads);
     if (strstr(notes, "MLA")) {
         snprintf(m->why, sizeof m->why, "'%s': MLA dimensions are only in models.csv's free text", m->key);
         return 0;

@@ -51,6 +51,17 @@
 #define SCORE_DROPOUT_BYTES (MASK_BYTES + BF16_BYTES)
 /* GPT's MLP is 4h wide. */
 #define GPT_FFN_MULT 4
+/* Mamba-2 per-head vectors: dt bias, A (log) and the skip D. */
+#define MAMBA_HEAD_VECTORS 3.0
+/* Mamba-2's in_proj carries z and x (d_inner each) and B and C (groups x state each). */
+#define MAMBA_ZX 2.0
+#define MAMBA_BC 2.0
+/* The SSD scan's state terms per chunk and head: B^T x (the chunk's state) and C h (its output). */
+#define MAMBA_STATE_GEMMS 2.0
+/* One multi-token-prediction module: norms of the hidden state, of the next
+ * token's embedding and of its shared head's input; its projection is 2h -> h. */
+#define MTP_NORMS 3.0
+#define MTP_PROJ_IN_MULT 2.0
 
 void arch_gpt(arch *a, int layers, int hidden, int heads, int seq, int vocab)
 {
@@ -86,7 +97,9 @@ int arch_check(const arch *a, const char *what, pg_status *st)
     if (a->heads % a->kv_heads != 0)
         return pg_fail(st, PG_EXIT_INPUT, "%s: %d key/value heads do not divide %d attention heads", what,
                        a->kv_heads, a->heads);
-    int needs_dense = a->moe.experts == 0 || a->moe.dense_layers > 0;
+    int needs_dense = (a->moe.experts == 0 || a->moe.dense_layers > 0) && strchr(a->ffns, 'D') == NULL &&
+                      a->ffns[0] == '\0';
+    needs_dense |= strchr(a->ffns, 'D') != NULL;
     if (needs_dense && a->ffn < 1)
         return pg_fail(st, PG_EXIT_INPUT, "%s: the MLP intermediate size must be positive (got %d)", what, a->ffn);
     if (a->moe.experts < 0 || (a->moe.experts > 0 && (a->moe.top_k < 1 || a->moe.top_k > a->moe.experts ||
@@ -105,7 +118,48 @@ int arch_check(const arch *a, const char *what, pg_status *st)
                        "v_head_dim", what);
     if (a->learned_positions && a->max_positions < 1)
         return pg_fail(st, PG_EXIT_INPUT, "%s: learned positions need a positive table size", what);
+    size_t nm = strlen(a->mixers), nf = strlen(a->ffns);
+    if ((nm > 0 && nm != (size_t)a->layers) || (nf > 0 && nf != (size_t)a->layers))
+        return pg_fail(st, PG_EXIT_INPUT, "%s: a per-layer pattern has %zu letters for %d layers", what,
+                       nm > 0 && nm != (size_t)a->layers ? nm : nf, a->layers);
+    if (strspn(a->mixers, ARCH_MIXER_LETTERS) != nm || strspn(a->ffns, ARCH_FFN_LETTERS) != nf)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: per-layer letters must be of %s (mixers) and %s (ffns)", what,
+                       ARCH_MIXER_LETTERS, ARCH_FFN_LETTERS);
+    int swa = 0, mamba = 0, moe = 0;
+    for (int l = 0; l < a->layers; l++) {
+        swa |= arch_layer_mixer(a, l) == ARCH_MIX_SWA;
+        mamba |= arch_layer_mixer(a, l) == ARCH_MIX_MAMBA;
+        moe |= arch_layer_ffn(a, l) == ARCH_FFN_MOE;
+    }
+    if (swa && a->sliding_window < 1)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: sliding-window layers need a positive window (got %d)", what,
+                       a->sliding_window);
+    const arch_mamba *mb = &a->mamba;
+    if (mamba && (mb->heads < 1 || mb->head_dim < 1 || mb->state < 1 || mb->groups < 1 || mb->conv_kernel < 1 ||
+                  mb->chunk < 1 || mb->heads % mb->groups != 0))
+        return pg_fail(st, PG_EXIT_INPUT, "%s: Mamba layers need positive heads, head dim, state, groups (dividing "
+                       "the heads), conv kernel and chunk size", what);
+    if (moe && a->moe.experts < 1)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: MoE layers need experts", what);
+    if (a->mtp_layers < 0)
+        return pg_fail(st, PG_EXIT_INPUT, "%s: %d multi-token-prediction layers", what, a->mtp_layers);
     return 0;
+}
+
+arch_mixer arch_layer_mixer(const arch *a, int layer)
+{
+    if (a->mixers[0] == '\0' || layer < 0 || layer >= (int)sizeof a->mixers - 1)
+        return ARCH_MIX_ATTN;
+    const char *p = strchr(ARCH_MIXER_LETTERS, a->mixers[layer]);
+    return p && *p ? (arch_mixer)(p - ARCH_MIXER_LETTERS) : ARCH_MIX_ATTN;
+}
+
+arch_ffn arch_layer_ffn(const arch *a, int layer)
+{
+    if (a->ffns[0] == '\0' || layer < 0 || layer >= (int)sizeof a->ffns - 1)
+        return a->moe.experts > 0 && layer >= a->moe.dense_layers ? ARCH_FFN_MOE : ARCH_FFN_DENSE;
+    const char *p = strchr(ARCH_FFN_LETTERS, a->ffns[layer]);
+    return p && *p ? (arch_ffn)(p - ARCH_FFN_LETTERS) : ARCH_FFN_DENSE;
 }
 
 int arch_run_check(const arch *a, const arch_run *r, pg_status *st)
@@ -197,7 +251,52 @@ static double mla_norms(const arch *a)   /* RMSNorms on the latent projections *
 
 double arch_params_attention(const arch *a)
 {
-    return attn_weights(a) + attn_biases(a) + mla_norms(a);
+    return attn_weights(a) + attn_biases(a) + mla_norms(a) + (a->attn_sinks ? (double)a->heads : 0.0);
+}
+
+/* ---- Mamba-2 ------------------------------------------------------------------ */
+
+double arch_mamba_inner(const arch *a)
+{
+    return (double)a->mamba.heads * a->mamba.head_dim;
+}
+
+double arch_mamba_in_width(const arch *a)
+{
+    return MAMBA_ZX * arch_mamba_inner(a) + MAMBA_BC * a->mamba.groups * a->mamba.state + a->mamba.heads;
+}
+
+double arch_mamba_conv_width(const arch *a)
+{
+    return arch_mamba_inner(a) + MAMBA_BC * a->mamba.groups * a->mamba.state;
+}
+
+/* in_proj and out_proj matrices */
+static double mamba_weights(const arch *a)
+{
+    return (double)a->hidden * arch_mamba_in_width(a) + arch_mamba_inner(a) * a->hidden;
+}
+
+double arch_params_mamba(const arch *a)
+{
+    double conv = arch_mamba_conv_width(a) * (a->mamba.conv_kernel + 1.0);   /* depthwise weights + bias */
+    return mamba_weights(a) + conv + MAMBA_HEAD_VECTORS * a->mamba.heads + arch_mamba_inner(a) /* gated norm */;
+}
+
+double arch_mamba_scan_flops(const arch *a, double tokens)
+{
+    const arch_mamba *m = &a->mamba;
+    double q = m->chunk, n = m->state, p = m->head_dim;
+    double macs = m->groups * q * n + m->heads * q * p + MAMBA_STATE_GEMMS * m->heads * n * p +
+                  arch_mamba_conv_width(a) * m->conv_kernel;
+    return FLOPS_PER_MAC * tokens * macs;
+}
+
+double arch_attn_keys(const arch *a, arch_mixer mixer, double seq)
+{
+    if (mixer == ARCH_MIX_SWA)
+        return a->sliding_window < seq ? a->sliding_window : seq;
+    return mixer == ARCH_MIX_ATTN ? seq : 0.0;
 }
 
 static double ffn_params(const arch *a, double width)   /* one MLP of that intermediate width */
@@ -238,17 +337,45 @@ double arch_params_head(const arch *a)
     return norm_params(a) + (a->tied_embeddings ? 0.0 : (double)a->vocab * a->hidden);
 }
 
+static double mixer_params(const arch *a, arch_mixer mixer)
+{
+    switch (mixer) {
+    case ARCH_MIX_ATTN:
+    case ARCH_MIX_SWA: return arch_params_attention(a);
+    case ARCH_MIX_MAMBA: return arch_params_mamba(a);
+    default: return 0.0;
+    }
+}
+
+/* Norms of a layer: one before each of its parts. */
+static double layer_norms(const arch *a, int layer)
+{
+    return norm_params(a) * ((arch_layer_mixer(a, layer) != ARCH_MIX_NONE) + (arch_layer_ffn(a, layer) != ARCH_FFN_NONE));
+}
+
+double arch_params_layer(const arch *a, int layer)
+{
+    arch_ffn f = arch_layer_ffn(a, layer);
+    return mixer_params(a, arch_layer_mixer(a, layer)) + (f == ARCH_FFN_NONE ? 0.0 : arch_params_mlp(a, f == ARCH_FFN_MOE)) +
+           layer_norms(a, layer);
+}
+
 static double params_of(const arch *a, int active)
 {
     double p = arch_params_embedding(a) + arch_params_head(a);
     for (int l = 0; l < a->layers; l++) {
-        int moe = arch_is_moe_layer(a, l);
-        double mlp = arch_params_mlp(a, moe);
-        if (moe && active)
-            mlp -= (double)(a->moe.experts - a->moe.top_k) * ffn_params(a, a->moe.expert_ffn);
-        p += arch_params_attention(a) + arch_params_norms(a) + mlp;
+        p += arch_params_layer(a, l);
+        if (arch_is_moe_layer(a, l) && active)
+            p -= (double)(a->moe.experts - a->moe.top_k) * ffn_params(a, a->moe.expert_ffn);
     }
     return p;
+}
+
+double arch_params_mtp(const arch *a)
+{
+    double h = a->hidden;
+    double module = MTP_NORMS * norm_params(a) + MTP_PROJ_IN_MULT * h * h + arch_params_layer(a, a->layers - 1);
+    return a->mtp_layers * module;
 }
 
 double arch_params_total(const arch *a)
@@ -266,6 +393,8 @@ double arch_params_active(const arch *a)
 double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer)
 {
     double t = r->tp;
+    arch_mixer mixer = arch_layer_mixer(a, layer);
+    arch_ffn ffn = arch_layer_ffn(a, layer);
     /* row-parallel layers (output projection, FC2) keep their bias whole on every GPU */
     double row_bias = a->linear_bias ? (double)a->hidden : 0.0;
     double attn = attn_weights(a) / t + (attn_biases(a) - row_bias) / t + row_bias + mla_norms(a);
@@ -276,8 +405,16 @@ double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer)
         double down = (m->q_lora_rank > 0 ? h * m->q_lora_rank : 0.0) + h * (m->kv_lora_rank + m->qk_rope_head_dim);
         attn = down + (attn_weights(a) - down) / t + (attn_biases(a) - row_bias) / t + row_bias + mla_norms(a);
     }
+    if (a->attn_sinks)
+        attn += (double)a->heads / t;
+    if (mixer == ARCH_MIX_MAMBA)   /* heads split over tp; the conv and norm with them */
+        attn = arch_params_mamba(a) / t;
+    else if (mixer == ARCH_MIX_NONE)
+        attn = 0.0;
     double mlp;
-    if (!arch_is_moe_layer(a, layer)) {
+    if (ffn == ARCH_FFN_NONE) {
+        mlp = 0.0;
+    } else if (ffn == ARCH_FFN_DENSE) {
         mlp = (ffn_params(a, a->ffn) - row_bias) / t + row_bias;
     } else {
         const arch_moe *m = &a->moe;
@@ -286,7 +423,7 @@ double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer)
         if (m->shared_ffn > 0)
             mlp += (ffn_params(a, m->shared_ffn) - row_bias) / t + row_bias + (m->shared_gate ? a->hidden : 0.0);
     }
-    return attn + mlp + arch_params_norms(a);
+    return attn + mlp + layer_norms(a, layer);
 }
 
 double arch_embedding_params_gpu(const arch *a, const arch_run *r)
@@ -308,8 +445,12 @@ double arch_head_params_gpu(const arch *a, const arch_run *r)
  * top_k of them; capacity-factor padding is not model FLOPs). */
 static double linear_weights_per_token(const arch *a, int layer)
 {
-    double w = attn_weights(a);
-    if (!arch_is_moe_layer(a, layer))
+    arch_mixer mixer = arch_layer_mixer(a, layer);
+    arch_ffn ffn = arch_layer_ffn(a, layer);
+    double w = mixer == ARCH_MIX_MAMBA ? mamba_weights(a) : mixer == ARCH_MIX_NONE ? 0.0 : attn_weights(a);
+    if (ffn == ARCH_FFN_NONE)
+        return w;
+    if (ffn == ARCH_FFN_DENSE)
         return w + mlp_matrices(a) * a->hidden * a->ffn;
     const arch_moe *m = &a->moe;
     w += (double)a->hidden * m->experts + (double)m->top_k * mlp_matrices(a) * a->hidden * m->expert_ffn;
@@ -322,8 +463,12 @@ double arch_layer_fwd_flops(const arch *a, const arch_run *r, int layer)
 {
     double tokens = (double)r->seq * r->micro_batch;
     double linear = FLOPS_PER_MAC * tokens * linear_weights_per_token(a, layer);
-    /* QK^T over q_dim and AV over o_dim, full s x s */
-    double core = FLOPS_PER_MAC * (double)r->micro_batch * r->seq * r->seq * (arch_q_dim(a) + arch_o_dim(a));
+    /* QK^T over q_dim and AV over o_dim, s x keys (full s x s without a window) */
+    arch_mixer mixer = arch_layer_mixer(a, layer);
+    double keys = arch_attn_keys(a, mixer, r->seq);
+    double core = FLOPS_PER_MAC * (double)r->micro_batch * r->seq * keys * (arch_q_dim(a) + arch_o_dim(a));
+    if (mixer == ARCH_MIX_MAMBA)
+        core = arch_mamba_scan_flops(a, tokens);
     return linear + core;
 }
 
@@ -368,11 +513,12 @@ static double routed_tokens(const arch *a, const arch_run *r, const act_terms *x
     return x->tokens * a->moe.top_k * cf;
 }
 
-double arch_layer_attn_core_bytes(const arch *a, const arch_run *r)
+double arch_layer_attn_core_bytes(const arch *a, const arch_run *r, int layer)
 {
-    if (r->flash)
+    double keys = arch_attn_keys(a, arch_layer_mixer(a, layer), r->seq);
+    if (r->flash || keys <= 0)
         return 0.0;
-    double scores = (double)r->micro_batch * a->heads / r->tp * ((double)r->seq / r->cp) * r->seq;
+    double scores = (double)r->micro_batch * a->heads / r->tp * ((double)r->seq / r->cp) * keys;
     return scores * (SCORE_SOFTMAX_BYTES + (a->dropout ? SCORE_DROPOUT_BYTES : 0.0));
 }
 
@@ -397,24 +543,42 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
     memset(&L, 0, sizeof L);
     double T = x.tokens, t = x.t;
     double gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
-    L.norm_inputs = NORMS_PER_LAYER * x.hid;
-    L.gemm_inputs_norm = 2 * x.hid;
-    double k_width = a->attn == ARCH_ATTN_MLA ? arch_q_dim(a) : arch_kv_dim(a);
-    double qkv_width = arch_q_dim(a) + k_width + (a->attn == ARCH_ATTN_MLA ? arch_o_dim(a) : arch_kv_dim(a));
-    L.qkv = BF16_BYTES * T * qkv_width / t;
-    if (r->flash)
-        L.core_extra = FP32_BYTES * (double)r->micro_batch * a->heads / t * ((double)r->seq / r->cp);
-    else
-        L.core_extra = arch_layer_attn_core_bytes(a, r);
-    L.proj_in = BF16_BYTES * T * arch_o_dim(a) / t;
-    L.masks = 2 * x.mask;
-    L.out_grads = BF16_BYTES * T * qkv_width / t + x.hid;           /* QKV output grad, proj output grad */
-    if (a->attn == ARCH_ATTN_MLA) {
-        /* latents: q_a output and its norm's output, kv_a output and its norm's output (replicated) */
-        double lat = (double)a->mla.q_lora_rank + a->mla.kv_lora_rank;
-        L.other += 2 * BF16_BYTES * T * lat + BF16_BYTES * T * a->mla.qk_rope_head_dim;
+    arch_mixer mixer = arch_layer_mixer(a, layer);
+    arch_ffn ffn = arch_layer_ffn(a, layer);
+    /* each part: its norm's input and output (the part's first GEMM input), its dropout mask */
+    int parts = (mixer != ARCH_MIX_NONE) + (ffn != ARCH_FFN_NONE);
+    L.norm_inputs = parts * x.hid;
+    L.gemm_inputs_norm = parts * x.hid;
+    L.masks = parts * x.mask;
+    if (mixer == ARCH_MIX_MAMBA) {
+        /* in_proj output (z, x, B, C, dt), conv output, the scan's output y and
+         * fp32 chunk states (heads x head_dim x state per chunk), the gated
+         * norm's output (out_proj input) */
+        const arch_mamba *m = &a->mamba;
+        L.qkv = BF16_BYTES * T * arch_mamba_in_width(a) / t;
+        L.other += BF16_BYTES * T * arch_mamba_conv_width(a) / t + BF16_BYTES * T * arch_mamba_inner(a) / t;
+        L.other += FP32_BYTES * (T / m->chunk) * arch_mamba_inner(a) * m->state / t;
+        L.proj_in = BF16_BYTES * T * arch_mamba_inner(a) / t;
+        L.out_grads = L.qkv + x.hid;                                    /* in_proj, out_proj output grads */
+    } else if (mixer != ARCH_MIX_NONE) {
+        double k_width = a->attn == ARCH_ATTN_MLA ? arch_q_dim(a) : arch_kv_dim(a);
+        double qkv_width = arch_q_dim(a) + k_width + (a->attn == ARCH_ATTN_MLA ? arch_o_dim(a) : arch_kv_dim(a));
+        L.qkv = BF16_BYTES * T * qkv_width / t;
+        if (r->flash)
+            L.core_extra = FP32_BYTES * (double)r->micro_batch * a->heads / t * ((double)r->seq / r->cp);
+        else
+            L.core_extra = arch_layer_attn_core_bytes(a, r, layer);
+        L.proj_in = BF16_BYTES * T * arch_o_dim(a) / t;
+        L.out_grads = BF16_BYTES * T * qkv_width / t + x.hid;           /* QKV output grad, proj output grad */
+        if (a->attn == ARCH_ATTN_MLA) {
+            /* latents: q_a output and its norm's output, kv_a output and its norm's output (replicated) */
+            double lat = (double)a->mla.q_lora_rank + a->mla.kv_lora_rank;
+            L.other += 2 * BF16_BYTES * T * lat + BF16_BYTES * T * a->mla.qk_rope_head_dim;
+        }
     }
-    if (!arch_is_moe_layer(a, layer)) {
+    if (ffn == ARCH_FFN_NONE)
+        return L;
+    if (ffn == ARCH_FFN_DENSE) {
         L.act_in = BF16_BYTES * T * gate * a->ffn / t;
         L.fc2_in = BF16_BYTES * T * a->ffn / t;
         L.out_grads += L.act_in + x.hid;                              /* FC1 output grad, FC2 output grad */
@@ -447,7 +611,7 @@ double arch_layer_act_bytes(const arch *a, const arch_run *r, int layer, arch_ac
                  L.fc2_in + L.other;
     switch (mode) {
     case ARCH_ACT_SELECTIVE:
-        return all - arch_layer_attn_core_bytes(a, r);
+        return all - arch_layer_attn_core_bytes(a, r, layer);
     case ARCH_ACT_LGD:
         return all - L.gemm_inputs_norm - L.fc2_in - L.masks;
     default:

@@ -31,6 +31,29 @@ typedef enum { ARCH_MLP_GELU = 0, ARCH_MLP_SWIGLU } arch_mlp_kind;
 typedef enum { ARCH_NORM_LAYERNORM = 0, ARCH_NORM_RMSNORM } arch_norm_kind;
 typedef enum { ARCH_ATTN_MHA = 0, ARCH_ATTN_MLA } arch_attn_kind;
 
+/* What mixes tokens in one layer: full causal attention, sliding-window
+ * attention (each query sees the last sliding_window keys: GPT-OSS), a
+ * Mamba-2 state-space block (Nemotron-H), or nothing (an MLP-only layer of
+ * a hybrid model).  Letters of arch.mixers: A, S, M, -. */
+typedef enum { ARCH_MIX_ATTN = 0, ARCH_MIX_SWA, ARCH_MIX_MAMBA, ARCH_MIX_NONE, ARCH_MIX_KINDS } arch_mixer;
+/* The layer's feed-forward part: dense MLP, mixture of experts, or none (a
+ * mixer-only layer of a hybrid model).  Letters of arch.ffns: D, E, -. */
+typedef enum { ARCH_FFN_DENSE = 0, ARCH_FFN_MOE, ARCH_FFN_NONE, ARCH_FFN_KINDS } arch_ffn;
+/* Longest per-layer pattern (arch.mixers, arch.ffns): the deepest hybrid
+ * or interleaved model has ~120 layers; a longer model is uniform. */
+#define ARCH_MAX_PATTERN 1024
+#define ARCH_MIXER_LETTERS "ASM-"
+#define ARCH_FFN_LETTERS "DE-"
+
+/* A Mamba-2 block (Dao & Gu 2024, "Transformers are SSMs", arXiv 2405.21060):
+ * in_proj h -> [z, x, B, C, dt] = 2 d_inner + 2 groups state + heads, a
+ * depthwise causal conv of conv_kernel over x, B, C, the chunked SSD scan
+ * (chunk tokens per chunk), a gated RMSNorm and out_proj d_inner -> h, with
+ * d_inner = heads x head_dim. */
+typedef struct arch_mamba {
+    int heads, head_dim, state, groups, conv_kernel, chunk;
+} arch_mamba;
+
 /* Multi-head latent attention (DeepSeek-V2/V3): queries and keys/values go
  * through low-rank projections; q_lora_rank 0 = queries projected directly. */
 typedef struct arch_mla {
@@ -64,6 +87,14 @@ typedef struct arch {
     int dropout;               /* dropout after attention and MLP and on the attention probabilities
                                 * (GPT training); modern configs train without */
     arch_moe moe;
+    int sliding_window;        /* keys a windowed layer attends to (mixer S) */
+    int attn_sinks;            /* a learned sink logit per head (GPT-OSS): heads parameters per attention layer */
+    arch_mamba mamba;          /* layers of mixer M */
+    int mtp_layers;            /* DeepSeek-V3's multi-token-prediction modules, run after the last layer */
+    /* Per-layer kinds, one letter per layer ("" = uniform: every layer full
+     * attention; its FFN MoE from moe.dense_layers on when moe.experts > 0). */
+    char mixers[ARCH_MAX_PATTERN + 1];
+    char ffns[ARCH_MAX_PATTERN + 1];
 } arch;
 
 /* How one microbatch runs. */
@@ -87,10 +118,35 @@ int arch_check(const arch *a, const char *what, pg_status *st);
  * experts over ep, sequence over cp); messages name the key. */
 int arch_run_check(const arch *a, const arch_run *r, pg_status *st);
 
+/* The layer's kinds (arch.mixers / arch.ffns, or the uniform default). */
+arch_mixer arch_layer_mixer(const arch *a, int layer);
+arch_ffn arch_layer_ffn(const arch *a, int layer);
+
 static inline int arch_is_moe_layer(const arch *a, int layer)
 {
-    return a->moe.experts > 0 && layer >= a->moe.dense_layers;
+    return arch_layer_ffn(a, layer) == ARCH_FFN_MOE;
 }
+
+/* Mamba-2 widths: d_inner (heads x head_dim), the in_proj output and the
+ * conv's channels (x, B, C). */
+double arch_mamba_inner(const arch *a);
+double arch_mamba_in_width(const arch *a);
+double arch_mamba_conv_width(const arch *a);
+/* Parameters of one Mamba-2 mixer (without the layer's norm), whole. */
+double arch_params_mamba(const arch *a);
+/* The SSD scan's FLOPs of one forward for `tokens` tokens (all heads), its
+ * chunked form: per chunk of Q tokens, C B^T within the chunk (per group),
+ * its masked product with x (per head), the chunk's state B^T x and the
+ * output's state term C h (per head); plus the causal conv.  The time-mixing
+ * core, as attention's QK^T and AV. */
+double arch_mamba_scan_flops(const arch *a, double tokens);
+/* Keys each query of a layer with this mixer meets at sequence length seq:
+ * seq, or min(window, seq) for a sliding window; 0 without attention. */
+double arch_attn_keys(const arch *a, arch_mixer mixer, double seq);
+/* Unique parameters of the multi-token-prediction modules (each: two
+ * norms, the 2h -> h projection and one MoE/dense layer like the last; the
+ * embedding and LM head are shared with the main model). */
+double arch_params_mtp(const arch *a);
 
 /* Attention widths (all heads): queries, keys (= values for MHA/GQA; MLA's
  * keys are per head, as wide as its queries), and the attention output. */
@@ -108,7 +164,8 @@ double arch_params_active(const arch *a);
 /* Parts, whole model. */
 double arch_params_attention(const arch *a);
 double arch_params_mlp(const arch *a, int moe_layer);      /* dense MLP, or all experts + router + shared */
-double arch_params_norms(const arch *a);                   /* the two norms of one layer */
+double arch_params_norms(const arch *a);                   /* the two norms of one (attention + MLP) layer */
+double arch_params_layer(const arch *a, int layer);        /* one layer: its mixer, its FFN and their norms */
 double arch_params_embedding(const arch *a);               /* word (+ position) table */
 double arch_params_head(const arch *a);                    /* final norm + untied LM head */
 
@@ -150,8 +207,11 @@ double arch_layer_act_bytes(const arch *a, const arch_run *r, int layer, arch_ac
  * after the input-gradient pass: the linear layers' inputs and their output
  * gradients (zero-bubble's M_W). */
 double arch_layer_act_w_bytes(const arch *a, const arch_run *r, int layer, arch_act_mode mode);
-/* The attention core's stored bytes (what selective recomputation frees). */
-double arch_layer_attn_core_bytes(const arch *a, const arch_run *r);
+/* The attention core's stored bytes of that layer (what selective
+ * recomputation frees): the legacy path's scores over the keys the layer's
+ * queries meet (min(window, s) for a sliding window); 0 for flash and for
+ * layers without attention. */
+double arch_layer_attn_core_bytes(const arch *a, const arch_run *r, int layer);
 /* Bytes of the hidden state between layers on one GPU (a layer's input; what
  * one pipeline stage sends the next): 2sbh / cp, / tp with sequence parallelism. */
 double arch_hidden_bytes(const arch *a, const arch_run *r);

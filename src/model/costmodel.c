@@ -107,6 +107,17 @@ static const double UNFUSED_SOFTMAX_BWD_BYTES[UNFUSED_SOFTMAX_KERNELS] = {
 #define ROUTER_BYTES (3 * FLOAT_BYTES)                     /* softmax + top-k over fp32 logits */
 #define PERMUTE_BYTES (2 * HALF_BYTES)                     /* gather token copies: read, write */
 #define COMBINE_BYTES (3 * HALF_BYTES)                     /* unpermute, weight and sum: read, read, write */
+/* Mamba-2: the causal conv with its SiLU over x, B, C (read, write), and
+ * the gated RMSNorm of y by z (read y and z, write). */
+#define MAMBA_CONV_FWD_BYTES (2 * HALF_BYTES)
+#define MAMBA_CONV_BWD_BYTES (3 * HALF_BYTES)
+#define MAMBA_GATED_NORM_FWD_BYTES (3 * HALF_BYTES)
+#define MAMBA_GATED_NORM_BWD_BYTES (5 * HALF_BYTES)
+/* The SSD scan's backward: the input gradients of each of its chunked GEMMs
+ * and the states' reverse pass, twice the forward like a GEMM's. */
+#define MAMBA_SCAN_BWD_FACTOR 2.0
+/* A multi-token-prediction module's projection: [hidden; embedding] (2h) -> h. */
+#define MTP_PROJ_IN_MULT 2.0
 /* Flash attention: the backward recomputes the scores (one GEMM of QK^T's
  * size) and computes dV, dP, dQ, dK: five score-sized GEMMs against the
  * forward's two. */
@@ -418,6 +429,7 @@ typedef struct dims {
     double te;   /* the experts' tensor-parallel degree: t, or 1 (gpt_shape.expert_tp1) */
     double layer_scale; /* the layer's measured profile factor (costmodel.h), 1 without one: set by the
                          * callers that have the GPU's parameters (dims_of does not) */
+    double keys; /* keys each query meets: s, or the window of a sliding-window layer (layer_ops sets it) */
 } dims;
 
 static dims dims_of(const gpt_shape *m)
@@ -450,6 +462,7 @@ static dims dims_of(const gpt_shape *m)
     d.gate = a->mlp == ARCH_MLP_SWIGLU ? 2.0 : 1.0;
     d.te = m->expert_tp1 ? 1.0 : d.t;
     d.layer_scale = 1.0;
+    d.keys = d.s;
     return d;
 }
 
@@ -626,15 +639,29 @@ static double flash_keys(const gpt_shape *m, const dims *d)
     return m->doc_len > 0 && m->doc_len < d->s ? m->doc_len : d->s;
 }
 
+/* The part of the s x s scores flash attention computes: causal, the
+ * packed documents' blocks only, and under a sliding window w < keys a band
+ * below the diagonal (each query meets at most w keys: (w/s)(1 - w/(2 keys))
+ * of s^2, which is the causal half at w = keys). */
+static double flash_fraction(const gpt_shape *m, const dims *d)
+{
+    double keys = flash_keys(m, d);
+    if (d->keys < keys)
+        return d->keys / d->s * (1.0 - CAUSAL_FRACTION * d->keys / keys);
+    return CAUSAL_FRACTION * keys / d->s;
+}
+
 static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
 {
-    double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
-    double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
     if (m->flash) {
-        double keys = flash_keys(m, d) / d->s;
-        k_attn(k, CAUSAL_FRACTION * keys * (qk + av), GP_FLASH_EFF);
+        double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
+        double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
+        k_attn(k, flash_fraction(m, d) * (qk + av), GP_FLASH_EFF);
         return;
     }
+    /* legacy: the scores over the keys (a sliding window's band) */
+    double qk = FLOPS_PER_MAC * d->b * d->sl * d->keys * d->q / d->t;
+    double av = FLOPS_PER_MAC * d->b * d->sl * d->keys * d->o / d->t;
     k_mem(k, COPY_BYTES * d->T * (d->q + 2 * d->kv) / d->t);   /* split heads */
     k_attn(k, qk, GP_ATTN_EFF);                               /* QK^T */
     k_softmax(k, m, d->e, 0);                                 /* scale, mask, softmax */
@@ -646,13 +673,14 @@ static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
 
 static void core_bwd(kctx k, const gpt_shape *m, const dims *d)
 {
-    double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
-    double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
     if (m->flash) {
-        double keys = flash_keys(m, d) / d->s;
-        k_attn(k, FLASH_BWD_FLOPS_FACTOR * CAUSAL_FRACTION * keys * (qk + av), GP_FLASH_EFF);
+        double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
+        double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
+        k_attn(k, FLASH_BWD_FLOPS_FACTOR * flash_fraction(m, d) * (qk + av), GP_FLASH_EFF);
         return;
     }
+    double qk = FLOPS_PER_MAC * d->b * d->sl * d->keys * d->q / d->t;
+    double av = FLOPS_PER_MAC * d->b * d->sl * d->keys * d->o / d->t;
     k_mem(k, COPY_BYTES * d->T * d->o / d->t);
     k_attn(k, av, GP_ATTN_EFF);                               /* dP = dO V^T */
     k_attn(k, av, GP_ATTN_EFF);                               /* dV = P^T dO */
@@ -753,9 +781,13 @@ static void mlp_op(kctx k, const dims *d, int moe, int which)
 
 /* What LGD recomputes (norm outputs, activation function, dropout masks):
  * run before the backward and again before the weight gradients. */
-static void lgd_recompute(kctx k, const dims *d, int moe)
+static void lgd_recompute(kctx k, const dims *d, arch_mixer mixer, arch_ffn ffn)
 {
-    norm_fwd(k, d);
+    int moe = ffn == ARCH_FFN_MOE;
+    if (mixer != ARCH_MIX_NONE)
+        norm_fwd(k, d);
+    if (ffn == ARCH_FFN_NONE)
+        return;
     norm_fwd(k, d);
     double f = moe ? d->a.moe.shared_ffn : d->a.ffn;
     if (f > 0)
@@ -764,60 +796,127 @@ static void lgd_recompute(kctx k, const dims *d, int moe)
         act_fwd(k, d, d->Tk * d->a.moe.expert_ffn / d->t);
 }
 
-static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d, int moe, op_cost out[CM_OPS])
+/* A Mamba-2 block's kernels after its norm, one of F (0), B (1), W (2):
+ * in_proj and out_proj as GEMMs split over tp by heads, the conv and the
+ * gated norm as memory passes, the SSD scan as the layer's time-mixing core
+ * (arch_mamba_scan_flops, at the fused attention kernel's efficiency). */
+static void mamba_op(kctx k, const dims *d, int which)
+{
+    const arch *a = &d->a;
+    double in_w = arch_mamba_in_width(a) / d->t, inner = arch_mamba_inner(a) / d->t;
+    double conv = d->T * arch_mamba_conv_width(a) / d->t;
+    double scan = arch_mamba_scan_flops(a, d->T) / d->t;
+    if (which == 0) {
+        k_linear(k, CM_F, d->T, d->h, in_w);
+        k_mem(k, MAMBA_CONV_FWD_BYTES * conv);
+        k_attn(k, scan, GP_FLASH_EFF);
+        k_mem(k, MAMBA_GATED_NORM_FWD_BYTES * d->T * inner);
+        k_linear(k, CM_F, d->T, inner, d->h);
+    } else if (which == 1) {
+        k_linear(k, CM_B, d->T, inner, d->h);
+        k_mem(k, MAMBA_GATED_NORM_BWD_BYTES * d->T * inner);
+        k_attn(k, MAMBA_SCAN_BWD_FACTOR * scan, GP_FLASH_EFF);
+        k_mem(k, MAMBA_CONV_BWD_BYTES * conv);
+        k_linear(k, CM_B, d->T, d->h, in_w);
+    } else {
+        k_linear(k, CM_W, d->T, inner, d->h);
+        k_linear(k, CM_W, d->T, d->h, in_w);
+    }
+}
+
+/* One layer's F, B and W kernels: its mixer (attention, windowed attention,
+ * Mamba-2 or none) and its FFN (dense, MoE or none), each behind its norm
+ * and closed by its tensor-parallel all-reduce and residual. */
+static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d_in, arch_mixer mixer, arch_ffn ffn,
+                      op_cost out[CM_OPS])
 {
     memset(out, 0, CM_OPS * sizeof *out);
+    dims dw = *d_in;
+    const dims *d = &dw;
+    dw.keys = arch_attn_keys(&dw.a, mixer, dw.s);
+    if (dw.keys > 0)
+        dw.e = dw.b * (dw.a_heads / dw.t) * dw.sl * dw.keys;
     double hidden_bytes = HALF_BYTES * d->n;
     int bias = d->a.linear_bias;
+    int moe = ffn == ARCH_FFN_MOE, attn = mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA;
+    int mamba = mixer == ARCH_MIX_MAMBA, has_ffn = ffn != ARCH_FFN_NONE;
 
     kctx f = layer_ctx_of(g, m, d, &out[CM_F]);
-    norm_fwd(f, d);                                    /* norm 1 */
-    qkv_linear(f, CM_F, d);                            /* QKV */
-    rope(f, d);
-    core_fwd(f, m, d);
-    proj_linear(f, CM_F, d);                           /* output projection */
-    k_layer_allreduce(f, hidden_bytes, m);
-    residual_fwd(f, d);                                /* bias, dropout, residual */
-    norm_fwd(f, d);                                    /* norm 2 */
-    mlp_op(f, d, moe, 0);
-    k_layer_allreduce(f, hidden_bytes, m);
-    residual_fwd(f, d);
+    if (attn || mamba)
+        norm_fwd(f, d);                                /* norm 1 */
+    if (attn) {
+        qkv_linear(f, CM_F, d);                        /* QKV */
+        rope(f, d);
+        core_fwd(f, m, d);
+        proj_linear(f, CM_F, d);                       /* output projection */
+    } else if (mamba) {
+        mamba_op(f, d, 0);
+    }
+    if (attn || mamba) {
+        k_layer_allreduce(f, hidden_bytes, m);
+        residual_fwd(f, d);                            /* bias, dropout, residual */
+    }
+    if (has_ffn) {
+        norm_fwd(f, d);                                /* norm 2 */
+        mlp_op(f, d, moe, 0);
+        k_layer_allreduce(f, hidden_bytes, m);
+        residual_fwd(f, d);
+    }
 
     kctx b = layer_ctx_of(g, m, d, &out[CM_B]);        /* input gradient, in reverse order */
     if (m->recompute_lgd)
-        lgd_recompute(b, d, moe);
-    residual_bwd(b, d);
-    mlp_op(b, d, moe, 1);
-    k_layer_allreduce(b, hidden_bytes, m);             /* column-parallel input gradient */
-    norm_bwd(b, d);
-    residual_bwd(b, d);
-    proj_linear(b, CM_B, d);                           /* proj dgrad */
-    core_bwd(b, m, d);
-    rope(b, d);
-    qkv_linear(b, CM_B, d);                            /* QKV dgrad */
-    k_layer_allreduce(b, hidden_bytes, m);
-    norm_bwd(b, d);
+        lgd_recompute(b, d, mixer, ffn);
+    if (has_ffn) {
+        residual_bwd(b, d);
+        mlp_op(b, d, moe, 1);
+        k_layer_allreduce(b, hidden_bytes, m);         /* column-parallel input gradient */
+        norm_bwd(b, d);
+    }
+    if (attn || mamba)
+        residual_bwd(b, d);
+    if (attn) {
+        proj_linear(b, CM_B, d);                       /* proj dgrad */
+        core_bwd(b, m, d);
+        rope(b, d);
+        qkv_linear(b, CM_B, d);                        /* QKV dgrad */
+    } else if (mamba) {
+        mamba_op(b, d, 1);
+    }
+    if (attn || mamba) {
+        k_layer_allreduce(b, hidden_bytes, m);
+        norm_bwd(b, d);
+    }
 
     kctx w = layer_ctx_of(g, m, d, &out[CM_W]);        /* weight gradients */
     if (m->recompute_lgd)
-        lgd_recompute(w, d, moe);
-    mlp_op(w, d, moe, 2);
-    proj_linear(w, CM_W, d);                           /* proj */
-    qkv_linear(w, CM_W, d);                            /* QKV */
+        lgd_recompute(w, d, mixer, ffn);
+    if (has_ffn)
+        mlp_op(w, d, moe, 2);
+    if (attn) {
+        proj_linear(w, CM_W, d);                       /* proj */
+        qkv_linear(w, CM_W, d);                        /* QKV */
+    } else if (mamba) {
+        mamba_op(w, d, 2);
+    }
     double f_width = moe ? d->a.moe.shared_ffn : d->a.ffn;
     if (bias) {
-        k_mem(w, BIAS_GRAD_BYTES * (d->n + d->gate * f_width * d->T / d->t)); /* FC2, FC1 bias grads */
-        k_mem(w, BIAS_GRAD_BYTES * (d->n + (d->q + 2 * d->kv) * d->T / d->t)); /* proj, QKV bias grads */
+        if (has_ffn)
+            k_mem(w, BIAS_GRAD_BYTES * (d->n + d->gate * f_width * d->T / d->t)); /* FC2, FC1 bias grads */
+        if (attn)
+            k_mem(w, BIAS_GRAD_BYTES * (d->n + (d->q + 2 * d->kv) * d->T / d->t)); /* proj, QKV bias grads */
     }
-    k_mem(w, LN_WGRAD_BYTES * d->n / d->rep);          /* norm 2 weights */
-    k_mem(w, LN_WGRAD_BYTES * d->n / d->rep);          /* norm 1 */
+    if (has_ffn)
+        k_mem(w, LN_WGRAD_BYTES * d->n / d->rep);      /* norm 2 weights */
+    if (attn || mamba)
+        k_mem(w, LN_WGRAD_BYTES * d->n / d->rep);      /* norm 1 */
 }
 
 void costmodel_layer(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS])
 {
     dims d = dims_of(m);
     d.layer_scale = layer_scale_of(g, m);
-    layer_ops(g, m, &d, arch_is_moe_layer(&d.a, d.a.layers - 1), out);
+    int last = d.a.layers - 1;
+    layer_ops(g, m, &d, arch_layer_mixer(&d.a, last), arch_layer_ffn(&d.a, last), out);
 }
 
 void costmodel_embedding(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS])
@@ -955,11 +1054,16 @@ static void add_op_overhead(stage_cost *sc, const gpu_params *g)
 
 /* Seconds of the attention core's forward (what selective recomputation
  * re-runs) and of one MoE layer's expert compute in F. */
-static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
+static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d, arch_mixer mixer)
 {
     op_cost c;
     memset(&c, 0, sizeof c);
-    core_fwd(layer_ctx_of(g, m, d, &c), m, d);
+    dims dw = *d;
+    dw.keys = arch_attn_keys(&dw.a, mixer, dw.s);
+    if (dw.keys <= 0)
+        return 0.0;
+    dw.e = dw.b * (dw.a_heads / dw.t) * dw.sl * dw.keys;
+    core_fwd(layer_ctx_of(g, m, &dw, &c), m, &dw);
     return c.time_s;
 }
 
@@ -1012,6 +1116,35 @@ int costmodel_stage_layers(const gpt_shape *m, int nstages, int *layers, pg_stat
     return 0;
 }
 
+/* DeepSeek-V3's multi-token-prediction modules on the last stage (where
+ * Megatron places them): each runs its 2h -> h projection, one more layer
+ * like the model's last and the shared LM head again, and keeps their
+ * activations and its own parameters (arch_params_mtp). */
+static void add_mtp(const gpu_params *g, const gpt_shape *m, const dims *d, const arch_run *r, arch_act_mode mode,
+                    const op_cost layer[CM_OPS], const op_cost head[CM_OPS], int sync, double model_share,
+                    op_queue q[CM_OPS], stage_cost *sc)
+{
+    const arch *a = &d->a;
+    int last = a->layers - 1;
+    op_cost proj[CM_OPS];
+    memset(proj, 0, sizeof proj);
+    for (int op = CM_F; op < CM_OPS; op++)
+        k_linear(layer_ctx_of(g, m, d, &proj[op]), (cm_op)op, d->T, MTP_PROJ_IN_MULT * d->h, d->h / d->t);
+    for (int i = 0; i < a->mtp_layers; i++) {
+        for (int op = CM_F; op < CM_OPS; op++) {
+            queue_append(&q[op], &proj[op], sync);
+            queue_append(&q[op], &layer[op], sync);
+            queue_append(&q[op], &head[op], sync);
+        }
+        sc->act_b_bytes += arch_layer_act_bytes(a, r, last, mode) + HALF_BYTES * d->n + FLOAT_BYTES * d->c;
+        sc->act_w_bytes += arch_layer_act_w_bytes(a, r, last, mode) + HALF_BYTES * d->n + HALF_BYTES * d->c;
+        sc->fwd_flops += (arch_layer_fwd_flops(a, r, last) + arch_head_fwd_flops(a, r) +
+                          FLOPS_PER_MAC * (double)r->seq * r->micro_batch * MTP_PROJ_IN_MULT * d->h * d->h) / model_share;
+        sc->moe_layers += arch_is_moe_layer(a, last);
+    }
+    sc->param_count += arch_params_mtp(a) / d->t;
+}
+
 int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
@@ -1062,14 +1195,22 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         w->layer_profile_factor = profile->factor;
         w->layer_profile_rows = profile->rows;
     }
-    op_cost dense[CM_OPS], moe[CM_OPS], emb[CM_OPS], head[CM_OPS];
-    layer_ops(g, m, &d, 0, dense);
-    if (a->moe.experts > 0)
-        layer_ops(g, m, &d, 1, moe);
+    /* the kernels of each kind of layer the model has (mixer x FFN) */
+    op_cost kinds[ARCH_MIX_KINDS][ARCH_FFN_KINDS][CM_OPS], emb[CM_OPS], head[CM_OPS];
+    int have[ARCH_MIX_KINDS][ARCH_FFN_KINDS] = {{0}};
+    double core_s[ARCH_MIX_KINDS];
+    for (int l = 0; l < a->layers; l++) {
+        arch_mixer mx = arch_layer_mixer(a, l);
+        arch_ffn ff = arch_layer_ffn(a, l);
+        if (!have[mx][ff])
+            layer_ops(g, m, &d, mx, ff, kinds[mx][ff]);
+        have[mx][ff] = 1;
+    }
+    for (int mx = 0; mx < ARCH_MIX_KINDS; mx++)
+        core_s[mx] = core_fwd_s(g, m, &d, (arch_mixer)mx);
     costmodel_embedding(g, m, emb);
     costmodel_head(g, m, head);
     arch_act_mode mode = m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE;
-    double core_s = core_fwd_s(g, m, &d);
     double a2a_compute_s = a->moe.experts > 0 ? expert_fwd_s(g, m, &d) : 0.0;
     double layer_ws = m->flash ? 0.0 : HALF_BYTES * d.e;   /* legacy: the attention scores */
     double head_ws = FLOAT_BYTES * d.c;                    /* fp32 logits */
@@ -1081,7 +1222,6 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         stage_cost *sc = &w->stage[s];
         int nl = stage_layers[s];
         sc->layers = nl;
-        sc->attn_layers = nl;
         sc->has_attn_core = 1;
         double max_layer_b = 0, max_layer_w = 0;
         /* each op one kernel queue (queue_append): the forward runs the embedding, the layers in order and
@@ -1092,7 +1232,9 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             queue_append(&q[CM_F], &emb[CM_F], sync);
         for (int i = 0; i < nl; i++, layer++) {
             int is_moe = arch_is_moe_layer(a, layer);
-            queue_append(&q[CM_F], &(is_moe ? moe : dense)[CM_F], sync);
+            arch_mixer mx = arch_layer_mixer(a, layer);
+            queue_append(&q[CM_F], &kinds[mx][arch_layer_ffn(a, layer)][CM_F], sync);
+            sc->attn_layers += mx == ARCH_MIX_ATTN || mx == ARCH_MIX_SWA;
             double lb = arch_layer_act_bytes(a, &r, layer, mode);
             double lw = arch_layer_act_w_bytes(a, &r, layer, mode);
             if (lw > lb)
@@ -1103,8 +1245,8 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
                 max_layer_b = lb;
                 max_layer_w = lw;
             }
-            sc->attn_core_bytes += arch_layer_attn_core_bytes(a, &r);
-            sc->attn_core_s += core_s;
+            sc->attn_core_bytes += arch_layer_attn_core_bytes(a, &r, layer);
+            sc->attn_core_s += core_s[mx];
             sc->param_count += arch_layer_params_gpu(a, &r, layer);
             sc->fwd_flops += arch_layer_fwd_flops(a, &r, layer) / model_share;
             sc->moe_layers += is_moe;
@@ -1123,9 +1265,12 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         if (s == nstages - 1)
             for (int op = CM_F; op < CM_OPS; op++)
                 queue_append(&q[op], &head[op], sync);
+        if (s == nstages - 1 && a->mtp_layers > 0)
+            add_mtp(g, m, &d, &r, mode, kinds[arch_layer_mixer(a, a->layers - 1)][arch_layer_ffn(a, a->layers - 1)],
+                    head, sync, model_share, q, sc);
         for (int op = CM_B; op < CM_OPS; op++) {   /* the gradients run the layers backwards */
             for (int l = layer - 1; l >= first_layer; l--)
-                queue_append(&q[op], &(arch_is_moe_layer(a, l) ? moe : dense)[op], sync);
+                queue_append(&q[op], &kinds[arch_layer_mixer(a, l)][arch_layer_ffn(a, l)][op], sync);
             if (s == 0)
                 queue_append(&q[op], &emb[op], sync);
         }

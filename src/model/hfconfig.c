@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,18 +55,24 @@ typedef struct hf_family {
     int dropout;            /* the class's default dropout probabilities are > 0 */
     int shared_gate;        /* a sigmoid gate on the shared expert (Qwen2-MoE) */
     const char *act;        /* hidden_act / activation_function default */
+    int sinks;              /* a learned attention-sink logit per head (GPT-OSS) */
+    int llama4;             /* Llama 4: a shared expert of intermediate_size, dense MLPs of intermediate_size_mlp */
 } hf_family;
 
 /* gpt2 comes first: it is also the family of GPT-2-style keys (n_embd)
  * without a model_type. */
 static const hf_family FAMILIES[] = {
-    {"gpt2", ARCH_NORM_LAYERNORM, 1, 1, 1, 0, 1, 0, "gelu_new"},
-    {"llama", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu"},
-    {"mistral", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu"},
-    {"mixtral", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu"},
-    {"qwen2", ARCH_NORM_RMSNORM, 0, 0, 0, 1, 0, 0, "silu"},
-    {"qwen2_moe", ARCH_NORM_RMSNORM, 0, 0, 0, 1, 0, 1, "silu"},
-    {"deepseek_v3", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu"},
+    {"gpt2", ARCH_NORM_LAYERNORM, 1, 1, 1, 0, 1, 0, "gelu_new", 0, 0},
+    {"llama", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu", 0, 0},
+    {"mistral", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu", 0, 0},
+    {"mixtral", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu", 0, 0},
+    {"qwen2", ARCH_NORM_RMSNORM, 0, 0, 0, 1, 0, 0, "silu", 0, 0},
+    {"qwen2_moe", ARCH_NORM_RMSNORM, 0, 0, 0, 1, 0, 1, "silu", 0, 0},
+    {"deepseek_v3", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu", 0, 0},
+    /* GPT-OSS: biases on every linear layer (q, k, v, o and the experts') */
+    {"gpt_oss", ARCH_NORM_RMSNORM, 0, 0, 1, 0, 0, 0, "silu", 1, 0},
+    {"llama4_text", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "silu", 0, 1},
+    {"nemotron_h", ARCH_NORM_RMSNORM, 0, 0, 0, 0, 0, 0, "relu2", 0, 0},
 };
 
 /* Families whose MLP is gated GeLU (GeGLU, three matrices): arch has no such
@@ -81,6 +88,7 @@ static const struct {
     {"gelu_pytorch_tanh", ARCH_MLP_GELU},
     {"silu", ARCH_MLP_SWIGLU},   /* SiLU MLPs in these families are all gated (SwiGLU) */
     {"swish", ARCH_MLP_SWIGLU},
+    {"relu2", ARCH_MLP_GELU},    /* squared ReLU (Nemotron): not gated, GeLU's two matrices */
 };
 
 /* Any of these > 0 turns dropout on (GPT-2's names, then Llama's/Qwen's). */
@@ -351,7 +359,8 @@ static int read_shape(hf_ctx *c, arch *a, int *gpt2_keys)
 static int read_mlp(hf_ctx *c, const hf_family *fam, int gpt2_keys, arch *a)
 {
     const char *act, *key;
-    TRY(get_string(c, KEYS("hidden_act", "activation_function"), &act, &key));
+    /* Nemotron-H names its MLP's activation apart from its Mamba's */
+    TRY(get_string(c, KEYS("mlp_hidden_act", "hidden_act", "activation_function"), &act, &key));
     if (!act && fam)
         act = fam->act;
     if (!act)
@@ -361,8 +370,8 @@ static int read_mlp(hf_ctx *c, const hf_family *fam, int gpt2_keys, arch *a)
     while (i < COUNT(ACTIVATIONS) && strcmp(act, ACTIVATIONS[i].name) != 0)
         i++;
     if (i == COUNT(ACTIVATIONS))
-        return fail_key(c, key, "unknown activation '%s' (known: gelu, gelu_new, gelu_pytorch_tanh -> GeLU MLP; "
-                        "silu, swish -> SwiGLU)", act);
+        return fail_key(c, key, "unknown activation '%s' (known: gelu, gelu_new, gelu_pytorch_tanh, relu2 -> "
+                        "two-matrix MLP; silu, swish -> SwiGLU)", act);
     a->mlp = ACTIVATIONS[i].mlp;
 
     int has_ffn;
@@ -462,6 +471,88 @@ static int is_moe_type(hf_ctx *c)
     return 0;
 }
 
+/* Llama 4: every MoE layer has a shared expert as wide as a routed one
+ * (intermediate_size), and its dense layers are intermediate_size_mlp wide. */
+static int read_llama4(hf_ctx *c, arch *a)
+{
+    a->moe.expert_ffn = a->ffn;
+    a->moe.shared_ffn = a->ffn;
+    TRY(get_int(c, KEYS("intermediate_size_mlp"), 0, 1, &a->ffn, NULL));
+    return 0;
+}
+
+/* Spells a per-layer pattern out; fails on the key that asked for it when
+ * the model is deeper than arch can hold one for. */
+static int pattern_fits(hf_ctx *c, const arch *a, const char *key)
+{
+    if (a->layers > ARCH_MAX_PATTERN)
+        return fail_key(c, key, "a per-layer pattern of %d layers is more than pipegrid models (at most %d)",
+                        a->layers, ARCH_MAX_PATTERN);
+    return 0;
+}
+
+/* Which layers are MoE.  Dense first layers: first_k_dense_replace or
+ * mlp_only_layers (any indices); then every step-th layer: Qwen's
+ * decoder_sparse_step and Llama 4's interleave_moe_layer_step (layer l when
+ * (l + 1) % step == 0), DeepSeek's moe_layer_freq (l % freq == 0).  A prefix
+ * alone stays moe.dense_layers; anything else is spelled out in arch.ffns. */
+static int read_moe_layers(hf_ctx *c, arch *a)
+{
+    arch_moe *m = &a->moe;
+    int step = 1, interleave = 1, freq = 1, has_interleave;
+    const char *step_key = "decoder_sparse_step";
+    TRY(get_int(c, KEYS("decoder_sparse_step"), 0, 1, &step, NULL));
+    TRY(get_int(c, KEYS("interleave_moe_layer_step"), 0, 1, &interleave, &has_interleave));
+    if (has_interleave && interleave != 1) {
+        if (step != 1)
+            return fail_key(c, "interleave_moe_layer_step", "give the MoE step once (decoder_sparse_step is set too)");
+        step = interleave;
+        step_key = "interleave_moe_layer_step";
+    }
+    TRY(get_int(c, KEYS("moe_layer_freq"), 0, 1, &freq, NULL));
+    if (step > a->layers)
+        return fail_key(c, step_key, "a step of %d leaves none of the %d layers MoE", step, a->layers);
+    if (freq > a->layers)
+        return fail_key(c, "moe_layer_freq", "a frequency of %d exceeds the %d layers", freq, a->layers);
+    const char *dense_key = "first_k_dense_replace";
+    TRY(get_int(c, KEYS("first_k_dense_replace"), 0, 0, &m->dense_layers, NULL));
+    if (m->dense_layers > a->layers)
+        return fail_key(c, dense_key, "%d dense layers exceed the %d layers", m->dense_layers, a->layers);
+    json_t *dense = json_object_get(c->root, "mlp_only_layers");
+    size_t n = 0;
+    int prefix = 1;
+    if (dense && !json_is_null(dense)) {
+        if (!json_is_array(dense))
+            return fail_key(c, "mlp_only_layers", "must be a list of layer indices, not %s", type_name(dense));
+        n = json_array_size(dense);
+        for (size_t i = 0; i < n; i++) {
+            json_t *v = json_array_get(dense, i);
+            if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= a->layers)
+                return fail_key(c, "mlp_only_layers", "item %zu is not a layer index 0..%d", i, a->layers - 1);
+            prefix &= json_integer_value(v) == (json_int_t)i;
+        }
+        if (n > 0 && m->dense_layers > 0)
+            return fail_key(c, "mlp_only_layers", "give the dense layers once (first_k_dense_replace is set too)");
+    }
+    if (step == 1 && freq == 1 && prefix) {
+        if (n > 0)
+            m->dense_layers = (int)n;
+        return 0;
+    }
+    TRY(pattern_fits(c, a, step != 1 ? step_key : freq != 1 ? "moe_layer_freq" : "mlp_only_layers"));
+    for (int l = 0; l < a->layers; l++) {
+        int moe = l >= m->dense_layers && (l + 1) % step == 0 && l % freq == 0;
+        a->ffns[l] = moe ? 'E' : 'D';
+    }
+    for (size_t i = 0; i < n; i++)
+        a->ffns[json_integer_value(json_array_get(dense, i))] = 'D';
+    a->ffns[a->layers] = '\0';
+    m->dense_layers = 0;
+    if (!strchr(a->ffns, 'E'))
+        return fail_key(c, step_key, "no layer is left MoE");
+    return 0;
+}
+
 /* Mixtral: num_local_experts, the expert size is intermediate_size.
  * Qwen2-MoE: num_experts, moe_intermediate_size, one gated shared expert of
  * shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers.
@@ -493,7 +584,8 @@ static int read_moe(hf_ctx *c, const hf_family *fam, arch *a)
     TRY(get_int(c, KEYS("moe_intermediate_size"), 0, 1, &m->expert_ffn, NULL));
 
     int has_qwen_shared, n_shared = 0;
-    TRY(get_int(c, KEYS("shared_expert_intermediate_size"), 0, 0, &m->shared_ffn, &has_qwen_shared));
+    TRY(get_int(c, KEYS("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"), 0, 0,
+                &m->shared_ffn, &has_qwen_shared));
     TRY(get_int(c, KEYS("n_shared_experts"), 0, 0, &n_shared, NULL));
     if (!has_qwen_shared && n_shared > 0) {
         if ((long long)n_shared * m->expert_ffn > HF_MAX_DIM)
@@ -503,37 +595,9 @@ static int read_moe(hf_ctx *c, const hf_family *fam, arch *a)
     }
     m->shared_gate = fam && fam->shared_gate && m->shared_ffn > 0;
 
-    /* Every layer from the first MoE one on must be MoE: arch has no other layout. */
-    int step = 1, freq = 1;
-    TRY(get_int(c, KEYS("decoder_sparse_step"), 0, 1, &step, NULL));
-    if (step != 1)
-        return fail_key(c, "decoder_sparse_step", "only 1 (every layer MoE) is modelled (got %d)", step);
-    TRY(get_int(c, KEYS("moe_layer_freq"), 0, 1, &freq, NULL));
-    if (freq != 1)
-        return fail_key(c, "moe_layer_freq", "only 1 (every layer MoE) is modelled (got %d)", freq);
-    const char *dense_key = "first_k_dense_replace";
-    TRY(get_int(c, KEYS("first_k_dense_replace"), 0, 0, &m->dense_layers, NULL));
-    json_t *dense = json_object_get(c->root, "mlp_only_layers");
-    if (dense && !json_is_null(dense)) {
-        if (!json_is_array(dense))
-            return fail_key(c, "mlp_only_layers", "must be a list of layer indices, not %s", type_name(dense));
-        size_t n = json_array_size(dense);
-        for (size_t i = 0; i < n; i++) {
-            json_t *v = json_array_get(dense, i);
-            if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)i)
-                return fail_key(c, "mlp_only_layers", "only a prefix 0, 1, ..., k-1 of dense layers is modelled "
-                                "(item %zu is not %zu)", i, i);
-        }
-        if (n > 0 && m->dense_layers > 0)
-            return fail_key(c, "mlp_only_layers", "give the dense layers once (first_k_dense_replace is set too)");
-        if (n > 0) {
-            m->dense_layers = (int)(n < (size_t)HF_MAX_DIM ? n : (size_t)HF_MAX_DIM);
-            dense_key = "mlp_only_layers";
-        }
-    }
-    if (m->dense_layers > a->layers)
-        return fail_key(c, dense_key, "%d dense layers exceed the %d layers", m->dense_layers, a->layers);
-    return 0;
+    if (fam && fam->llama4)
+        TRY(read_llama4(c, a));
+    return read_moe_layers(c, a);
 }
 
 /* DeepSeek's multi-head latent attention, when kv_lora_rank is given.
@@ -555,9 +619,138 @@ static int read_mla(hf_ctx *c, arch *a)
     TRY(check_max(c, "qk_rope_head_dim", m->qk_rope_head_dim, PG_MAX_HEAD_DIM));
     TRY(check_max(c, "v_head_dim", m->v_head_dim, PG_MAX_HEAD_DIM));
     a->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-    /* num_nextn_predict_layers (DeepSeek-V3's multi-token prediction module)
-     * is ignored: the published main-model counts leave it out too. */
     return 0;
+}
+
+/* Sliding-window attention: layer_types lists each layer's attention
+ * (GPT-OSS: sliding_attention and full_attention in turn) over a window of
+ * sliding_window keys; without layer_types a window covers every layer
+ * (Mistral) unless use_sliding_window is false (Qwen2). */
+static const struct {
+    const char *name;
+    char letter;
+} LAYER_TYPES[] = {{"full_attention", 'A'}, {"sliding_attention", 'S'}};
+
+static int read_window(hf_ctx *c, arch *a)
+{
+    int has_window, found, use = 1;
+    TRY(get_int(c, KEYS("sliding_window"), 0, 1, &a->sliding_window, &has_window));
+    TRY(get_bool(c, "use_sliding_window", &use, &found));
+    json_t *types = json_object_get(c->root, "layer_types");
+    if (types && !json_is_null(types)) {
+        if (!json_is_array(types))
+            return fail_key(c, "layer_types", "must be a list of \"full_attention\" / \"sliding_attention\", not %s",
+                            type_name(types));
+        if (json_array_size(types) != (size_t)a->layers)
+            return fail_key(c, "layer_types", "has %zu entries for %d layers (num_hidden_layers)",
+                            json_array_size(types), a->layers);
+        TRY(pattern_fits(c, a, "layer_types"));
+        for (int l = 0; l < a->layers; l++) {
+            json_t *v = json_array_get(types, (size_t)l);
+            size_t k = 0;
+            while (k < COUNT(LAYER_TYPES) && !(json_is_string(v) && strcmp(json_string_value(v), LAYER_TYPES[k].name) == 0))
+                k++;
+            if (k == COUNT(LAYER_TYPES))
+                return fail_key(c, "layer_types", "item %d is not \"full_attention\" or \"sliding_attention\"", l);
+            a->mixers[l] = LAYER_TYPES[k].letter;
+        }
+        a->mixers[a->layers] = '\0';
+        if (strchr(a->mixers, 'S') && !has_window)
+            return fail_key(c, "sliding_window", "missing: layer_types has sliding_attention layers");
+        if (!strchr(a->mixers, 'S'))
+            memset(a->mixers, 0, sizeof a->mixers);   /* all full: the uniform default */
+        return 0;
+    }
+    if (!has_window || !use) {
+        a->sliding_window = 0;
+        return 0;
+    }
+    TRY(pattern_fits(c, a, "sliding_window"));
+    memset(a->mixers, 'S', (size_t)a->layers);
+    a->mixers[a->layers] = '\0';
+    return 0;
+}
+
+/* A Mamba-2 block's sizes (Nemotron-H's names), all required with M layers. */
+static int read_mamba(hf_ctx *c, arch *a)
+{
+    arch_mamba *m = &a->mamba;
+    TRY(get_int(c, KEYS("mamba_num_heads"), 1, 1, &m->heads, NULL));
+    TRY(get_int(c, KEYS("mamba_head_dim"), 1, 1, &m->head_dim, NULL));
+    TRY(check_max(c, "mamba_head_dim", m->head_dim, PG_MAX_HEAD_DIM));
+    TRY(get_int(c, KEYS("ssm_state_size"), 1, 1, &m->state, NULL));
+    TRY(check_max(c, "ssm_state_size", m->state, PG_MAX_HEAD_DIM));
+    TRY(get_int(c, KEYS("n_groups"), 1, 1, &m->groups, NULL));
+    TRY(get_int(c, KEYS("conv_kernel"), 1, 1, &m->conv_kernel, NULL));
+    TRY(check_max(c, "conv_kernel", m->conv_kernel, PG_MAX_HEAD_DIM));
+    TRY(get_int(c, KEYS("chunk_size"), 1, 1, &m->chunk, NULL));
+    if (m->heads % m->groups != 0)
+        return fail_key(c, "n_groups", "%d groups do not divide the %d Mamba heads", m->groups, m->heads);
+    return 0;
+}
+
+/* Nemotron-H's hybrid_override_pattern: one letter per layer, M a Mamba-2
+ * block, * an attention block, - a dense MLP, E an MoE block (each its own
+ * layer with one norm). */
+static int read_hybrid(hf_ctx *c, arch *a)
+{
+    const char *pat, *key;
+    TRY(get_string(c, KEYS("hybrid_override_pattern"), &pat, &key));
+    if (!pat)
+        return 0;
+    if (a->mixers[0] || a->ffns[0] || a->moe.dense_layers > 0)
+        return fail_key(c, key, "a hybrid pattern says every layer's kind: give no layer_types, sliding window or MoE "
+                        "layer keys with it");
+    if (strlen(pat) != (size_t)a->layers)
+        return fail_key(c, key, "has %zu letters for %d layers (num_hidden_layers)", strlen(pat), a->layers);
+    TRY(pattern_fits(c, a, key));
+    for (int l = 0; l < a->layers; l++) {
+        switch (pat[l]) {
+        case 'M': a->mixers[l] = 'M'; a->ffns[l] = '-'; break;
+        case '*': a->mixers[l] = 'A'; a->ffns[l] = '-'; break;
+        case '-': a->mixers[l] = '-'; a->ffns[l] = 'D'; break;
+        case 'E': a->mixers[l] = '-'; a->ffns[l] = 'E'; break;
+        default:
+            return fail_key(c, key, "letter '%c' of layer %d is not M (Mamba-2), * (attention), - (MLP) or E (MoE)",
+                            pat[l], l);
+        }
+    }
+    a->mixers[a->layers] = a->ffns[a->layers] = '\0';
+    if (strchr(pat, 'E') && a->moe.experts < 1)
+        return fail_key(c, key, "E layers need experts (n_routed_experts)");
+    return strchr(pat, 'M') ? read_mamba(c, a) : 0;
+}
+
+/* pipegrid's own keys, what hfconfig_write says: the per-layer letters
+ * (arch.h), the attention sinks and Mamba sizes where no family gives them. */
+static int read_pipegrid_keys(hf_ctx *c, arch *a)
+{
+    static const struct { const char *key; const char *letters; size_t off; } PATS[] = {
+        {"layer_mixers", ARCH_MIXER_LETTERS, offsetof(arch, mixers)},
+        {"layer_ffns", ARCH_FFN_LETTERS, offsetof(arch, ffns)},
+    };
+    for (size_t i = 0; i < COUNT(PATS); i++) {
+        const char *pat, *key;
+        TRY(get_string(c, KEYS(PATS[i].key), &pat, &key));
+        if (!pat)
+            continue;
+        if (strlen(pat) != (size_t)a->layers || strspn(pat, PATS[i].letters) != strlen(pat))
+            return fail_key(c, key, "must be %d letters of %s, one per layer", a->layers, PATS[i].letters);
+        TRY(pattern_fits(c, a, key));
+        memcpy((char *)a + PATS[i].off, pat, (size_t)a->layers + 1);
+    }
+    int found;
+    TRY(get_bool(c, "attention_sinks", &a->attn_sinks, &found));
+    if (strchr(a->mixers, 'M') && a->mamba.heads == 0)
+        TRY(read_mamba(c, a));
+    return 0;
+}
+
+/* DeepSeek-V3's multi-token-prediction modules (arch.mtp_layers). */
+static int read_mtp(hf_ctx *c, arch *a)
+{
+    TRY(get_int(c, KEYS("num_nextn_predict_layers"), 0, 0, &a->mtp_layers, NULL));
+    return check_max(c, "num_nextn_predict_layers", a->mtp_layers, HF_MAX_LAYERS);
 }
 
 static int from_json(hf_ctx *c, arch *out)
@@ -578,6 +771,11 @@ static int from_json(hf_ctx *c, arch *out)
     TRY(read_layout(c, fam, gpt2_keys, &a));
     TRY(read_moe(c, fam, &a));
     TRY(read_mla(c, &a));
+    a.attn_sinks = fam ? fam->sinks : 0;
+    TRY(read_window(c, &a));
+    TRY(read_hybrid(c, &a));
+    TRY(read_pipegrid_keys(c, &a));
+    TRY(read_mtp(c, &a));
     TRY(arch_check(&a, c->label, c->st));
     *out = a;
     return 0;
@@ -669,6 +867,23 @@ void hfconfig_write(const arch *a, strbuf *out)
         put_int(out, "shared_expert_intermediate_size", a->moe.shared_ffn);
         put_int(out, "first_k_dense_replace", a->moe.dense_layers);
     }
+    if (a->sliding_window > 0)
+        put_int(out, "sliding_window", a->sliding_window);
+    if (a->mixers[0])
+        sb_appendf(out, ",\n  \"layer_mixers\": \"%s\"", a->mixers);
+    if (a->ffns[0])
+        sb_appendf(out, ",\n  \"layer_ffns\": \"%s\"", a->ffns);
+    put_bool(out, "attention_sinks", a->attn_sinks);
+    if (a->mamba.heads > 0) {
+        put_int(out, "mamba_num_heads", a->mamba.heads);
+        put_int(out, "mamba_head_dim", a->mamba.head_dim);
+        put_int(out, "ssm_state_size", a->mamba.state);
+        put_int(out, "n_groups", a->mamba.groups);
+        put_int(out, "conv_kernel", a->mamba.conv_kernel);
+        put_int(out, "chunk_size", a->mamba.chunk);
+    }
+    if (a->mtp_layers > 0)
+        put_int(out, "num_nextn_predict_layers", a->mtp_layers);
     if (a->attn == ARCH_ATTN_MLA) {
         put_int(out, "kv_lora_rank", a->mla.kv_lora_rank);
         put_int(out, "q_lora_rank", a->mla.q_lora_rank);

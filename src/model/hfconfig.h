@@ -20,13 +20,21 @@
  *   DeepSeek-V3.  model_type supplies what its transformers class defaults
  *   (norm, tying, learned positions, biases, dropout) when a key is absent.
  *
+ * And the layers of 2026's models: sliding_window with layer_types
+ * (GPT-OSS) and gpt_oss's attention sinks; interleave_moe_layer_step /
+ * decoder_sparse_step / moe_layer_freq / mlp_only_layers (MoE on some
+ * layers) and Llama 4's intermediate_size_mlp; Nemotron-H's
+ * hybrid_override_pattern with its Mamba-2 sizes (mamba_num_heads,
+ * mamba_head_dim, ssm_state_size, n_groups, conv_kernel, chunk_size) and
+ * mlp_hidden_act; num_nextn_predict_layers (DeepSeek-V3's multi-token
+ * prediction, arch.mtp_layers); pipegrid's own layer_mixers / layer_ffns /
+ * attention_sinks (what hfconfig_write states).
+ *
  * Not modelled, so refused (PG_EXIT_INPUT) rather than costed wrongly:
- * gated GeLU MLPs (Gemma's GeGLU), Qwen-MoE's decoder_sparse_step != 1 and
- * mlp_only_layers other than a prefix, DeepSeek's moe_layer_freq != 1.
- * Ignored on purpose: DeepSeek-V3's multi-token-prediction module
- * (num_nextn_predict_layers): it is a training-time extra layer that the
- * published 671B / 37B counts leave out; sliding windows and rope scaling
- * (they do not change parameters, and arch counts full attention).
+ * gated GeLU MLPs (Gemma's GeGLU), per-layer patterns of more than
+ * ARCH_MAX_PATTERN layers.  Ignored on purpose: rope scaling and Llama 4's
+ * chunked attention (attention_chunk_size: full attention at training
+ * lengths up to the chunk).
  */
 #ifndef PG_MODEL_HFCONFIG_H
 #define PG_MODEL_HFCONFIG_H
