@@ -1290,7 +1290,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     double nvlink_bw, nic_bw;
     if (e->network == NET_CLUSTER && g.v[GP_COLL_BW_EFF] > 0 && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw))
         g.v[GP_NVLINK_BW] =
-            costmodel_ring_bw(nvlink_bw, nic_bw, e->cluster_gpus_per_node, e->tp, 1) / g.v[GP_COLL_BW_EFF];
+            costmodel_ring_bw(nvlink_bw, nic_bw, platform_cluster_domain_gpus(e), e->tp, 1) / g.v[GP_COLL_BW_EFF];
     arch model;
     int have_arch = 0;
     if (e->workload == WL_HF) {

@@ -234,6 +234,13 @@ static const key_spec SCHEMA[] = {
             "network=ideal: seconds added to every dependency between two different ranks"),
     INT_KEY("cluster.nodes", cluster_nodes, "1", 1, MAX_NODES, "network=cluster: nodes"),
     INT_KEY("cluster.gpus_per_node", cluster_gpus_per_node, "8", 1, MAX_RANKS, "network=cluster: GPUs per node"),
+    INT_KEY("cluster.nvlink_domain", cluster_nvlink_domain, "0", 0, MAX_RANKS,
+            "network=cluster: GPUs on one NVLink switch fabric (tensor-, expert- and context-parallel groups inside "
+            "it, pipeline and data parallelism across it: docs/blackwell.md); 0 = the GPU system's: 72 for "
+            "gb200 / gb300 (an NVL72 rack), a node (cluster.gpus_per_node) otherwise"),
+    NUM_KEY("cluster.oversubscription", cluster_oversubscription, T_NUMBER, "ratio", "1", 1, HUGE_NUM, 0,
+            "network=cluster: the rail-optimized leaf/spine above the NVLink domains: a domain's NICs share "
+            "(its GPUs x NIC rate) / this ratio towards the spine; 1 = non-blocking"),
     TEXT_KEY("cluster.gpu", T_TEXT, "name", cluster_gpu, "h100-sxm",
              "GPU system (a100-80g, h100-sxm, ...): with network=cluster its speed, memory and link defaults; with "
              "network=ideal and workload=gpt or hf:PATH the GPU the cost model runs on (kernel speeds, memory); "

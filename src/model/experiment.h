@@ -99,6 +99,8 @@ typedef struct experiment {
     double cluster_nvlink_bw, cluster_ib_bw, cluster_pcie_bw;   /* bytes/s; 0 = GPU type default */
     int cluster_host_link_measured;  /* 1: PCIe links from the GPU type's measured host link (gpu_system) */
     int cluster_links_fitted;       /* 1: NVLink / NIC rates x the GPU type's fitted coll_bw_eff / net_bw_eff */
+    int cluster_nvlink_domain;      /* GPUs per NVLink domain; 0 = the GPU system's (platform_cluster_domain_gpus) */
+    double cluster_oversubscription;  /* the fabric above the domains: NIC bandwidth / uplink bandwidth, >= 1 */
 
     /* memory */
     double memory_limit;            /* M_B units; 0 = none */
