@@ -1272,6 +1272,33 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
  * the ones a reader must know about); beyond, the count alone. */
 #define SUMMARY_NAMED_BORROWED_MAX 3
 
+#define PROFILE_DIR_TEXT "profiles/gpus/"
+#define PROFILE_EXT_TEXT ".yaml"
+
+/* The GPU type g's borrowed parameters come from, when their sources all
+ * name one profile (tools/borrow_fit.py writes "assumed equal to the TYPE
+ * fit (profiles/gpus/TYPE.yaml)"); "" otherwise. */
+static void borrowed_from(const gpu_params *g, char *type, size_t len)
+{
+    type[0] = '\0';
+    for (int i = 0; i < GP_COUNT; i++) {
+        if (gpu_param_basis_of(g, (gpu_param_id)i) != GPB_BORROWED)
+            continue;
+        const char *at = strstr(g->source[i], PROFILE_DIR_TEXT), *end = at ? strstr(at, PROFILE_EXT_TEXT) : NULL;
+        char here[sizeof g->name];
+        if (!end || end - at - strlen(PROFILE_DIR_TEXT) >= sizeof here) {
+            type[0] = '\0';
+            return;
+        }
+        snprintf(here, sizeof here, "%.*s", (int)(end - at - strlen(PROFILE_DIR_TEXT)), at + strlen(PROFILE_DIR_TEXT));
+        if (type[0] && strcmp(type, here) != 0) {
+            type[0] = '\0';
+            return;
+        }
+        snprintf(type, len, "%s", here);
+    }
+}
+
 void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
 {
     static const char *const WORD[] = {"from the datasheet", "fitted on it", "borrowed, NOT measured on"};
@@ -1287,8 +1314,14 @@ void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
     for (int basis = GPB_DATASHEET; basis <= GPB_BORROWED; basis++) {
         if (count[basis] == 0)
             continue;
-        append(out, len, &used, "%s%d %s%s", sep, count[basis], basis == GPB_DATASHEET ? "parameters " : "",
-               WORD[basis]);
+        char donor[sizeof g->name] = "";
+        if (basis == GPB_BORROWED)
+            borrowed_from(g, donor, sizeof donor);
+        if (donor[0])   /* what the numbers rest on: another type's fit */
+            append(out, len, &used, "%s%d borrowed from the %s fit, NOT measured on", sep, count[basis], donor);
+        else
+            append(out, len, &used, "%s%d %s%s", sep, count[basis], basis == GPB_DATASHEET ? "parameters " : "",
+                   WORD[basis]);
         sep = ", ";
         if (basis != GPB_BORROWED)
             continue;
