@@ -30,9 +30,9 @@
 #define DGX_GB300_NIC_BW (800.0 * GBIT / BITS_PER_BYTE)
 /* The NVLink domain a rack-scale row's job ran in: 64 GPUs, 16 of an NVL72
  * rack's 18 compute trays.  An assumption: the summaries do not say, but
- * every GB200 / GB300 row's GPU count is a multiple of 64 (and none of 72),
- * and NVIDIA's recipes lay their tensor / expert groups out in powers of
- * two; docs/blackwell.md.  The row's "node" (gpus_per_node) is that domain. */
+ * the GB200 / GB300 rows run 8 to 256 GPUs, powers of two (a job of 64 or
+ * more fills whole 64-GPU domains, none 72), and NVIDIA's recipes lay their
+ * tensor / expert groups out in powers of two; docs/blackwell.md.  The row's "node" (gpus_per_node) is that domain. */
 #define RACK_JOB_DOMAIN_GPUS 64
 /* DGX A100 (Selene) datasheet: eight ConnectX-6 200 Gb/s HDR ports. */
 #define DGX_A100_NIC_BW (200.0 * GBIT / BITS_PER_BYTE)
