@@ -40,7 +40,9 @@ int row_precision_recipe(const char *precision, const char *gpu)
         return PRECISION_NVFP4;
     if (strstr(precision, "MXFP8") || strstr(precision, "FP8-MX"))
         return PRECISION_MXFP8;
-    if (strstr(precision, "blockwise"))   /* "FP8 blockwise/MX": the GPU decides which */
+    /* "FP8 blockwise/MX (...)": the GPU decides which; "FP8 (unlabelled; ... parenthesised =
+     * blockwise/MX)" is the main value, the default recipe */
+    if (strncmp(precision, "FP8 blockwise", strlen("FP8 blockwise")) == 0)
         return strncmp(gpu, "h100", 4) == 0 || strncmp(gpu, "h200", 4) == 0 ? PRECISION_FP8_BLOCK : PRECISION_MXFP8;
     if (strstr(precision, "FP8"))
         return PRECISION_FP8;
