@@ -14,6 +14,7 @@
 #include "calib/rows.h"
 #include "util/datapath.h"
 #include "model/costmodel.h"
+#include "model/experiment.h"
 #include "gpufixture.h"
 #include "testutil.h"
 
@@ -599,6 +600,43 @@ START_TEST(test_loaders_account_for_every_row)
     ck_assert_int_gt(b200, 10);
     ck_assert_int_gt(windowed, 0);
     ck_assert_int_eq(mtp, 0);
+    /* every system has its profile and every precision its recipe (docs/blackwell.md) */
+    ck_assert_int_eq(skipped_with(&r, "no profile"), 0);
+    ck_assert_int_eq(skipped_with(&r, "FP4"), 0);
+    ck_assert_int_gt(skipped_with(&r, "sliding-window"), 0);
+    int h100 = 0, b200 = 0, b300 = 0, gb200 = 0, gb300 = 0, nvfp4 = 0, mxfp8 = 0;
+    for (int i = 0; i < r.n; i++) {
+        const train_row *t = &r.row[i];
+        h100 += strcmp(t->gpu, "h100-sxm") == 0;
+        b200 += strcmp(t->gpu, "b200") == 0;
+        b300 += strcmp(t->gpu, "b300") == 0;
+        gb200 += strcmp(t->gpu, "gb200") == 0;
+        gb300 += strcmp(t->gpu, "gb300") == 0;
+        /* a rack-scale row's "node" is the 64-GPU NVLink domain its job ran in, a DGX row's its node */
+        ck_assert_int_eq(t->gpus_per_node, t->gpu[0] == 'g' ? 64 : DGX_GPUS_PER_NODE);
+        if (strstr(t->label, "| NVFP4 ")) {
+            ck_assert_int_eq(t->fp8, PRECISION_NVFP4);
+            nvfp4++;
+        }
+        if (strstr(t->label, "| MXFP8 ") || strstr(t->label, "| FP8-MX ")) {
+            ck_assert_int_eq(t->fp8, PRECISION_MXFP8);
+            mxfp8++;
+        }
+        if (strstr(t->label, "| FP8-CS ") || (strstr(t->label, "| FP8 ") && !strstr(t->label, "| FP8 blockwis")))
+            ck_assert_msg(t->fp8 == PRECISION_FP8, "%s: recipe %d", t->label, t->fp8);
+        /* 25.09's parenthesised values (labels cut at 40 characters): MXFP8 on Blackwell, blocks on Hopper */
+        if (strstr(t->label, "| FP8 blockwis"))
+            ck_assert_int_eq(t->fp8, strcmp(t->gpu, "h100-sxm") == 0 ? PRECISION_FP8_BLOCK : PRECISION_MXFP8);
+        if (strstr(t->label, "| BF16 "))
+            ck_assert_int_eq(t->fp8, PRECISION_BF16);
+    }
+    ck_assert_int_gt(h100, 20);
+    ck_assert_int_gt(b200, 10);
+    ck_assert_int_gt(b300, 5);
+    ck_assert_int_gt(gb200, 40);
+    ck_assert_int_gt(gb300, 40);
+    ck_assert_int_gt(nvfp4, 5);
+    ck_assert_int_gt(mxfp8, 20);
     calib_rows_free(&r);
 }
 END_TEST

@@ -38,19 +38,27 @@
 #define GPUS_PER_NODE 8
 #define BYTES 8e8             /* divisible by every ring size used: exact chunks */
 
-/* A generated cluster of `nodes` nodes; gpus_used > 0: generated for a job
- * of that many GPUs (platform_make_cluster_for: with mirror routes). */
-static void cluster_for(int nodes, int gpus_used, platform_desc *p)
+/* A generated cluster of `nodes` nodes of GPU system gpu (NULL: the
+ * default's); gpus_used > 0: generated for a job of that many GPUs
+ * (platform_make_cluster_for: with mirror routes). */
+static void cluster_of(const char *gpu, int nodes, int gpus_used, platform_desc *p)
 {
     experiment e;
     experiment_defaults(&e);
     e.network = NET_CLUSTER;
+    if (gpu)
+        snprintf(e.cluster_gpu, sizeof e.cluster_gpu, "%s", gpu);
     e.cluster_nodes = nodes;
     e.cluster_gpus_per_node = GPUS_PER_NODE;
     pg_status st;
     pg_status_clear(&st);
     int rc = gpus_used > 0 ? platform_make_cluster_for(&e, gpus_used, p, &st) : platform_make_cluster(&e, p, &st);
     ck_assert_msg(rc == 0, "%s", st.msg);
+}
+
+static void cluster_for(int nodes, int gpus_used, platform_desc *p)
+{
+    cluster_of(NULL, nodes, gpus_used, p);
 }
 
 static void cluster(int nodes, platform_desc *p)
@@ -390,6 +398,7 @@ typedef struct par_case {
     dp_shard_mode sharding;   /* ZeRO-2 / ZeRO-3 (sim.h) */
     int shard_group;          /* 0 = dp */
     int layers;               /* per stage; 0 = 1 */
+    const char *gpu;          /* GPU system (NULL: the default's) */
 } par_case;
 
 typedef struct par_result {
@@ -419,7 +428,7 @@ static void simulate_par(const par_case *c, par_result *res)
                                   .moe_layers = c->a2a_bytes > 0, .a2a_bytes = c->a2a_bytes,
                                   .attn_layers = c->cp_kv_bytes > 0, .cp_kv_bytes = c->cp_kv_bytes};
     }
-    cluster(c->nodes ? c->nodes : 1, &res->plat);
+    cluster_of(c->gpu, c->nodes ? c->nodes : 1, 0, &res->plat);
     int grp = c->tp * (c->cp > 1 ? c->cp : 1);
     int n = c->pp * c->dp * grp, stride = c->replica_stride ? c->replica_stride : grp;
     int *gpu_of = calloc((size_t)n, sizeof *gpu_of), *rank_gpu = calloc((size_t)c->pp, sizeof *rank_gpu);
@@ -760,6 +769,101 @@ START_TEST(test_zero2_and_hsdp_collectives)
         ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLGATHER, whole, r.ib_lat + whole / 2 / r.ib_bw), 1);
         ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLREDUCE, 0, 0), 0);
     }
+/* ---- NVLink domains larger than a node (GB200 NVL72) ------------------------ */
+
+#define NVL72 72
+#define NVL72_NODES 18        /* 2 racks of 72 GPUs in 8-GPU nodes (cluster.gpus_per_node's default) */
+#define NVL72_BYTES (2.0 * NVL72 * NVL72 * 1e4)   /* exact chunks for rings of 72 and 144 in 72 channels */
+
+/* The GPU of rank r on a generated GB200 cluster: the platform's node of a
+ * GPU is its NVLink domain (cluster.c). */
+static sg_host_t rack_gpu(const platform_desc *p, int r)
+{
+    sg_host_t h = sg_host_by_name(p->gpu[r].host);
+    ck_assert_msg(h != NULL, "no host %s", p->gpu[r].host);
+    return h;
+}
+
+/* An all-reduce on GB200 NVL72: _i = 0, the 72 GPUs of one rack: one
+ * NVLink ring (a DGX cluster would cross 9 nodes' NICs), the ring's closed
+ * form; _i = 1, the 144 GPUs of two racks: 72 channel rings, each GPU's
+ * NIC carrying one, its NVLink port the other 71, the closed form of
+ * collectives.h, and the rate costmodel_ring_bw gives the cost model for a
+ * domain of 72 when the two routes' latencies agree. */
+START_TEST(test_nvl72_allreduce)
+{
+    int n = _i ? 2 * NVL72 : NVL72;
+    platform_desc p;
+    cluster_of("gb200", NVL72_NODES, 0, &p);
+    ck_assert_int_eq(p.ngpus, 2 * NVL72);
+    ck_assert_int_eq(p.gpu[NVL72 - 1].node, 0);   /* one domain: one platform node */
+    ck_assert_int_eq(p.gpu[NVL72].node, 1);
+    simgrid_start(&p);
+    memset(&J, 0, sizeof J);
+    J.kind = COLL_ALLREDUCE;
+    J.mode = COLL_FUSED;
+    J.count = 1;
+    J.bytes = NVL72_BYTES;
+    sg_host_t *hosts = calloc((size_t)n, sizeof *hosts);
+    int *node = calloc((size_t)n, sizeof *node);
+    for (int i = 0; i < n; i++) {
+        hosts[i] = rack_gpu(&p, i);
+        node[i] = p.gpu[i].node;
+    }
+    int rings = coll_rings_add_channels(&J.rings, hosts, node, n);
+    ck_assert_int_eq(rings, _i ? NVL72 : 1);
+    double nvl_lat = sg_host_get_route_latency(hosts[0], hosts[NVL72 - 1]);
+    double nvl_bw = sg_host_get_route_bandwidth(hosts[0], hosts[NVL72 - 1]);
+    double t = run_job();
+    int steps = coll_steps(J.kind, n);
+    if (!_i) {
+        ck_assert_rel(t, steps * nvl_lat + (double)steps / n * J.bytes / nvl_bw, 1e-12);
+    } else {
+        double ib_lat = sg_host_get_route_latency(hosts[0], hosts[NVL72]);
+        double ib_bw = sg_host_get_route_bandwidth(hosts[0], hosts[NVL72]);
+        double edge_bytes = (double)steps * J.bytes / n / NVL72;
+        double ib_s = ib_lat + edge_bytes / ib_bw, nvl_s = nvl_lat + (NVL72 - 1) * edge_bytes / nvl_bw;
+        double lat_s = ib_lat > nvl_lat ? ib_lat : nvl_lat;
+        ck_assert_rel(t, (ib_s > nvl_s ? ib_s : nvl_s) + (steps - 1) * lat_s, 1e-12);
+        ck_assert_rel(ib_lat, nvl_lat, 1e-12);   /* fitted links: one step latency on every route (summed apart) */
+        ck_assert_rel(t, steps * lat_s + (double)steps / n * J.bytes / costmodel_ring_bw(nvl_bw, ib_bw, NVL72, n, 1),
+                      1e-9);
+    }
+    free(hosts);
+    free(node);
+    coll_rings_free(&J.rings);
+    platform_free(&p);
+}
+END_TEST
+
+/* Expert parallelism on GB200 NVL72, ep = 16 (one MoE layer, pp = 1): _i =
+ * 0, consecutive GPUs, all in rack 0: every byte over NVLink, one
+ * all-to-all = latency + bytes / NVLink (on 8-GPU DGX nodes half would
+ * cross NICs); _i = 1, every 9th GPU: 8 members in each rack, so each GPU
+ * sends 7/15 of its bytes over its NVLink port and 8/15 over its NIC, at
+ * once: costmodel_alltoall_s with 8 per domain. */
+START_TEST(test_nvl72_alltoall)
+{
+    enum { EP = 16, SPREAD = 9 };
+    par_case c = {.pp = 1, .m = 3, .tp = 1, .dp = EP, .ep = EP, .f = 1e-3, .b = 2e-3, .w = 1e-3,
+                  .nodes = NVL72_NODES, .replica_stride = _i ? SPREAD : 1, .a2a_bytes = NVL72_BYTES / 10,
+                  .gpu = "gb200"};
+    par_result r;
+    simulate_par(&c, &r);
+    sg_host_t g0 = sg_host_by_name(r.plat.gpu[0].host), far = sg_host_by_name(r.plat.gpu[NVL72].host);
+    double ib_lat = sg_host_get_route_latency(g0, far), ib_bw = sg_host_get_route_bandwidth(g0, far);
+    ck_assert_rel(ib_lat, r.nvl_lat, 1e-12);   /* fitted links: one step latency on every route (summed apart) */
+    int per_domain = _i ? (NVL72 + SPREAD - 1) / SPREAD : EP;
+    double a2a;
+    if (!_i) {
+        a2a = r.nvl_lat + c.a2a_bytes / r.nvl_bw;
+    } else {
+        double nvl_s = (per_domain - 1) * c.a2a_bytes / (EP - 1) / r.nvl_bw;
+        double nic_s = (EP - per_domain) * c.a2a_bytes / (EP - 1) / ib_bw;
+        a2a = r.nvl_lat + (nvl_s > nic_s ? nvl_s : nic_s);
+    }
+    ck_assert_rel(a2a, costmodel_alltoall_s(c.a2a_bytes, EP, per_domain, r.nvl_bw, ib_bw, r.nvl_lat), 1e-9);
+    ck_assert_rel(r.m.ep_comm_s, c.m * 2 * 2 * a2a, 1e-9);
     par_result_free(&r);
 }
 END_TEST
@@ -792,6 +896,8 @@ static Suite *collectives_suite(void)
     tcase_add_test(te, test_ep_alltoall_infiniband_alone);
     tcase_add_test(te, test_cp_exchange_by_hand);
     tcase_add_test(te, test_dualpipev_overlap_hides_alltoall);
+    tcase_add_loop_test(te, test_nvl72_allreduce, 0, 2);
+    tcase_add_loop_test(te, test_nvl72_alltoall, 0, 2);
     suite_add_tcase(s, te);
     return s;
 }

@@ -1019,9 +1019,9 @@ START_TEST(gpu_table)
 {
     size_t n;
     const gpu_system *all = gpu_systems(&n);
-    ck_assert_uint_eq(n, 4);
-    const char *names[] = {"a100-80g", "h100-sxm", "h200", "b200"};
-    for (size_t i = 0; i < 4; i++) {
+    const char *names[] = {"a100-80g", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300"};
+    ck_assert_uint_eq(n, sizeof names / sizeof names[0]);
+    for (size_t i = 0; i < n; i++) {
         const gpu_system *g = gpu_system_find(names[i]);
         ck_assert_ptr_nonnull(g);
         ck_assert_ptr_eq(g, &all[i]);
@@ -1033,6 +1033,12 @@ START_TEST(gpu_table)
     ck_assert_exact(gpu_system_find("a100-80g")->nic_bw, 200e9 / 8); /* HDR 200 Gb/s */
     ck_assert_exact(gpu_system_find("h100-sxm")->nic_bw, 400e9 / 8); /* NDR 400 Gb/s */
     ck_assert_exact(gpu_system_find("h100-sxm")->nvlink_bw, 450e9);  /* 900 GB/s both ways */
+    /* FP4 only on Blackwell; rack-scale NVLink domains only on the NVL72 systems */
+    ck_assert(gpu_system_find("h100-sxm")->fp4_flops == 0 && gpu_system_find("b200")->fp4_flops > 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(all[i].nvlink_domain_gpus, names[i][0] == 'g' ? 72 : 0);
+    ck_assert_exact(gpu_system_find("gb300")->nic_bw, 800e9 / 8);   /* ConnectX-8 800 Gb/s */
+    ck_assert_exact(gpu_system_find("gb200")->pcie_bw, 450e9);      /* NVLink-C2C 900 GB/s both ways */
     ck_assert_ptr_null(gpu_system_find("h100"));
     ck_assert_ptr_null(gpu_system_find(""));
     ck_assert_ptr_null(gpu_system_find(NULL));

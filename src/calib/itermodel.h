@@ -59,7 +59,7 @@ typedef struct train_row {
     unsigned long long split_key;   /* measurement identity: rows with the same key are one measurement
                                      * (republished versions) and fall on the same side of the split */
     int vp, cp, ep;                 /* model chunks per pipeline rank (interleaved), context, expert parallel */
-    int sequence_parallel, flash, fp8;
+    int sequence_parallel, flash, fp8;   /* fp8: the GEMM recipe, a precision_kind (gpt_shape.fp8; 0 = bf16) */
     int doc_len;                    /* packed documents of this many tokens (gpt_shape.doc_len); 0 = none */
     int tp_overlap;                 /* tp collectives overlapped with the GEMMs (gpt_shape.tp_comm_overlap) */
     int expert_tp1;                 /* experts not split over tp (gpt_shape.expert_tp1): the expert-parallel

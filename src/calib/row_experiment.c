@@ -6,6 +6,7 @@
 
 #include "calib/row_experiment.h"
 #include "model/hfconfig.h"
+#include "model/experiment.h"
 #include "model/platform.h"
 
 #define SET_MAX 256
@@ -46,6 +47,31 @@ static void add_sharding(row_experiment *x, const train_row *r)
     }
 }
 
+int row_precision_recipe(const char *precision, const char *gpu)
+{
+    if (strstr(precision, "FP4"))
+        return PRECISION_NVFP4;
+    if (strstr(precision, "MXFP8") || strstr(precision, "FP8-MX"))
+        return PRECISION_MXFP8;
+    /* "FP8 blockwise/MX (...)": the GPU decides which; "FP8 (unlabelled; ... parenthesised =
+     * blockwise/MX)" is the main value, the default recipe */
+    if (strncmp(precision, "FP8 blockwise", strlen("FP8 blockwise")) == 0)
+        return strncmp(gpu, "h100", 4) == 0 || strncmp(gpu, "h200", 4) == 0 ? PRECISION_FP8_BLOCK : PRECISION_MXFP8;
+    if (strstr(precision, "FP8"))
+        return PRECISION_FP8;
+    return PRECISION_BF16;
+}
+
+/* A rack-scale system's row: its NVLink domain is the row's "node"
+ * (rows.c: the GPUs of one NVLink domain the job ran on), which the key
+ * says where it differs from the system's whole rack. */
+static void rack_domain(row_experiment *x, const train_row *r)
+{
+    const gpu_system *gs = gpu_system_find(r->gpu);
+    if (gs && gs->nvlink_domain_gpus > 0 && gs->nvlink_domain_gpus != r->gpus_per_node)
+        add(x, "cluster.nvlink_domain=%d", r->gpus_per_node);
+}
+
 int row_experiment_make(const train_row *r, const char *hf_path, row_experiment *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -81,7 +107,7 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     if (r->vp > 1)
         add(x, "chunks=%d", r->vp);
     add(x, "attention=%s", r->flash ? "flash" : "legacy");
-    add(x, "precision=%s", r->fp8 ? "fp8" : "bf16");
+    add(x, "precision=%s", experiment_precision_word((precision_kind)r->fp8));
     add(x, "recompute=%s", recompute_name(r->recompute));
     add(x, "tp.sequence_parallel=%s", on_off(r->sequence_parallel));
     add(x, "tp.comm_overlap=%s", on_off(r->tp_overlap));
@@ -95,6 +121,7 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     add(x, "cluster.gpu=%s", r->gpu);
     add(x, "cluster.gpus_per_node=%d", r->gpus_per_node);
     add(x, "cluster.nodes=%d", (r->gpus + r->gpus_per_node - 1) / r->gpus_per_node);
+    rack_domain(x, r);
     /* the NIC's datasheet rate, where the row's system differs from the GPU type's */
     const gpu_system *gs = gpu_system_find(r->gpu);
     if (r->nic_bw > 0 && (gs == NULL || gs->nic_bw != r->nic_bw))

@@ -42,6 +42,14 @@ void row_experiment_free(row_experiment *x);
  * *held_back: NULL, or why the rows do not take that config yet. */
 const char *row_model_profile(const char *model_key, const char **held_back);
 
+/* The GEMM recipe (a precision_kind, experiment.h) a summary row's
+ * precision column names, as it ran on GPU type gpu: BF16; FP8 and FP8-CS
+ * (one scale per tensor: Transformer Engine's default FP8 recipes); MXFP8
+ * and FP8-MX; "FP8 blockwise/MX" (Megatron-Bridge 25.09's parenthesised
+ * values: MXFP8 on Blackwell, 1x128 / 128x128 blockwise FP8 on Hopper,
+ * which has no MX tensor cores); NVFP4. */
+int row_precision_recipe(const char *precision, const char *gpu);
+
 /* The experiment as a YAML file: a comment with the row's source, label and
  * measured time, then one `key: value` line per setting.  Appended to out. */
 void row_experiment_yaml(const row_experiment *x, const train_row *r, const char *source, strbuf *out);

@@ -25,6 +25,17 @@
  * compute fabric, one per GPU. */
 #define DGX_H100_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
 #define DGX_B200_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
+/* DGX B300: eight ConnectX-8 800 Gb/s SuperNICs, one per GPU; DGX GB200:
+ * a ConnectX-7 400 Gb/s per GPU, DGX GB300 a ConnectX-8 800 Gb/s. */
+#define DGX_B300_NIC_BW (800.0 * GBIT / BITS_PER_BYTE)
+#define DGX_GB200_NIC_BW (400.0 * GBIT / BITS_PER_BYTE)
+#define DGX_GB300_NIC_BW (800.0 * GBIT / BITS_PER_BYTE)
+/* The NVLink domain a rack-scale row's job ran in: 64 GPUs, 16 of an NVL72
+ * rack's 18 compute trays.  An assumption: the summaries do not say, but
+ * the GB200 / GB300 rows run 8 to 256 GPUs, powers of two (a job of 64 or
+ * more fills whole 64-GPU domains, none 72), and NVIDIA's recipes lay their
+ * tensor / expert groups out in powers of two; docs/blackwell.md.  The row's "node" (gpus_per_node) is that domain. */
+#define RACK_JOB_DOMAIN_GPUS 64
 /* DGX A100 (Selene) datasheet: eight ConnectX-6 200 Gb/s HDR ports. */
 #define DGX_A100_NIC_BW (200.0 * GBIT / BITS_PER_BYTE)
 /* The summaries' gradient reduction precision, not stated: bf16, as NVIDIA's
@@ -51,9 +62,20 @@
 
 int calib_system(const char *name, const char **gpu, int *gpus_per_node, double *nic_bw)
 {
-    /* Grace-Blackwell racks and B300 first: their names contain "B200"/"B300" too. */
-    if (strstr(name, "GB200") || strstr(name, "GB300") || strstr(name, "B300"))
-        return 0;
+    /* Grace-Blackwell racks first: their names contain "B200"/"B300" too. */
+    if (strstr(name, "GB200") || strstr(name, "GB300")) {
+        int ultra = strstr(name, "GB300") != NULL;
+        *gpu = ultra ? "gb300" : "gb200";
+        *gpus_per_node = RACK_JOB_DOMAIN_GPUS;
+        *nic_bw = ultra ? DGX_GB300_NIC_BW : DGX_GB200_NIC_BW;
+        return 1;
+    }
+    if (strstr(name, "B300")) {
+        *gpu = "b300";
+        *gpus_per_node = DGX_GPUS_PER_NODE;
+        *nic_bw = DGX_B300_NIC_BW;
+        return 1;
+    }
     if (strstr(name, "H100")) {
         *gpu = "h100-sxm";
         *gpus_per_node = DGX_GPUS_PER_NODE;
@@ -670,8 +692,6 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
             snprintf(why, sizeof why, "GPU type '%s': no profile in profiles/gpus", system);
         else if (strstr(task, "LoRA"))
             snprintf(why, sizeof why, "LoRA fine-tuning (frozen base weights: no weight gradients in this model)");
-        else if (strstr(prec, "FP4"))
-            snprintf(why, sizeof why, "precision '%s': no FP4 rate in the cost model", prec);
         else if (!me)
             snprintf(why, sizeof why, "model '%s' not in models.csv", mkey);
         else if (!me->ok)
@@ -714,7 +734,7 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
          * gradient reduction overlapped with the backward, the distributed
          * optimizer, no recomputation; MoE experts with expert tensor
          * parallelism 1 (whole experts per rank, ep over consecutive ranks). */
-        r->fp8 = strstr(prec, "FP8") != NULL;
+        r->fp8 = row_precision_recipe(prec, gpu);
         r->flash = 1;
         if (strstr(task, "packed"))   /* "finetune-SFT (SQuAD packed)": short documents packed per sequence */
             r->doc_len = r->seq < SQUAD_PACKED_DOC_TOKENS ? r->seq : SQUAD_PACKED_DOC_TOKENS;
@@ -743,6 +763,12 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         }
         if (why[0] == '\0' && r->arch.moe.experts > 0 && r->arch.moe.experts % r->ep != 0)
             snprintf(why, sizeof why, "%d experts do not split over ep %d", r->arch.moe.experts, r->ep);
+        /* Megatron's pipeline layouts that count the embedding and the loss as layers of their own
+         * (account_for_embedding / account_for_loss) can have more model chunks than transformer layers */
+        if (why[0] == '\0' && (long)r->pp * r->vp > r->layers)
+            snprintf(why, sizeof why, "pp %d x vp %d = %ld model chunks for %d layers (a pipeline layout with the "
+                     "embedding and the loss as chunks of their own: not modelled)", r->pp, r->vp, (long)r->pp * r->vp,
+                     r->layers);
         /* experts may be spread over the tensor-parallel ranks too (expert tensor parallelism 1) */
         if (why[0] == '\0' && r->ep > r->dp * r->cp * r->tp)
             snprintf(why, sizeof why, "ep %d exceeds dp x cp x tp = %d", r->ep, r->dp * r->cp * r->tp);
@@ -753,7 +779,7 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         }
         char key[256];
         snprintf(key, sizeof key, "%s|%.20s|%s|%d|%s|%d|%d|%d|%d|%d|%d|%d|%d%s", mkey, task, gpu, r->gpus,
-                 r->fp8 ? "fp8" : "bf16", r->seq, r->global_batch, r->micro_batch, r->tp, r->pp, r->vp, r->cp,
+                 r->fp8 ? "fp8" : "bf16" /* the recipes of one job: one side of the split */, r->seq, r->global_batch, r->micro_batch, r->tp, r->pp, r->vp, r->cp,
                  r->ep, r->capacity_factor > 0 ? "|token-drop" : "");
         r->split_key = fnv1a(key);
     }

@@ -1,8 +1,20 @@
 /* cluster.c: generate the platform of network=cluster (platform.h).
  *
+ * NVLink domains: the unit of the layout is the NVLink domain, the GPUs on
+ * one NVLink switch fabric (platform_cluster_domain_gpus: a DGX node of 8,
+ * or a GB200/GB300 NVL72 rack of 72).  What the platform calls a "node"
+ * (the GPUs' node property, the zones below) is a domain, so that everything
+ * that asks whether two GPUs share a node (collectives' channel rings,
+ * expert placement, data-parallel replicas, search's tp candidates) asks
+ * whether they share NVLink.  The cluster's nodes x gpus_per_node GPUs fill
+ * the domains in rank order; the last may be partial.  Where the domain is a
+ * node (every DGX/HGX system by default) the XML is what it always was.
+ *
  * Layout (notes/simgrid.md section 4, verified there against SimGrid 3.32):
- *   - one zone per node, routing Full, holding its GPUs nNN-gpuGG, its
- *     host-memory endpoint nNN-cpu and a router nNN-ib, the node's gateway;
+ *   - one zone per domain, routing Full, holding its GPUs nNN-gpuGG, its
+ *     host-memory endpoint nNN-cpu (the host memory of all its GPUs: a
+ *     node's, or its Grace CPUs' together) and a router nNN-ib, the domain's
+ *     gateway;
  *   - per GPU three SPLITDUPLEX links (independent directions):
  *       nvl   its NVLink port into a non-blocking NVSwitch: GPU i to GPU j
  *             is [nvl_i UP, nvl_j DOWN], so contention is at the GPU ports;
@@ -18,14 +30,22 @@
  *     under cluster.links=fitted (the default) the NVLink ports and NICs
  *     carry the GPU type's fitted NCCL ring-step latency (fitted_links), so
  *     that every GPU-to-GPU route has the alpha the iteration model charges;
- *   - between nodes a FATPIPE core (a non-blocking fat tree: every flow
+ *   - between domains a FATPIPE core (a non-blocking fat tree: every flow
  *     gets the full rate, so only NICs limit), one core link ib-core-nNN per
- *     node (core_link: same timings as one shared link, far less solver
- *     work): up to STAR_ABOVE_NODES nodes the top zone is Full with one
- *     zoneRoute per node pair over the lower node's core link; above, the
- *     top zone is DijkstraCache with a fabric zone and one zoneRoute per node
- *     over its own core link (linear size), so a flow crosses two core links
- *     at half latency each.
+ *     domain (core_link: same timings as one shared link, far less solver
+ *     work): up to STAR_ABOVE_NODES domains the top zone is Full with one
+ *     zoneRoute per domain pair over the lower domain's core link; above, the
+ *     top zone is DijkstraCache with a fabric zone and one zoneRoute per
+ *     domain over its own core link (linear size), so a flow crosses two core
+ *     links at half latency each;
+ *   - cluster.oversubscription > 1: the rail-optimized leaf/spine above the
+ *     domains is oversubscribed.  Rails are symmetric (GPU i of every domain
+ *     on leaf i) and a flow between domains leaves through its domain's leaves
+ *     and enters the other's, so the model is each domain's uplink to the
+ *     spine: one SPLITDUPLEX link per domain of (its GPUs x NIC rate) /
+ *     oversubscription, shared by the flows of that domain (the star layout,
+ *     a flow crossing its source's uplink and its destination's); the
+ *     symmetric-replica shortcut is off (replicas contend there).
  * Names are zero-padded so that SimGrid's name order is the rank order.
  *
  * Mirror routes (platform_make_cluster_for only; the shipped platforms/
@@ -102,7 +122,12 @@ typedef struct gen {
     strbuf *sb;
     int nw, gw;            /* zero-padding widths of node and GPU indices */
     const gpu_system *gs;
-    int gpus;              /* per node */
+    int gpus;              /* of the zone being written: its domain's */
+    int domain;            /* GPUs per domain (platform_cluster_domain_gpus) */
+    long total_gpus;       /* the cluster's: nodes x gpus_per_node */
+    double host_memory_bytes;  /* the GPU system's, shared by host_memory_gpus GPUs */
+    int host_memory_gpus;
+    double oversubscription;   /* > 1: SPLITDUPLEX domain uplinks (header) */
     double nvl_bw, pcie_bw, nic_bw;
     link_fit fit;          /* cluster.links (fitted_links) */
     double nvl_port_lat_s, nic_lat_s;   /* link_latencies */
@@ -117,6 +142,13 @@ typedef struct gen {
 } gen;
 
 #define IND "      "
+
+/* GPUs of domain z: the domain's, the last one what is left. */
+static int zone_gpus(const gen *g, int z)
+{
+    long left = g->total_gpus - (long)z * g->domain;
+    return left < g->domain ? (int)left : g->domain;
+}
 
 static void uplink(gen *g, int n, int sw)
 {
@@ -143,6 +175,11 @@ static void port_link(gen *g, int n, int i, const char *kind, double bw, double 
  * 0.20-0.26x with one core link per node). */
 static void core_link(gen *g, int n, double lat)
 {
+    if (g->oversubscription > 1.0) {
+        sb_appendf(g->sb, "    <link id=\"ib-core-n%0*d\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"SPLITDUPLEX\"/>\n",
+                   g->nw, n, NUM(zone_gpus(g, n) * g->nic_bw / g->oversubscription), NUM(lat));
+        return;
+    }
     sb_appendf(g->sb, "    <link id=\"ib-core-n%0*d\" bandwidth=\"%sBps\" latency=\"%ss\" sharing_policy=\"FATPIPE\"/>\n",
                g->nw, n, NUM(g->nic_bw), NUM(lat));
 }
@@ -200,7 +237,7 @@ static void node_zone(gen *g, int n)
     sb_appendf(g->sb,
                IND "<host id=\"n%0*d-cpu\" speed=\"%sf\"><prop id=\"kind\" value=\"cpu\"/>"
                    "<prop id=\"node\" value=\"%d\"/><prop id=\"memory\" value=\"%sB\"/></host>\n",
-               nw, n, NUM(CPU_SPEED_FLOPS), n, NUM(g->gs->host_memory_bytes));
+               nw, n, NUM(CPU_SPEED_FLOPS), n, NUM(g->host_memory_bytes * ((double)g->gpus / g->host_memory_gpus)));
     sb_appendf(g->sb, IND "<router id=\"n%0*d-ib\"/>\n", nw, n);
     if (!g->links_on_top)
         node_links(g, n);
@@ -316,10 +353,28 @@ static void header(gen *g, const experiment *e, int nodes, int star)
     const gpu_system *gs = g->gs;
     strbuf *sb = g->sb;
     sb_append(sb, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
-    sb_appendf(sb, "<!-- pipegrid network=cluster: %d node(s) x %d GPU(s) of type %s.\n", nodes, g->gpus, gs->name);
-    if (nodes < e->cluster_nodes)
-        sb_appendf(sb, "     Generated: the first %d of cluster.nodes=%d, the nodes the job uses.\n", nodes,
-                   e->cluster_nodes);
+    int zones_all = (int)((g->total_gpus + g->domain - 1) / g->domain);
+    if (g->domain == e->cluster_gpus_per_node) {
+        sb_appendf(sb, "<!-- pipegrid network=cluster: %d node(s) x %d GPU(s) of type %s.\n", nodes, g->gpus, gs->name);
+        if (nodes < e->cluster_nodes)
+            sb_appendf(sb, "     Generated: the first %d of cluster.nodes=%d, the nodes the job uses.\n", nodes,
+                       e->cluster_nodes);
+    } else {
+        sb_appendf(sb,
+                   "<!-- pipegrid network=cluster: %ld GPU(s) of type %s (%d node(s) x %d) in NVLink domains of %d\n"
+                   "     GPUs (cluster.nvlink_domain; the last holds what is left), each domain one zone (node) on\n"
+                   "     one NVLink switch fabric; host memory %s B per %d GPUs.\n",
+                   g->total_gpus, gs->name, e->cluster_nodes, e->cluster_gpus_per_node, g->domain,
+                   NUM(g->host_memory_bytes), g->host_memory_gpus);
+        if (nodes < zones_all)
+            sb_appendf(sb, "     Generated: the first %d of %d domains, the domains the job uses.\n", nodes, zones_all);
+    }
+    if (g->oversubscription > 1.0)
+        sb_appendf(sb,
+                   "     Fabric above the domains: rail-optimized leaf/spine oversubscribed %s:1, modelled as one\n"
+                   "     SPLITDUPLEX uplink per domain of its GPUs x NIC rate / %s (crossed by a flow leaving and\n"
+                   "     one entering the domain).\n",
+                   NUM(g->oversubscription), NUM(g->oversubscription));
     sb_appendf(sb, "     GPU speed %s flop/s (dense BF16 peak), memory %s B, host memory per node %s B,\n",
                NUM(gs->speed_flops), NUM(gs->memory_bytes), NUM(gs->host_memory_bytes));
     char why_nvl[160], why_nic[160];
@@ -337,7 +392,8 @@ static void header(gen *g, const experiment *e, int nodes, int star)
                    NUM(g->pcie_bw), NUM(g->uplink_bw), GPUS_PER_PCIE_SWITCH, NUM(g->host_link->host_link_bw),
                    GPUS_PER_PCIE_SWITCH, NUM(HOST_LINK_SOLO_SHARE), g->host_link->host_link_source);
     else
-        sb_appendf(sb, "     PCIe %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
+        sb_appendf(sb, "     %s %s B/s per GPU per direction%s (uplink shared by %d GPUs: same rate),\n",
+                   gs->host_link && strncmp(gs->host_link, "PCIe", 4) != 0 ? gs->host_link : "PCIe",
                    NUM(g->pcie_bw), e->cluster_pcie_bw > 0 ? " (set by cluster.pcie_bw)" : "", GPUS_PER_PCIE_SWITCH);
     sb_appendf(sb, "     InfiniBand NIC %s B/s per GPU per direction%s.\n", NUM(g->nic_bw), why_nic);
     sb_appendf(sb, "     Source of the %s figures: %s.\n", gs->name, gs->source);
@@ -397,8 +453,32 @@ int platform_cluster_gpu_latencies(const experiment *e, double *nvlink_route_s, 
     return 1;
 }
 
-/* The XML of the first `generated` of e's cluster.nodes nodes (all of them
- * when generated is 0), with mirror routes if mirror (header). */
+int platform_cluster_domain_gpus(const experiment *e)
+{
+    if (e->cluster_nvlink_domain > 0)
+        return e->cluster_nvlink_domain;
+    const gpu_system *gs = gpu_system_find(e->cluster_gpu);
+    if (gs && gs->nvlink_domain_gpus > 0)
+        return gs->nvlink_domain_gpus;
+    return e->cluster_gpus_per_node;
+}
+
+/* A domain is whole nodes, or a node holds whole domains: otherwise a
+ * node's GPUs would sit on two NVLink fabrics and a domain's host memory
+ * on part of a node. */
+static int check_domain(const experiment *e, pg_status *st)
+{
+    int d = platform_cluster_domain_gpus(e), n = e->cluster_gpus_per_node;
+    if (d < 1 || (d % n != 0 && n % d != 0))
+        return pg_fail_key(st, PG_EXIT_INPUT, "cluster.nvlink_domain",
+                           "%d GPUs per NVLink domain neither hold whole nodes of cluster.gpus_per_node=%d nor "
+                           "divide one",
+                           d, n);
+    return 0;
+}
+
+/* The XML of the first `generated` of e's domains (all of them when
+ * generated is 0), with mirror routes if mirror (header). */
 static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *out, pg_status *st)
 {
     const gpu_system *gs = gpu_system_find(e->cluster_gpu);
@@ -423,13 +503,24 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
     if (e->cluster_nvlink_bw < 0 || e->cluster_ib_bw < 0 || e->cluster_pcie_bw < 0)
         return pg_fail_key(st, PG_EXIT_INPUT, "cluster.*_bw", "bandwidths must not be negative");
 
-    int nodes = generated > 0 && generated < e->cluster_nodes ? generated : e->cluster_nodes;
+    int rc = check_domain(e, st);
+    if (rc)
+        return rc;
+    int domain = platform_cluster_domain_gpus(e);
+    long total = (long)e->cluster_nodes * e->cluster_gpus_per_node;
+    int zones = (int)((total + domain - 1) / domain);
+    int nodes = generated > 0 && generated < zones ? generated : zones;   /* zones generated */
     gen g = {
         .sb = out,
-        .nw = digits(e->cluster_nodes - 1),   /* the names the whole cluster would have */
-        .gw = digits(e->cluster_gpus_per_node - 1),
+        .nw = digits(zones - 1),   /* the names the whole cluster would have */
+        .gw = digits(domain - 1),
         .gs = gs,
-        .gpus = e->cluster_gpus_per_node,
+        .gpus = domain,
+        .domain = domain,
+        .total_gpus = total,
+        .host_memory_bytes = gs->host_memory_bytes,
+        .host_memory_gpus = gs->host_memory_gpus > 0 ? gs->host_memory_gpus : e->cluster_gpus_per_node,
+        .oversubscription = e->cluster_oversubscription,
         .pcie_bw = e->cluster_pcie_bw > 0 ? e->cluster_pcie_bw : gs->pcie_bw,
     };
     g.fit = fitted_links(e, gs);
@@ -437,7 +528,7 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
     g.uplink_bw = g.pcie_bw;
     gpu_params prof;
     if (e->cluster_host_link_measured && e->cluster_pcie_bw <= 0) {
-        int rc = gpu_host_link_load(gs->name, &prof, st);
+        rc = gpu_host_link_load(gs->name, &prof, st);
         if (rc)
             return rc;
         /* both GPUs of a switch copying at once get host_link_bw each (the
@@ -447,23 +538,27 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         g.uplink_bw = prof.host_link_bw * GPUS_PER_PCIE_SWITCH;
         g.uplink_shared = 1;
     }
-    int star = nodes > STAR_ABOVE_NODES;
+    int star = nodes > STAR_ABOVE_NODES || g.oversubscription > 1.0;
     link_latencies(&g.fit, &g.nvl_port_lat_s, &g.nic_lat_s);
     g.core_lat_s = star ? CORE_LATENCY_S / 2 : CORE_LATENCY_S;
     g.links_on_top = star;
     g.star = star;
-    g.mirror = mirror;
+    g.mirror = mirror && !(g.oversubscription > 1.0);
     header(&g, e, nodes, star);
     sb_appendf(out, "<platform version=\"4.1\">\n  <zone id=\"cluster\" routing=\"%s\">\n",
                star ? "DijkstraCache" : "Full");
     if (g.links_on_top) {
         sb_append(out, "    <zone id=\"links\" routing=\"Full\">\n");
-        for (int n = 0; n < nodes; n++)
+        for (int n = 0; n < nodes; n++) {
+            g.gpus = zone_gpus(&g, n);
             node_links(&g, n);
+        }
         sb_append(out, "    </zone>\n");
     }
-    for (int n = 0; n < nodes; n++)
+    for (int n = 0; n < nodes; n++) {
+        g.gpus = zone_gpus(&g, n);
         node_zone(&g, n);
+    }
     if (star) {
         sb_append(out, "    <zone id=\"fabric\" routing=\"Full\"><router id=\"ib-core\"/></zone>\n");
         for (int a = 0; a < nodes; a++)
@@ -471,8 +566,8 @@ static int cluster_xml(const experiment *e, int generated, int mirror, strbuf *o
         for (int a = 0; a < nodes; a++)
             sb_appendf(out,
                        "    <zoneRoute src=\"node%0*d\" dst=\"fabric\" gw_src=\"n%0*d-ib\" gw_dst=\"ib-core\">"
-                       "<link_ctn id=\"ib-core-n%0*d\"/></zoneRoute>\n",
-                       g.nw, a, g.nw, a, g.nw, a);
+                       "<link_ctn id=\"ib-core-n%0*d\"%s/></zoneRoute>\n",
+                       g.nw, a, g.nw, a, g.nw, a, g.oversubscription > 1.0 ? " direction=\"UP\"" : "");
     } else if (nodes > 1) {
         for (int a = 0; a < nodes - 1; a++)   /* the last node's pairs all use their lower node's */
             core_link(&g, a, g.core_lat_s);
@@ -495,17 +590,18 @@ int platform_cluster_xml(const experiment *e, strbuf *out, pg_status *st)
 int platform_make_cluster_for(const experiment *e, int used_gpus, platform_desc *p, pg_status *st)
 {
     memset(p, 0, sizeof *p);
-    int generated = 0;   /* all nodes */
-    if (used_gpus > 0 && e->cluster_gpus_per_node > 0 &&
+    int generated = 0;   /* all domains */
+    int domain = platform_cluster_domain_gpus(e);
+    if (used_gpus > 0 && domain > 0 &&
         (long long)used_gpus <= (long long)e->cluster_nodes * e->cluster_gpus_per_node)
-        generated = (used_gpus + e->cluster_gpus_per_node - 1) / e->cluster_gpus_per_node;
+        generated = (used_gpus + domain - 1) / domain;
     strbuf sb;
     sb_init(&sb);
     int rc = cluster_xml(e, generated, 1, &sb, st);
     if (rc == 0)
         rc = platform_load_text(sb.data, "network=cluster", p, st);
     if (rc == 0)
-        p->mirror_routes = 1;
+        p->mirror_routes = !(e->cluster_oversubscription > 1.0);
     sb_free(&sb);
     return rc;
 }

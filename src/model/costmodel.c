@@ -131,7 +131,8 @@ typedef struct kctx {
     const gpu_params *g;
     op_cost *c;
     double gemm_peak;    /* flop/s of the linear layers' GEMMs (bf16 or fp8) */
-    int fp8;             /* the linear layers run FP8 GEMMs (cast their inputs first) */
+    int fp8;             /* the linear layers' recipe (gpt_shape.fp8): non-zero, low-precision GEMMs (cast their
+                          * inputs first) */
     int sm_count;        /* of the GPU type (datasheet); 0 = unknown: no tile / wave quantization */
     double main_grad_bytes; /* gpt_shape.main_grad_bytes */
     double scale;        /* the layer's measured profile (costmodel.h), 1 elsewhere: every kernel's launch
@@ -168,8 +169,58 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
  * is cast to FP8 with its transpose for the weight-gradient GEMM, recording
  * amax on the way -- one memory-bound kernel reading 2 bytes and writing
  * 1 + 1 per element.  Weights are cast once per iteration (not per
- * microbatch) and are left out. */
+ * microbatch) and are left out.
+ * Block-scaled recipes (docs/blackwell.md) cast the same way, a rowwise and
+ * a columnwise copy (the transposed use scales along the other axis), and
+ * write their scales too: MXFP8 one E8M0 byte per 32 elements of each copy,
+ * blockwise FP8 one fp32 per 128 (1x128 activation blocks).  NVFP4 writes
+ * half-byte elements with one E4M3 scale byte per 16 of each copy, and its
+ * per-tensor fp32 scale needs the tensor's amax before it quantizes: one
+ * more read of the bf16 input (its random Hadamard transform of the
+ * weight-gradient inputs is applied in the cast kernel, on data it already
+ * holds).  The GEMMs then read those operands: FP8 1 byte, NVFP4 a half
+ * byte plus its scales. */
 #define FP8_CAST_TRANSPOSE_BYTES (HALF_BYTES + 2 * FP8_BYTES)
+#define FP4_BYTES 0.5
+#define MX_BLOCK 32.0               /* MXFP8: elements per E8M0 scale byte */
+#define FP8_BLOCK 128.0             /* blockwise FP8: elements per fp32 scale (1x128) */
+#define NVFP4_BLOCK 16.0            /* NVFP4: elements per E4M3 scale byte */
+#define SCALE_BYTE 1.0              /* an E8M0 or E4M3 scale */
+
+/* Bytes the cast before a low-precision GEMM moves per element of its bf16
+ * input (the comment above), by recipe (precision_kind). */
+static double cast_bytes(int recipe)
+{
+    switch (recipe) {
+    case PRECISION_MXFP8: return FP8_CAST_TRANSPOSE_BYTES + 2 * SCALE_BYTE / MX_BLOCK;
+    case PRECISION_FP8_BLOCK: return FP8_CAST_TRANSPOSE_BYTES + 2 * FLOAT_BYTES / FP8_BLOCK;
+    case PRECISION_NVFP4: return HALF_BYTES /* amax */ + HALF_BYTES + 2 * (FP4_BYTES + SCALE_BYTE / NVFP4_BLOCK);
+    default: return FP8_CAST_TRANSPOSE_BYTES;
+    }
+}
+
+/* Bytes per element of a low-precision GEMM's operands, by recipe. */
+static double operand_bytes_of(int recipe)
+{
+    switch (recipe) {
+    case PRECISION_BF16: return HALF_BYTES;
+    case PRECISION_MXFP8: return FP8_BYTES + SCALE_BYTE / MX_BLOCK;
+    case PRECISION_FP8_BLOCK: return FP8_BYTES + FLOAT_BYTES / FP8_BLOCK;
+    case PRECISION_NVFP4: return FP4_BYTES + SCALE_BYTE / NVFP4_BLOCK;
+    default: return FP8_BYTES;
+    }
+}
+
+/* The datasheet rate of recipe's GEMMs over the bf16 rate (0: the GPU has
+ * no tensor cores of that precision). */
+static double recipe_rate_ratio(const gpu_system *sys, int recipe)
+{
+    if (!sys || !(sys->speed_flops > 0))
+        return 0.0;
+    if (recipe == PRECISION_BF16)
+        return 1.0;
+    return (recipe == PRECISION_NVFP4 ? sys->fp4_flops : sys->fp8_flops) / sys->speed_flops;
+}
 /* Accumulating into a gradient buffer reads it and writes it back. */
 #define ACCUMULATE_PASSES 2.0
 
@@ -287,13 +338,13 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
     double kk = which == CM_F ? in_f : which == CM_B ? out_f : rows;
     int fp8 = lowp && k.fp8;
     double peak = lowp ? k.gemm_peak : v[GP_PEAK_FLOPS];
-    if (fp8 && which != CM_W) {   /* the forward's input / the backward's output gradient to FP8 */
+    if (fp8 && which != CM_W) {   /* the forward's input / the backward's output gradient to FP8 / FP4 */
         double elems = rows * (which == CM_F ? in_f : out_f) * groups;
-        k_mem(k, FP8_CAST_TRANSPOSE_BYTES * elems);
+        k_mem(k, cast_bytes(k.fp8) * elems);
     }
     double busy = costmodel_gemm_busy_flops(k.sm_count, m, n, kk, groups);
     double compute_s = (busy + groups * v[GP_GEMM_HALF_FLOPS]) / (peak * v[GP_GEMM_EFF]);
-    double operand_bytes = fp8 ? FP8_BYTES : HALF_BYTES;   /* the result is bf16 either way */
+    double operand_bytes = operand_bytes_of(fp8 ? k.fp8 : PRECISION_BF16);   /* the result is bf16 either way */
     double traffic_s =
         (operand_bytes * (m * kk + kk * n) + HALF_BYTES * m * n) * groups / mem_rate(k.g);
     k.c->last_gemm_s = compute_s > traffic_s ? compute_s : traffic_s;
@@ -521,7 +572,7 @@ void costmodel_layer_key(const gpt_shape *m, char *out, size_t len)
     if (m->doc_len > 0)
         append(out, len, &used, " doc%d", m->doc_len);
     if (m->fp8)
-        append(out, len, &used, " fp8");
+        append(out, len, &used, " %s", experiment_precision_word(m->fp8));
     if (m->capacity_factor > 0)
         append(out, len, &used, " cf%g", m->capacity_factor);
     if (m->recompute_lgd)
@@ -565,9 +616,11 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
 {
     double peak = g->v[GP_PEAK_FLOPS];
     const gpu_system *sys = gpu_system_find(g->name);
-    if (m->fp8 && sys && sys->fp8_flops > 0 && sys->speed_flops > 0)
-        /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff */
-        peak *= sys->fp8_flops / sys->speed_flops * g->v[GP_FP8_GEMM_EFF];
+    double ratio = recipe_rate_ratio(sys, m->fp8);
+    if (m->fp8 && ratio > 0)
+        /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff (the
+         * low-precision GEMMs' one fitted efficiency: FP4's is not measured apart) */
+        peak *= ratio * g->v[GP_FP8_GEMM_EFF];
     return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes, 1.0};
 }
 
@@ -1171,10 +1224,10 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     arch_run r = run_of(m);
     const arch *a = &d.a;
     const gpu_system *sys = gpu_system_find(g->name);
-    if (m->fp8 && (!sys || sys->fp8_flops <= 0)) {
+    if (m->fp8 && !(recipe_rate_ratio(sys, m->fp8) > 0)) {
         free(stage_layers);
-        return pg_fail_key(st, PG_EXIT_INPUT, "precision", "fp8 needs a GPU with FP8 tensor cores (%s has none)",
-                       g->name);
+        return pg_fail_key(st, PG_EXIT_INPUT, "precision", "%s needs a GPU with %s tensor cores (%s has none)",
+                           experiment_precision_word(m->fp8), m->fp8 == PRECISION_NVFP4 ? "FP4" : "FP8", g->name);
     }
     snprintf(w->name, sizeof w->name, "%.60s L%d h%d s%d b%d tp%d", a->name, a->layers, a->hidden, m->seq,
              m->micro_batch, m->tp);
@@ -1364,6 +1417,33 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
  * the ones a reader must know about); beyond, the count alone. */
 #define SUMMARY_NAMED_BORROWED_MAX 3
 
+#define PROFILE_DIR_TEXT "profiles/gpus/"
+#define PROFILE_EXT_TEXT ".yaml"
+
+/* The GPU type g's borrowed parameters come from, when their sources all
+ * name one profile (tools/borrow_fit.py writes "assumed equal to the TYPE
+ * fit (profiles/gpus/TYPE.yaml)"); "" otherwise. */
+static void borrowed_from(const gpu_params *g, char *type, size_t len)
+{
+    type[0] = '\0';
+    for (int i = 0; i < GP_COUNT; i++) {
+        if (gpu_param_basis_of(g, (gpu_param_id)i) != GPB_BORROWED)
+            continue;
+        const char *at = strstr(g->source[i], PROFILE_DIR_TEXT), *end = at ? strstr(at, PROFILE_EXT_TEXT) : NULL;
+        char here[sizeof g->name];
+        if (!end || end - at - strlen(PROFILE_DIR_TEXT) >= sizeof here) {
+            type[0] = '\0';
+            return;
+        }
+        snprintf(here, sizeof here, "%.*s", (int)(end - at - strlen(PROFILE_DIR_TEXT)), at + strlen(PROFILE_DIR_TEXT));
+        if (type[0] && strcmp(type, here) != 0) {
+            type[0] = '\0';
+            return;
+        }
+        snprintf(type, len, "%s", here);
+    }
+}
+
 void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
 {
     static const char *const WORD[] = {"from the datasheet", "fitted on it", "borrowed, NOT measured on"};
@@ -1379,8 +1459,14 @@ void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
     for (int basis = GPB_DATASHEET; basis <= GPB_BORROWED; basis++) {
         if (count[basis] == 0)
             continue;
-        append(out, len, &used, "%s%d %s%s", sep, count[basis], basis == GPB_DATASHEET ? "parameters " : "",
-               WORD[basis]);
+        char donor[sizeof g->name] = "";
+        if (basis == GPB_BORROWED)
+            borrowed_from(g, donor, sizeof donor);
+        if (donor[0])   /* what the numbers rest on: another type's fit */
+            append(out, len, &used, "%s%d borrowed from the %s fit, NOT measured on", sep, count[basis], donor);
+        else
+            append(out, len, &used, "%s%d %s%s", sep, count[basis], basis == GPB_DATASHEET ? "parameters " : "",
+                   WORD[basis]);
         sep = ", ";
         if (basis != GPB_BORROWED)
             continue;
@@ -1435,7 +1521,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
     double nvlink_bw, nic_bw;
     if (e->network == NET_CLUSTER && g.v[GP_COLL_BW_EFF] > 0 && platform_cluster_gpu_bandwidths(e, &nvlink_bw, &nic_bw))
         g.v[GP_NVLINK_BW] =
-            costmodel_ring_bw(nvlink_bw, nic_bw, e->cluster_gpus_per_node, e->tp, 1) / g.v[GP_COLL_BW_EFF];
+            costmodel_ring_bw(nvlink_bw, nic_bw, platform_cluster_domain_gpus(e), e->tp, 1) / g.v[GP_COLL_BW_EFF];
     arch model;
     int have_arch = 0;
     if (e->workload == WL_HF) {
@@ -1450,7 +1536,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .tp_comm_overlap = e->tp_comm_overlap,
         .arch = have_arch ? &model : NULL,
         .cp = e->cp, .ep = e->ep, .expert_tp1 = experiment_expert_tp1(e), .sequence_parallel = e->tp_sequence_parallel,
-        .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = e->precision == PRECISION_FP8,
+        .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = (int)e->precision,
         .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
         .main_grad_bytes = experiment_grad_bytes(e),
         .first_fixed = e->stage_first_layers != STAGE_LAYERS_EVEN, .first_layers = e->stage_first_layers,

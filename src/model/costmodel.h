@@ -245,7 +245,8 @@ typedef struct gpt_shape {
     int flash;           /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
     int doc_len;         /* packed sequences: each token attends within its document of this many tokens
                           * (flash attention's variable-length path); 0 = the whole sequence */
-    int fp8;             /* 1: linear-layer GEMMs at the GPU's FP8 rate */
+    int fp8;             /* the linear layers' GEMM recipe, a precision_kind (experiment.h): 0 = bf16;
+                          * FP8 recipes at the GPU's FP8 rate, nvfp4 at its FP4 rate, with their casts */
     double capacity_factor; /* MoE: 0 = dropless */
     int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */
     double main_grad_bytes; /* bytes per weight of the gradient buffer the weight-gradient GEMMs accumulate

@@ -71,7 +71,17 @@ typedef struct key_spec {
 } key_spec;
 
 static const choice WORKLOADS[] = {{"uniform", WL_UNIFORM}, {"gpt", WL_GPT}, {NULL, 0}};
-static const choice PRECISIONS[] = {{"bf16", PRECISION_BF16}, {"fp8", PRECISION_FP8}, {NULL, 0}};
+static const choice PRECISIONS[] = {{"bf16", PRECISION_BF16},          {"fp8", PRECISION_FP8},
+                                    {"mxfp8", PRECISION_MXFP8},        {"fp8-block", PRECISION_FP8_BLOCK},
+                                    {"nvfp4", PRECISION_NVFP4},        {NULL, 0}};
+
+const char *experiment_precision_word(precision_kind p)
+{
+    for (const choice *c = PRECISIONS; c->word; c++)
+        if (c->value == (int)p)
+            return c->word;
+    return "?";
+}
 static const choice ATTENTIONS[] = {{"flash", ATTENTION_FLASH}, {"legacy", ATTENTION_LEGACY}, {NULL, 0}};
 static const choice GRAD_PRECISIONS[] = {{"fp32", GRAD_FP32}, {"bf16", GRAD_BF16}, {NULL, 0}};
 static const choice NETWORKS[] = {{"ideal", NET_IDEAL}, {"cluster", NET_CLUSTER}, {NULL, 0}};
@@ -251,9 +261,10 @@ static const key_spec SCHEMA[] = {
             "workload=gpt / hf: transformer layers on the last pipeline stage (it also holds the LM head and the "
             "loss; 0: the head alone; the zero-bubble and PipeOffload papers' balanced stages put one layer fewer "
             "there and on the first); even: as the even split gives"),
-    CHOICE_KEY("precision", "bf16|fp8", precision, "bf16", PRECISIONS, NO_PATH, 0,
-               "workload=gpt / hf: GEMM precision; fp8 runs the linear layers' GEMMs at the GPU's FP8 rate "
-               "(Transformer Engine: activations stay bf16)"),
+    CHOICE_KEY("precision", "bf16|fp8|mxfp8|fp8-block|nvfp4", precision, "bf16", PRECISIONS, NO_PATH, 0,
+               "workload=gpt / hf: the linear layers' GEMM recipe (Transformer Engine: activations stay bf16): fp8 "
+               "(one scale per tensor), mxfp8 (a scale per 32 elements) and fp8-block (per 1x128 / 128x128 "
+               "block) at the GPU's FP8 rate, nvfp4 at its FP4 rate, each with its casts (docs/blackwell.md)"),
     CHOICE_KEY("attention", "flash|legacy", attention, "flash", ATTENTIONS, NO_PATH, 0,
                "workload=gpt / hf: flash (fused attention, no s x s scores stored, recomputed in its backward) or "
                "legacy (Megatron's 2021-22 fused-softmax path, scores stored)"),
@@ -265,6 +276,13 @@ static const key_spec SCHEMA[] = {
             "network=ideal: seconds added to every dependency between two different ranks"),
     INT_KEY("cluster.nodes", cluster_nodes, "1", 1, MAX_NODES, "network=cluster: nodes"),
     INT_KEY("cluster.gpus_per_node", cluster_gpus_per_node, "8", 1, MAX_RANKS, "network=cluster: GPUs per node"),
+    INT_KEY("cluster.nvlink_domain", cluster_nvlink_domain, "0", 0, MAX_RANKS,
+            "network=cluster: GPUs on one NVLink switch fabric (tensor-, expert- and context-parallel groups inside "
+            "it, pipeline and data parallelism across it: docs/blackwell.md); 0 = the GPU system's: 72 for "
+            "gb200 / gb300 (an NVL72 rack), a node (cluster.gpus_per_node) otherwise"),
+    NUM_KEY("cluster.oversubscription", cluster_oversubscription, T_NUMBER, "ratio", "1", 1, HUGE_NUM, 0,
+            "network=cluster: the rail-optimized leaf/spine above the NVLink domains: a domain's NICs share "
+            "(its GPUs x NIC rate) / this ratio towards the spine; 1 = non-blocking"),
     TEXT_KEY("cluster.gpu", T_TEXT, "name", cluster_gpu, "h100-sxm",
              "GPU system (a100-80g, h100-sxm, ...): with network=cluster its speed, memory and link defaults; with "
              "network=ideal and workload=gpt or hf:PATH the GPU the cost model runs on (kernel speeds, memory); "

@@ -22,7 +22,7 @@
 #define PG_NAME_MAX 512
 #define PG_DESC_MAX 2048
 /* Room for one origin per schema key (experiment.c checks it has enough). */
-#define EXP_MAX_KEYS 80
+#define EXP_MAX_KEYS 96
 /* stage.first_layers / stage.last_layers not given: the even split's layers. */
 #define STAGE_LAYERS_EVEN (-1)
 /* A number key's `auto`: the value then comes from elsewhere (the key's help says where). */
@@ -48,7 +48,15 @@ typedef enum { COPY_MODEL_DUPLEX = 0, COPY_MODEL_SINGLE, COPY_MODEL_PAIRED } cop
 /* RECOMPUTE_LGD: PipeOffload's --recompute-lgd (norms, activation function
  * and dropout recomputed in the backward, the GEMM inputs kept). */
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN, RECOMPUTE_LGD } recompute_policy;
-typedef enum { PRECISION_BF16, PRECISION_FP8 } precision_kind;
+/* The linear layers' GEMM recipe (docs/blackwell.md): bf16; fp8 with one
+ * scale per tensor (Transformer Engine's delayed or current scaling); MXFP8
+ * (an E8M0 scale per 32 elements); blockwise FP8 (an fp32 scale per 1x128
+ * activation block and 128x128 weight block, DeepSeek-V3's); NVFP4 (an
+ * E4M3 scale per 16 FP4 elements and one fp32 scale per tensor).  The cost
+ * model's gpt_shape.fp8 holds one of these values (0 = bf16). */
+typedef enum { PRECISION_BF16, PRECISION_FP8, PRECISION_MXFP8, PRECISION_FP8_BLOCK, PRECISION_NVFP4 } precision_kind;
+/* The key's word for p ("bf16", "fp8", "mxfp8", "fp8-block", "nvfp4"). */
+const char *experiment_precision_word(precision_kind p);
 typedef enum { ATTENTION_FLASH, ATTENTION_LEGACY } attention_kind;
 typedef enum { GRAD_FP32, GRAD_BF16 } grad_precision_kind;
 /* dp.sharding: what the data-parallel replicas shard among a shard group
@@ -112,6 +120,8 @@ typedef struct experiment {
     double cluster_nvlink_bw, cluster_ib_bw, cluster_pcie_bw;   /* bytes/s; 0 = GPU type default */
     int cluster_host_link_measured;  /* 1: PCIe links from the GPU type's measured host link (gpu_system) */
     int cluster_links_fitted;       /* 1: NVLink / NIC rates x the GPU type's fitted coll_bw_eff / net_bw_eff */
+    int cluster_nvlink_domain;      /* GPUs per NVLink domain; 0 = the GPU system's (platform_cluster_domain_gpus) */
+    double cluster_oversubscription;  /* the fabric above the domains: NIC bandwidth / uplink bandwidth, >= 1 */
 
     /* memory */
     double memory_limit;            /* M_B units; 0 = none */

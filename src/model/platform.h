@@ -101,6 +101,13 @@ int platform_cluster_datasheet_bandwidths(const experiment *e, double *nvlink_bw
  * unknown cluster.gpu, 1 otherwise. */
 int platform_cluster_gpu_latencies(const experiment *e, double *nvlink_route_s, double *nic_route_s);
 
+/* network=cluster: GPUs per NVLink domain (one switch fabric): the
+ * cluster.nvlink_domain key, else the GPU system's (72 for an NVL72 rack),
+ * else a node (cluster.gpus_per_node).  The generated platform's "node" of
+ * a GPU is its domain (cluster.c), and every "per node" NVLink question of
+ * the cost model (costmodel_ring_bw, costmodel_group_per_node) takes this. */
+int platform_cluster_domain_gpus(const experiment *e);
+
 /* The XML platform_make_cluster loads, as text (appended to out), so that
  * tools can ship it (platforms/NAME.xml are made this way).  Layout: see
  * cluster.c. */
@@ -112,12 +119,16 @@ typedef struct gpu_system {
     const char *name;         /* "a100-80g", "h100-sxm", ... */
     double speed_flops;       /* dense BF16 peak */
     double fp8_flops;         /* dense FP8 peak; 0 = no FP8 tensor cores */
+    double fp4_flops;         /* dense FP4 (NVFP4/MXFP4) peak; 0 = no FP4 tensor cores */
     int sm_count;             /* streaming multiprocessors (datasheet): the GEMM waves of the cost model */
     double memory_bytes;
     double nvlink_bw;         /* per GPU, each direction, bytes/s */
     double pcie_bw;           /* per GPU, each direction, bytes/s */
     double nic_bw;            /* per GPU NIC, bytes/s */
-    double host_memory_bytes; /* per node */
+    double host_memory_bytes; /* per node, or per host_memory_gpus GPUs when that is set */
+    int host_memory_gpus;     /* GPUs sharing host_memory_bytes (a Grace CPU and its 2 GPUs); 0 = a node's */
+    int nvlink_domain_gpus;   /* GPUs on one NVLink switch fabric (72: an NVL72 rack); 0 = a node's */
+    const char *host_link;    /* what pcie_bw is: "PCIe Gen5 x16", "NVLink-C2C" (XML header) */
     const char *source;
     /* The measured effective host link (cluster.host_link=measured) is the
      * GPU type's profile's: gpu_params.host_link_bw (costmodel.h). */

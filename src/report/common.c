@@ -122,11 +122,7 @@ const char *rpt_offload_word(offload_policy p)
 
 const char *rpt_precision_word(precision_kind p)
 {
-    switch (p) {
-    case PRECISION_BF16: return "bf16";
-    case PRECISION_FP8: return "fp8";
-    }
-    return "?";
+    return experiment_precision_word(p);
 }
 
 const char *rpt_attention_word(attention_kind a)

@@ -35,7 +35,8 @@
  * index, each over its own NIC: rail-aligned), all-gather inside each node.
  *
  * Channel rings (coll_rings_add_channels): NCCL's rings on DGX-class nodes,
- * one per NIC.  A group spread over several nodes with m > 1 of its GPUs
+ * one per NIC; a "node" is an NVLink domain (the platform's node of a GPU:
+ * 72 GPUs on an NVL72 rack, model/cluster.c).  A group spread over several nodes with m > 1 of its GPUs
  * on each runs m rings at once, each carrying 1/m of the bytes; ring c
  * visits every node's members rotated by c, so it leaves node k from its
  * member (c - 1) mod m and enters node k + 1 at member c: each member's NIC
