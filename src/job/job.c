@@ -172,6 +172,8 @@ int job_build_schedule(job *j, pg_status *st)
     return 0;
 }
 
+static int place_ranks(job *j, pg_status *st);
+
 int job_build_platform(job *j, pg_status *st)
 {
     const experiment *e = &j->exp;
@@ -197,6 +199,22 @@ int job_build_platform(job *j, pg_status *st)
     if (rc != 0)
         return job_locate(e, NULL, st);
     j->have_plat = 1;
+    return place_ranks(j, st);
+}
+
+int job_borrow_platform(job *j, const platform_desc *plat, pg_status *st)
+{
+    j->plat = *plat;
+    j->have_plat = 1;
+    j->plat_borrowed = 1;
+    return place_ranks(j, st);
+}
+
+/* The checks and the rank placement that follow a platform, built or borrowed. */
+static int place_ranks(job *j, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    int needed = e->pp * e->tp * e->cp * e->dp;
     if (j->plat.ngpus < needed)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
                           "platform %s has %d GPUs, the job needs pp x tp x cp x dp = %d x %d x %d x %d = %d",
@@ -216,7 +234,7 @@ void job_free(job *j)
         sched_free(&j->sched);
     if (j->have_wl)
         workload_free(&j->wl);
-    if (j->have_plat)
+    if (j->have_plat && !j->plat_borrowed)
         platform_free(&j->plat);
     free(j->rank_gpu);
     config_free(&j->cfg);

@@ -55,6 +55,7 @@ typedef struct job {
     platform_desc plat;
     int *rank_gpu;                 /* [pp] GPU index of each pipeline rank */
     int have_wl, have_sched, have_plat;
+    int plat_borrowed;             /* plat is another job's (job_borrow_platform): job_free leaves it */
     report_plan_note plan_note;    /* what offload=plan chose (job_build_plan), for the report */
 } job;
 
@@ -66,6 +67,11 @@ typedef struct job {
 int job_load_experiment(job *j, const char *experiment_path, const char *const *sets, int nsets, pg_status *st);
 int job_build_schedule(job *j, pg_status *st);   /* also builds the workload */
 int job_build_platform(job *j, pg_status *st);
+/* What job_build_platform does with a platform already built for the same
+ * network keys and GPU count (optimize's candidates share one: building a
+ * cluster's XML is most of a candidate's set-up): plat is borrowed, its owner
+ * frees it after j (job_free leaves it). */
+int job_borrow_platform(job *j, const platform_desc *plat, pg_status *st);
 /* The memory plan of the offload / recompute keys (schedule/plan.h), after
  * job_build_schedule (and job_build_platform for recompute=plan, the
  * planner of job_remat.c).  The caller frees out with plan_free. */

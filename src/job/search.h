@@ -16,6 +16,7 @@
 #define PG_JOB_SEARCH_H
 
 #include <stdio.h>
+#include <time.h>
 
 #include "job/job.h"
 #include "job/sweep.h"
@@ -51,6 +52,14 @@ typedef struct search {
     const char *resume_path;
     long nsimulated;
     int write_failed;
+    const platform_desc *shared_plat;   /* the job's platform, when no grid key changes it (every candidate borrows it) */
+    /* progress and --time-limit */
+    struct timespec start;
+    double time_limit_s;      /* 0: none */
+    double last_line_s;       /* when the last progress line was printed */
+    int progress_lines;       /* stderr is not a terminal: a line every PROGRESS_LINE_S */
+    long assessed, sim_this_run;
+    int cut;                  /* the time limit stopped the search: candidates are left pending */
 } search;
 
 /* What the search varies and how it runs (optimize's options). */
@@ -63,7 +72,8 @@ typedef struct search_options {
     int jobs;                      /* simulations at a time */
     int full_front;                /* prune only what the simulated front dominates (the front exact too) */
     const char *resume_path;       /* NULL, or the CSV of simulated rows kept across runs */
-    int progress;                  /* draw a progress bar on stderr */
+    int progress;                  /* draw a progress bar on stderr (a terminal); else progress lines */
+    const char *time_limit;        /* --time-limit SECONDS (NULL: none): then stop, keep what was simulated */
     sweep_child_fn child;          /* what a simulation runs (cmd_run, sweep.h) */
 } search_options;
 
@@ -86,6 +96,12 @@ typedef struct search_outcome {
 } search_outcome;
 void search_outcome_of(const search *s, int full_front, search_outcome *out);
 void search_outcome_free(search_outcome *out);
+
+/* The candidate's grid values as "key=value key=value ...". */
+void search_settings(const search *s, const candidate *c, strbuf *sb);
+/* --svg: the simulated plans that fit, throughput against peak memory, the
+ * front joined and the best marked (report_opt.h's report_optimize_svg). */
+int search_write_svg(const char *path, const search *s, const search_outcome *oc, pg_status *st);
 
 /* "pending", "simulated", "pruned_memory", "pruned_bound" or "invalid". */
 const char *search_status_name(cand_status status);
