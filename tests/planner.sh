@@ -61,8 +61,14 @@ tops = {tuple(r[k] for k in keys) for r in fit if float(r["samples_per_second"])
 assert tuple(best[0][k] for k in keys) in tops, (best[0], tops)
 # the space has losers and out-of-memory plans, and the search skipped some of each without simulating them
 assert any(r["exit_code"] == "3" for r in every) and len(fit) > 1
+# a candidate skipped for memory (static alone, or with its least activations) is out of memory when simulated
+byk = {tuple(r[k] for k in keys): r for r in every}
+for r in rows:
+    if r["status"] in ("pruned_memory", "pruned_activations"):
+        assert byk[tuple(r[k] for k in keys)]["exit_code"] == "3", r
 status = [r["status"] for r in rows]
 assert status.count("pruned_bound") > 0 and status.count("pruned_memory") > 0, status
+assert status.count("pruned_activations") > 0, status
 assert status.count("simulated") < len(rows) / 2, status.count("simulated")
 PY
 

@@ -110,14 +110,15 @@ int cmd_optimize(int argc, char **argv)
     const int *counts = oc.counts;
     int nfit = oc.nfit, nsimoom = oc.nsimoom, best = oc.best;
     fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
-                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
+                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d by static "
+                    "memory and least activations over it, %d "
                     "by the lower bound (%s); %d refused by the job's checks\n",
             s.n, s.global_batch, s.gpus, counts[C_SIMULATED], nfit, nsimoom, counts[C_SIMULATED] - nfit - nsimoom,
-            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND],
+            counts[C_PRUNED_MEMORY], counts[C_PRUNED_ACTIVATIONS], counts[C_PRUNED_BOUND],
             o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
             counts[C_INVALID]);
     if (best < 0) {
-        int noom = nsimoom + counts[C_PRUNED_MEMORY];
+        int noom = nsimoom + counts[C_PRUNED_MEMORY] + counts[C_PRUNED_ACTIVATIONS];
         fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "
                         "search (--grid)\n", noom ? " (every one that ran is out of memory)" : "");
         rc = s.cut ? PG_EXIT_CUT : noom ? PG_EXIT_OOM : PG_EXIT_INPUT;

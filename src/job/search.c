@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "job/search.h"
+#include "model/memory.h"
 #include "util/outfile.h"
 #include "opt/optimize.h"
 #include "report/report_opt.h"
@@ -81,7 +82,8 @@ static const char *const OWN_KEYS[NOWN] = {"tp", "pp", "dp", "microbatches", "sc
 /* Keys a --grid may not vary: they follow from the GPU count and the batch. */
 static const char *const DERIVED_KEYS[] = {"dp", "microbatches", "global_batch_size"};
 
-static const char *const STATUS_NAME[] = {"pending", "simulated", "pruned_memory", "pruned_bound", "invalid"};
+static const char *const STATUS_NAME[] = {"pending", "simulated", "pruned_memory", "pruned_bound", "invalid",
+                                          "pruned_activations"};
 
 static int column_of(char **names, int n, const char *name)
 {
@@ -299,8 +301,33 @@ static int keeps_shape(const search *s, const job *j, long index)
     return (long)tp * pp * dp == s->gpus / s->cp && opt_microbatches(s->global_batch, dp, mbs) == m;
 }
 
+/* The memory pre-screen beyond static memory: under a fixed plan (not a
+ * planner's), the ranks whose static + reserved memory and least
+ * activation peak (job_least_peak_bytes: the ops' order, no simulation)
+ * exceed their capacity, listed into oom ("r;r"), counted in *noom; returns
+ * whether there is one.  Such a candidate is out of memory whatever the
+ * timing. */
+static int least_peak_over(const job *j, strbuf *oom, int *noom)
+{
+    const experiment *e = &j->exp;
+    if (e->recompute == RECOMPUTE_PLAN || e->offload == OFFLOAD_PLAN) return 0;
+    memplan plan;
+    pg_status st;
+    pg_status_clear(&st);
+    if (job_build_plan((job *)j, &plan, &st) != 0) return 0;   /* the simulation will say why */
+    for (int r = 0; r < j->sched.pp; r++) {
+        double stat = job_rank_static_bytes(j, r);
+        double bytes = stat + (stat > 0 ? memory_reserved_bytes(&j->wl, 1) : 0.0) + job_least_peak_bytes(j, &plan, r);
+        double cap = e->memory_capacity_bytes > 0 ? e->memory_capacity_bytes : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
+        if (cap > 0 && bytes > cap) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
+    }
+    plan_free(&plan);
+    return *noom > 0;
+}
+
 /* The candidate built in this process as run would build it: invalid, out
- * of memory by its static memory alone, or pending with its bound. */
+ * of memory by its static memory alone or with its least activations, or
+ * pending with its bound. */
 static void assess(const search_options *o, search *s, candidate *c)
 {
     int nsets = o->nsets + s->g.nkeys;
@@ -314,7 +341,7 @@ static void assess(const search_options *o, search *s, candidate *c)
     pg_status_clear(&st);
     memset(&j, 0, sizeof j);
     int rc = job_load_experiment(&j, o->experiment_path, sets, nsets, &st);
-    if (rc == 0) rc = job_build_schedule(&j, &st);
+    if (rc == 0) rc = job_build_schedule_cached(&j, &s->sched_cache, &st);
     if (rc == 0) rc = s->shared_plat ? job_borrow_platform(&j, s->shared_plat, &st) : job_build_platform(&j, &st);
     c->ub_samples_per_s = INFINITY;
     if (rc != 0) {
@@ -333,8 +360,9 @@ static void assess(const search_options *o, search *s, candidate *c)
             }
             if (cap > 0 && bytes > cap) sb_appendf(&oom, "%s%d", c->noom++ ? ";" : "", r);
         }
-        c->oom_ranks = oom.data ? oom.data : pg_xstrdup("");
         c->status = c->noom > 0 ? C_PRUNED_MEMORY : C_PENDING;
+        if (c->status == C_PENDING && least_peak_over(&j, &oom, &c->noom)) c->status = C_PRUNED_ACTIVATIONS;
+        c->oom_ranks = oom.data ? oom.data : pg_xstrdup("");
         c->exit_code = c->noom > 0 ? PG_EXIT_OOM : 0;
         /* The bound with no memory limit (a schedule that ignores
          * memory.limit may beat the limited bound) and the schedule's own
@@ -551,7 +579,7 @@ static void progress_line(search *s, double t_s)
     double best = 0.0;
     for (int i = 0; i < s->n; i++) {
         const candidate *c = &s->c[i];
-        pruned += c->status == C_PRUNED_MEMORY || c->status == C_PRUNED_BOUND || c->status == C_INVALID;
+        pruned += c->status != C_PENDING && c->status != C_SIMULATED;
         pending += c->status == C_PENDING;
         simulated += c->status == C_SIMULATED;
         if (c->status == C_SIMULATED && c->exit_code == PG_EXIT_OK && c->samples_per_s > best) best = c->samples_per_s;
@@ -733,8 +761,8 @@ void search_candidate_row(const search *s, const candidate *c, strbuf *sb)
         else if (i == s->col_index) sb_appendf(&v, "%ld", c->index);
         else if (i == s->col_total) sb_appendf(&v, "%ld", s->g.total);
         else if (i == s->col_exit && c->status != C_PRUNED_BOUND) sb_appendf(&v, "%d", c->exit_code);
-        else if (i == s->col_oom && c->status == C_PRUNED_MEMORY) sb_appendf(&v, "%d", c->noom);
-        else if (i == s->col_oom_ranks && c->status == C_PRUNED_MEMORY) sb_append(&v, c->oom_ranks);
+        else if (i == s->col_oom && c->exit_code == PG_EXIT_OOM) sb_appendf(&v, "%d", c->noom);
+        else if (i == s->col_oom_ranks && c->exit_code == PG_EXIT_OOM) sb_append(&v, c->oom_ranks);
         if (i) sb_append(sb, ",");
         csv_field(sb, v.data ? v.data : "");
         sb_free(&v);
@@ -752,6 +780,7 @@ void search_free(search *s)
     csv_fields_free(s->cols, s->ncols);
     sb_free(&s->header);
     sweep_grid_free(&s->g);
+    job_sched_cache_free(&s->sched_cache);
     if (s->resume) fclose(s->resume);
 }
 

@@ -22,7 +22,10 @@
 #include "job/sweep.h"
 #include "util/strbuf.h"
 
-typedef enum { C_PENDING, C_SIMULATED, C_PRUNED_MEMORY, C_PRUNED_BOUND, C_INVALID } cand_status;
+/* C_PRUNED_MEMORY: static memory alone over capacity; C_PRUNED_ACTIVATIONS:
+ * static + reserved + the least activation peak of its ops' order over it
+ * (job_least_peak_bytes); both out of memory whatever the simulation. */
+typedef enum { C_PENDING, C_SIMULATED, C_PRUNED_MEMORY, C_PRUNED_BOUND, C_INVALID, C_PRUNED_ACTIVATIONS, C_NSTATUS } cand_status;
 
 typedef struct candidate {
     long index;               /* combination of the grid */
@@ -60,6 +63,7 @@ typedef struct search {
     int progress_lines;       /* stderr is not a terminal: a line every PROGRESS_LINE_S */
     long assessed, sim_this_run;
     int cut;                  /* the time limit stopped the search: candidates are left pending */
+    job_sched_cache sched_cache;   /* the candidates' schedules, generated once per generator and parameters */
 } search;
 
 /* What the search varies and how it runs (optimize's options). */
@@ -90,7 +94,7 @@ void search_free(search *s);
  * candidate positions; on_front[i] says whether candidate i is on it.  Free
  * with search_outcome_free. */
 typedef struct search_outcome {
-    int counts[C_INVALID + 1];
+    int counts[C_NSTATUS];
     int nfit, nsimoom, best, nfront;
     int *front, *on_front;
 } search_outcome;
@@ -103,7 +107,7 @@ void search_settings(const search *s, const candidate *c, strbuf *sb);
  * front joined and the best marked (report_opt.h's report_optimize_svg). */
 int search_write_svg(const char *path, const search *s, const search_outcome *oc, pg_status *st);
 
-/* "pending", "simulated", "pruned_memory", "pruned_bound" or "invalid". */
+/* "pending", "simulated", "pruned_memory", "pruned_bound", "invalid" or "pruned_activations". */
 const char *search_status_name(cand_status status);
 /* The candidate as a CSV row of the sweep header (no '\n'): a simulated row
  * as run gave it; the others with their verdict only. */
