@@ -348,6 +348,7 @@ static void assess(const search_options *o, search *s, candidate *c)
         c->status = C_INVALID;
         c->exit_code = rc;
     } else {
+        c->planner = j.exp.recompute == RECOMPUTE_PLAN || j.exp.offload == OFFLOAD_PLAN;
         strbuf oom;
         sb_init(&oom);
         for (int r = 0; r < j.sched.pp; r++) {
@@ -496,13 +497,16 @@ static opt_point point_of(const candidate *c)
     return (opt_point){c->samples_per_s, c->peak_bytes, c->status == C_SIMULATED && c->exit_code == PG_EXIT_OK};
 }
 
-/* Order of simulation: highest throughput bound first, then least static
- * memory, then grid order. */
+/* Order of simulation: highest throughput bound first, then a fixed memory
+ * plan before a planner's (recompute=plan, offload=plan: the same bound,
+ * but their children plan and simulate several times over, often to find
+ * nothing that fits), then least static memory, then grid order. */
 static const search *order_base;
 static int by_promise(const void *x, const void *y)
 {
     const candidate *a = &order_base->c[*(const int *)x], *b = &order_base->c[*(const int *)y];
     if (a->ub_samples_per_s != b->ub_samples_per_s) return a->ub_samples_per_s > b->ub_samples_per_s ? -1 : 1;
+    if (a->planner != b->planner) return a->planner - b->planner;
     if (a->static_bytes != b->static_bytes) return a->static_bytes < b->static_bytes ? -1 : 1;
     return (a->index > b->index) - (a->index < b->index);
 }

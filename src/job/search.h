@@ -39,6 +39,7 @@ typedef struct candidate {
     double samples_per_s, peak_bytes, iteration_s, makespan_s;
     char *row;                /* simulated: the sweep row (no '\n') */
     int resumed;              /* simulated by an earlier run (--resume) */
+    int planner;              /* recompute=plan or offload=plan: simulated after fixed plans of the same bound */
 } candidate;
 
 typedef struct search {
