@@ -2,7 +2,8 @@
 # bench_optimize.sh: the wall time of issue 35's two acceptance searches with `pipegrid optimize`'s default
 # search space, each under a time limit (the acceptance target): Llama-3-70B on 128 A100 (16 nodes), global
 # batch 512, sequence 8192 (target 60 s); Llama-3.1-405B on 1,024 H100 (128 nodes), global batch 2048 (Meta's
-# 16M tokens), sequence 8192 (target 300 s).  Not a test: it prints, per search, the wall seconds, the exit code
+# 16M tokens), sequence 8192 (target 300 s).  Not a test: it prints, per search, the wall and CPU seconds, the
+# load average when it started (on a shared machine wall time is mostly waiting), the exit code
 # (0 complete, 5 cut by --time-limit), the summary line and the best plan.
 #   bench/bench_optimize.sh [BIN] [LIMIT_70B_S] [LIMIT_405B_S]
 set -u
@@ -33,11 +34,14 @@ experiment llama3-70b a100-80g 16 8 4 4 512 > "$TMP/70b.yaml"
 experiment llama3.1-405b h100-sxm 128 8 16 8 2048 > "$TMP/405b.yaml"
 for case in "70b $LIMIT_70B" "405b $LIMIT_405B"; do
     read -r name limit <<<"$case"
+    load=$(cut -d' ' -f1 /proc/loadavg)
     start=$(date +%s.%N)
-    "$BIN" optimize "$TMP/$name.yaml" --time-limit "$limit" >"$TMP/out" 2>"$TMP/err"
+    /usr/bin/time -f "%U %S" -o "$TMP/cpu" "$BIN" optimize "$TMP/$name.yaml" --time-limit "$limit" >"$TMP/out" 2>"$TMP/err"
     rc=$?
     end=$(date +%s.%N)
-    printf '%s: wall %.1f s, exit %d (limit %s s)\n' "$name" "$(echo "$end - $start" | bc)" "$rc" "$limit"
+    read -r user sys < <(tail -n 1 "$TMP/cpu")   # after "Command exited with non-zero status N"
+    printf '%s: wall %.1f s, CPU %.1f s (user + sys, children included), exit %d (limit %s s), load %s at start\n' \
+        "$name" "$(echo "$end - $start" | bc)" "$(echo "$user + $sys" | bc)" "$rc" "$limit" "$load"
     grep -E 'candidates \(global batch|search cut' "$TMP/err"
     grep -E '<- best' "$TMP/out" || echo "  (no plan that fits found)"
     tail -n 3 "$TMP/err" | grep -E ' s: ' | tail -n 1
