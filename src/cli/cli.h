@@ -35,6 +35,7 @@ typedef struct cli_options {
     const char *resume_path;       /* optimize --resume FILE: simulated candidates, kept across runs */
     int full_front;                /* optimize --full-front: skip only what the simulated front dominates */
     int verbose;                   /* run --verbose: the text report's long provenance */
+    const char *time_limit;        /* optimize --time-limit SECONDS (checked by the search) */
 } cli_options;
 
 /* Options beyond --set and --format, which every such command takes.  A
@@ -54,6 +55,7 @@ enum {
     CLI_OPT_RESUME = 1u << 10,
     CLI_OPT_FULL_FRONT = 1u << 11,
     CLI_OPT_VERBOSE = 1u << 12,
+    CLI_OPT_TIME_LIMIT = 1u << 13,
 };
 
 /* Parse argv[first..]; allowed_formats is a bitmask of 1 << output_format,

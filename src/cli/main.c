@@ -60,9 +60,11 @@ static const command_usage USAGES[] = {
     {"optimize",
      "  pipegrid optimize [EXPERIMENT.yaml] [--set KEY=VALUE]... [--grid KEY=V1,V2,...]... [-j N]\n"
      "                    [--format text|csv|jsonl] [-o BEST.yaml] [--resume FILE] [--full-front]\n"
+     "                    [--time-limit SECONDS] [--svg FRONT.svg]\n"
      "      search tp x pp x dp (same GPUs, same global batch) x schedules x recompute / offload plans, skipping\n"
-     "      what static memory or the lower bound rules out; print the Pareto front (throughput against peak\n"
-     "      memory); write the fastest plan that fits as an experiment file\n"},
+     "      what memory (static, least activations) or the lower bound rules out; print the Pareto front\n"
+     "      (throughput against peak memory); write the fastest plan that fits as an experiment file; past\n"
+     "      --time-limit, print the best so far and exit 5\n"},
     {"keys",
      "  pipegrid keys\n"
      "      list every experiment key, its type, default and meaning\n"},

@@ -20,14 +20,6 @@ static int explicit_jobs(int argc, char **argv)
     return 0;
 }
 
-static void settings_line(const search *s, const candidate *c, strbuf *sb)
-{
-    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
-    sweep_grid_combination(&s->g, c->index, values);
-    for (int k = 0; k < s->g.nkeys; k++) sb_appendf(sb, "%s%s=%s", k ? " " : "", s->g.keys[k].name, values[k]);
-    free(values);
-}
-
 /* Pack the search's outcome into the report layer's plain rows and print it
  * (report_opt.h). */
 static int print_result(const search *s, const int *on_front, const int *front, int nfront, int best,
@@ -52,7 +44,7 @@ static int print_result(const search *s, const int *on_front, const int *front, 
                                             .static_bytes = c->status != C_INVALID ? c->static_bytes : NAN,
                                             .on_front = on_front[i], .best = i == best};
         } else {
-            settings_line(s, c, &text[i]);
+            search_settings(s, c, &text[i]);
         }
     }
     for (int i = 0; i < nfront; i++) {
@@ -96,7 +88,7 @@ int cmd_optimize(int argc, char **argv)
     search s;
     memset(&s, 0, sizeof s);
     int rc = job_start(argc, argv, 2, 1u << FORMAT_TEXT | 1u << FORMAT_CSV | 1u << FORMAT_JSONL,
-                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT, 0, &o, &j, &st);
+                       CLI_OPT_GRID | CLI_OPT_JOBS | CLI_OPT_OUTPUT | CLI_OPT_RESUME | CLI_OPT_FULL_FRONT | CLI_OPT_SVG | CLI_OPT_TIME_LIMIT, 0, &o, &j, &st);
     if (rc == 0 && !explicit_jobs(argc, argv)) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = cpus > 0 ? (int)cpus : 1;
@@ -106,7 +98,7 @@ int cmd_optimize(int argc, char **argv)
     if (rc == 0) {
         search_options so = {.experiment_path = o.experiment_path, .sets = o.sets, .nsets = o.nsets,
                              .grids = o.grids, .ngrids = o.ngrids, .jobs = o.jobs, .full_front = o.full_front,
-                             .resume_path = o.resume_path, .progress = isatty(STDERR_FILENO), .child = cmd_run};
+                             .resume_path = o.resume_path, .progress = isatty(STDERR_FILENO), .child = cmd_run, .time_limit = o.time_limit};
         rc = search_run(&so, &j, &s, &st);
     }
     if (rc != 0) {
@@ -118,24 +110,26 @@ int cmd_optimize(int argc, char **argv)
     const int *counts = oc.counts;
     int nfit = oc.nfit, nsimoom = oc.nsimoom, best = oc.best;
     fprintf(stderr, "pipegrid: optimize: %d candidates (global batch %ld samples on %d GPUs): %d simulated (%d fit, "
-                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d "
+                    "%d out of memory, %d failed); skipped before simulation: %d by static memory over capacity, %d by static "
+                    "memory and least activations over it, %d "
                     "by the lower bound (%s); %d refused by the job's checks\n",
             s.n, s.global_batch, s.gpus, counts[C_SIMULATED], nfit, nsimoom, counts[C_SIMULATED] - nfit - nsimoom,
-            counts[C_PRUNED_MEMORY], counts[C_PRUNED_BOUND],
+            counts[C_PRUNED_MEMORY], counts[C_PRUNED_ACTIVATIONS], counts[C_PRUNED_BOUND],
             o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
             counts[C_INVALID]);
     if (best < 0) {
-        int noom = nsimoom + counts[C_PRUNED_MEMORY];
+        int noom = nsimoom + counts[C_PRUNED_MEMORY] + counts[C_PRUNED_ACTIVATIONS];
         fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "
                         "search (--grid)\n", noom ? " (every one that ran is out of memory)" : "");
-        rc = noom ? PG_EXIT_OOM : PG_EXIT_INPUT;
+        rc = s.cut ? PG_EXIT_CUT : noom ? PG_EXIT_OOM : PG_EXIT_INPUT;
     } else {
         rc = print_result(&s, oc.on_front, oc.front, oc.nfront, best, o.format, o.full_front, &st);
         if (rc == 0 && o.output_path) {
             rc = search_write_best(o.output_path, &j.cfg, &s, &s.c[best], &st);
             if (rc == 0) fprintf(stderr, "pipegrid: optimize: best plan written to %s\n", o.output_path);
         }
-        if (rc != 0) rc = cli_report_error(&st);
+        if (rc == 0 && o.svg_path) rc = search_write_svg(o.svg_path, &s, &oc, &st);
+        rc = rc != 0 ? cli_report_error(&st) : s.cut ? PG_EXIT_CUT : 0;
     }
     search_outcome_free(&oc);
 done:

@@ -25,7 +25,7 @@ static int parse_format(const char *text, unsigned allowed, output_format *out, 
     return pg_fail(st, PG_EXIT_INPUT, "--format: '%s' is not one of the formats of this command", text);
 }
 
-enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK, OPT_SVG, OPT_RESUME, OPT_FULL_FRONT, OPT_VERBOSE };
+enum { OPT_TRACE = 256, OPT_COLOR, OPT_SIMULATED, OPT_EMIT, OPT_CHUNKS, OPT_CHUNK, OPT_SVG, OPT_RESUME, OPT_FULL_FRONT, OPT_VERBOSE, OPT_TIME_LIMIT };
 
 /* The CLI_OPT_* bit and the name of a getopt code (bit 0: --set, --format
  * and operands, which every command takes). */
@@ -40,7 +40,7 @@ static const struct {
     {'o', CLI_OPT_OUTPUT, "-o/--output"},   {OPT_EMIT, CLI_OPT_EMIT, "--emit"},
     {OPT_CHUNKS, CLI_OPT_CHUNKS, "--chunks"}, {OPT_CHUNK, CLI_OPT_CHUNK, "--chunk"},
     {OPT_RESUME, CLI_OPT_RESUME, "--resume"}, {OPT_FULL_FRONT, CLI_OPT_FULL_FRONT, "--full-front"},
-    {OPT_VERBOSE, CLI_OPT_VERBOSE, "--verbose"},
+    {OPT_VERBOSE, CLI_OPT_VERBOSE, "--verbose"}, {OPT_TIME_LIMIT, CLI_OPT_TIME_LIMIT, "--time-limit"},
 };
 
 static int option_bit(int c, unsigned *bit, const char **name)
@@ -65,7 +65,7 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
         {"emit", required_argument, NULL, OPT_EMIT}, {"chunks", required_argument, NULL, OPT_CHUNKS},
         {"chunk", required_argument, NULL, OPT_CHUNK}, {"svg", required_argument, NULL, OPT_SVG},
         {"resume", required_argument, NULL, OPT_RESUME}, {"full-front", no_argument, NULL, OPT_FULL_FRONT},
-        {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"verbose", no_argument, NULL, OPT_VERBOSE}, {"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -115,6 +115,7 @@ int cli_parse_options(int argc, char **argv, int first, unsigned allowed_formats
         case OPT_RESUME: o->resume_path = optarg; break;
         case OPT_FULL_FRONT: o->full_front = 1; break;
         case OPT_VERBOSE: o->verbose = 1; break;
+        case OPT_TIME_LIMIT: o->time_limit = optarg; break;
         case OPT_SIMULATED: o->simulated = 1; break;
         case OPT_COLOR:
             if (optarg == NULL || strcmp(optarg, "always") == 0) o->color = 1;

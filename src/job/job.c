@@ -137,7 +137,53 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
     return sched_check_deadlock(&j->sched, st);
 }
 
+/* Same generator and parameters: the generators are deterministic, so the
+ * schedule is the same. */
+static int same_params(const sched_params *a, const sched_params *b)
+{
+    return a->pp == b->pp && a->m == b->m && a->chunks == b->chunks && a->t_f == b->t_f && a->t_b == b->t_b &&
+           a->t_w == b->t_w && a->t_comm == b->t_comm && a->mem_limit == b->mem_limit && a->w_fraction == b->w_fraction;
+}
+
+/* A generated schedule from the cache, or generated and kept there (a slot
+ * in turn); 0 or the generator's error. */
+static int generate_cached(const char *name, const sched_params *p, schedule *out, job_sched_cache *cache,
+                           pg_status *st)
+{
+    for (int i = 0; cache && i < JOB_SCHED_CACHE_SLOTS; i++) {
+        const job_sched_cache_slot *c = &cache->slot[i];
+        if (c->used && strcmp(c->name, name) == 0 && same_params(&c->params, p)) {
+            sched_copy(out, &c->sched);
+            cache->hits++;
+            return 0;
+        }
+    }
+    int rc = sched_generate(name, p, out, st);
+    if (rc == 0 && cache && strlen(name) < sizeof cache->slot[0].name) {
+        job_sched_cache_slot *c = &cache->slot[cache->next];
+        cache->next = (cache->next + 1) % JOB_SCHED_CACHE_SLOTS;
+        if (c->used) sched_free(&c->sched);
+        snprintf(c->name, sizeof c->name, "%s", name);
+        c->params = *p;
+        sched_copy(&c->sched, out);
+        c->used = 1;
+    }
+    return rc;
+}
+
+void job_sched_cache_free(job_sched_cache *cache)
+{
+    for (int i = 0; i < JOB_SCHED_CACHE_SLOTS; i++)
+        if (cache->slot[i].used) sched_free(&cache->slot[i].sched);
+    memset(cache, 0, sizeof *cache);
+}
+
 int job_build_schedule(job *j, pg_status *st)
+{
+    return job_build_schedule_cached(j, NULL, st);
+}
+
+int job_build_schedule_cached(job *j, job_sched_cache *cache, pg_status *st)
 {
     const experiment *e = &j->exp;
     int rc;
@@ -157,12 +203,14 @@ int job_build_schedule(job *j, pg_status *st)
         sched_params p;
         if ((rc = job_sched_params(e, &p, st)) != 0)
             return job_locate(e, NULL, st);
-        if ((rc = sched_generate(e->schedule, &p, &j->sched, st)) != 0)
+        /* the ILP refinement has a time limit: not reproducible, never cached */
+        int refine = sched_has_flags(e->schedule, SCHED_REFINE_ZB_ILP);
+        if ((rc = generate_cached(e->schedule, &p, &j->sched, refine ? NULL : cache, st)) != 0)
             return job_locate(e, "schedule", st);
         j->have_sched = 1;
         /* The registry marks the schedules the exact ILP (opt layer, GLPK)
          * may improve on small cases. */
-        if (sched_has_flags(e->schedule, SCHED_REFINE_ZB_ILP) &&
+        if (refine &&
             (rc = zb_ilp_refine(&p, &j->sched, e->zb_auto_time_limit_s, st)) != 0)
             return job_locate(e, "schedule", st);
     }
@@ -171,6 +219,8 @@ int job_build_schedule(job *j, pg_status *st)
     j->have_wl = 1;
     return 0;
 }
+
+static int place_ranks(job *j, pg_status *st);
 
 int job_build_platform(job *j, pg_status *st)
 {
@@ -197,6 +247,22 @@ int job_build_platform(job *j, pg_status *st)
     if (rc != 0)
         return job_locate(e, NULL, st);
     j->have_plat = 1;
+    return place_ranks(j, st);
+}
+
+int job_borrow_platform(job *j, const platform_desc *plat, pg_status *st)
+{
+    j->plat = *plat;
+    j->have_plat = 1;
+    j->plat_borrowed = 1;
+    return place_ranks(j, st);
+}
+
+/* The checks and the rank placement that follow a platform, built or borrowed. */
+static int place_ranks(job *j, pg_status *st)
+{
+    const experiment *e = &j->exp;
+    int needed = e->pp * e->tp * e->cp * e->dp;
     if (j->plat.ngpus < needed)
         return pg_fail_at(st, PG_EXIT_INPUT, e->origin_network, "network",
                           "platform %s has %d GPUs, the job needs pp x tp x cp x dp = %d x %d x %d x %d = %d",
@@ -216,7 +282,7 @@ void job_free(job *j)
         sched_free(&j->sched);
     if (j->have_wl)
         workload_free(&j->wl);
-    if (j->have_plat)
+    if (j->have_plat && !j->plat_borrowed)
         platform_free(&j->plat);
     free(j->rank_gpu);
     config_free(&j->cfg);

@@ -55,6 +55,7 @@ typedef struct job {
     platform_desc plat;
     int *rank_gpu;                 /* [pp] GPU index of each pipeline rank */
     int have_wl, have_sched, have_plat;
+    int plat_borrowed;             /* plat is another job's (job_borrow_platform): job_free leaves it */
     report_plan_note plan_note;    /* what offload=plan chose (job_build_plan), for the report */
 } job;
 
@@ -65,11 +66,46 @@ typedef struct job {
  * zeroed first; job_free(j) is safe and needed whatever this returns. */
 int job_load_experiment(job *j, const char *experiment_path, const char *const *sets, int nsets, pg_status *st);
 int job_build_schedule(job *j, pg_status *st);   /* also builds the workload */
+/* job_build_schedule with a cache of generated schedules (optimize: the
+ * candidates that differ only in memory keys generate the same schedule,
+ * and a V-shaped or wave schedule of hundreds of microbatches costs 0.1 s):
+ * a generator called with the parameters of a cached schedule is not called
+ * again, the copy is the same schedule.  cache (zeroed by the caller; NULL:
+ * none) is freed with job_sched_cache_free. */
+#define JOB_SCHED_CACHE_SLOTS 16
+typedef struct job_sched_cache_slot {
+    char name[64];
+    sched_params params;
+    schedule sched;
+    int used;
+} job_sched_cache_slot;
+typedef struct job_sched_cache {
+    job_sched_cache_slot slot[JOB_SCHED_CACHE_SLOTS];
+    int next;
+    long hits;
+} job_sched_cache;
+int job_build_schedule_cached(job *j, job_sched_cache *cache, pg_status *st);
+void job_sched_cache_free(job_sched_cache *cache);
 int job_build_platform(job *j, pg_status *st);
+/* What job_build_platform does with a platform already built for the same
+ * network keys and GPU count (optimize's candidates share one: building a
+ * cluster's XML is most of a candidate's set-up): plat is borrowed, its owner
+ * frees it after j (job_free leaves it). */
+int job_borrow_platform(job *j, const platform_desc *plat, pg_status *st);
 /* The memory plan of the offload / recompute keys (schedule/plan.h), after
  * job_build_schedule (and job_build_platform for recompute=plan, the
  * planner of job_remat.c).  The caller frees out with plan_free. */
 int job_build_plan(job *j, memplan *out, pg_status *st);
+/* The least activation bytes rank r holds at its fullest under a fixed plan
+ * (recompute none / full / selective, offload none / full / selective; not
+ * the planners'), from its ops' order alone (sim/actmem.h's events, no
+ * simulation): ops on a rank run one after another, allocations at their
+ * start and releases at their end, and an offloaded activation is counted
+ * gone from F's end until its consumer (its copies take longer), so the
+ * simulation's activation peak is never below it.  Static + reserved + this
+ * over the capacity is out of memory whatever the timing (optimize's
+ * pre-screen).  Microseconds per op. */
+double job_least_peak_bytes(const job *j, const memplan *plan, int rank);
 /* offload=plan (job_offload.c): the plan the planner chooses among its
  * candidates (opt/offload_order.h: copy models and, with
  * offload.order=search, orders), each simulated in a forked child; the

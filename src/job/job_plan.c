@@ -8,6 +8,7 @@
 
 #include "job/job.h"
 #include "model/memory.h"
+#include "sim/actmem.h"
 
 /* Bytes one (stage, mb) of each stage would offload: what F keeps. */
 static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
@@ -79,4 +80,42 @@ int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_ou
     if (rc == 0)
         rc = job_simulate_plan(j, plan, jpar, tl, out, st);
     return rc;
+}
+
+/* The walk of job.h's job_least_peak_bytes: each rank's ops in their order,
+ * allocations at an op's start, releases at its end. */
+double job_least_peak_bytes(const job *j, const memplan *plan, int rank)
+{
+    const schedule *s = &j->sched;
+    double cur = 0.0, peak = 0.0;
+    for (int i = 0; i < s->nops[rank]; i++) {
+        const sched_op *op = &s->ops[rank][i];
+        act_flow f;
+        act_flow_of(&j->wl, plan, op->stage, op->mb, &f);
+        switch (op->kind) {
+        case OP_F:
+            cur += f.f_alloc;
+            if (cur > peak) peak = cur;
+            cur -= f.offload_bytes;   /* gone once its copy ends, no earlier than F's end */
+            break;
+        case OP_B:
+            cur += f.offload_bytes + (f.has_r ? f.r_alloc : 0.0);   /* back no later than its consumer */
+            if (cur > peak) peak = cur;
+            cur -= f.b_release;
+            break;
+        case OP_W:
+            cur += f.has_rw ? f.rw_alloc : 0.0;
+            if (cur > peak) peak = cur;
+            cur -= f.w_release;
+            break;
+        case OP_BW:
+            cur += f.offload_bytes + (f.has_r ? f.r_alloc_fused : 0.0);
+            if (cur > peak) peak = cur;
+            cur -= f.bw_release;
+            break;
+        default:
+            break;
+        }
+    }
+    return peak;
 }

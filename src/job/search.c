@@ -50,8 +50,10 @@
 #include <unistd.h>
 
 #include "job/search.h"
+#include "model/memory.h"
 #include "util/outfile.h"
 #include "opt/optimize.h"
+#include "report/report_opt.h"
 #include "util/units.h"
 
 #define MAX_VALUE_TEXT 64
@@ -64,6 +66,11 @@
  * bubble the bound misses), up to rounding: a candidate is skipped only when
  * beaten by more than this relative margin, never for the last bits. */
 #define BOUND_REL_SLACK 1e-9
+/* Progress lines when stderr is not a terminal (a log, CI): one every this
+ * many seconds, so that a long search shows it is alive without flooding. */
+#define PROGRESS_LINE_S 5.0
+/* Candidates assessed between two looks at the clock. */
+#define ASSESS_CLOCK_EVERY 16
 
 #define DEFAULT_SCHEDULES sched_optimize_defaults()   /* the registry's SCHED_OPTIMIZE_DEFAULT rows */
 static const char *const DEFAULT_RECOMPUTE = "none,full,selective";
@@ -75,7 +82,8 @@ static const char *const OWN_KEYS[NOWN] = {"tp", "pp", "dp", "microbatches", "sc
 /* Keys a --grid may not vary: they follow from the GPU count and the batch. */
 static const char *const DERIVED_KEYS[] = {"dp", "microbatches", "global_batch_size"};
 
-static const char *const STATUS_NAME[] = {"pending", "simulated", "pruned_memory", "pruned_bound", "invalid"};
+static const char *const STATUS_NAME[] = {"pending", "simulated", "pruned_memory", "pruned_bound", "invalid",
+                                          "pruned_activations"};
 
 static int column_of(char **names, int n, const char *name)
 {
@@ -293,8 +301,33 @@ static int keeps_shape(const search *s, const job *j, long index)
     return (long)tp * pp * dp == s->gpus / s->cp && opt_microbatches(s->global_batch, dp, mbs) == m;
 }
 
+/* The memory pre-screen beyond static memory: under a fixed plan (not a
+ * planner's), the ranks whose static memory (headroom included) and least
+ * activation peak (job_least_peak_bytes: the ops' order, no simulation)
+ * exceed their capacity, listed into oom ("r;r"), counted in *noom; returns
+ * whether there is one.  Such a candidate is out of memory whatever the
+ * timing. */
+static int least_peak_over(const job *j, strbuf *oom, int *noom)
+{
+    const experiment *e = &j->exp;
+    if (e->recompute == RECOMPUTE_PLAN || e->offload == OFFLOAD_PLAN) return 0;
+    memplan plan;
+    pg_status st;
+    pg_status_clear(&st);
+    if (job_build_plan((job *)j, &plan, &st) != 0) return 0;   /* the simulation will say why */
+    for (int r = 0; r < j->sched.pp; r++) {
+        double stat = job_rank_static_bytes(j, r);
+        double bytes = stat + memory_dynamic_footprint_bytes(&j->wl, job_least_peak_bytes(j, &plan, r));   /* static has the headroom's */
+        double cap = e->memory_capacity_bytes > 0 ? e->memory_capacity_bytes : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
+        if (cap > 0 && bytes > cap) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
+    }
+    plan_free(&plan);
+    return *noom > 0;
+}
+
 /* The candidate built in this process as run would build it: invalid, out
- * of memory by its static memory alone, or pending with its bound. */
+ * of memory by its static memory alone or with its least activations, or
+ * pending with its bound. */
 static void assess(const search_options *o, search *s, candidate *c)
 {
     int nsets = o->nsets + s->g.nkeys;
@@ -308,13 +341,14 @@ static void assess(const search_options *o, search *s, candidate *c)
     pg_status_clear(&st);
     memset(&j, 0, sizeof j);
     int rc = job_load_experiment(&j, o->experiment_path, sets, nsets, &st);
-    if (rc == 0) rc = job_build_schedule(&j, &st);
-    if (rc == 0) rc = job_build_platform(&j, &st);
+    if (rc == 0) rc = job_build_schedule_cached(&j, &s->sched_cache, &st);
+    if (rc == 0) rc = s->shared_plat ? job_borrow_platform(&j, s->shared_plat, &st) : job_build_platform(&j, &st);
     c->ub_samples_per_s = INFINITY;
     if (rc != 0) {
         c->status = C_INVALID;
         c->exit_code = rc;
     } else {
+        c->planner = j.exp.recompute == RECOMPUTE_PLAN || j.exp.offload == OFFLOAD_PLAN;
         strbuf oom;
         sb_init(&oom);
         for (int r = 0; r < j.sched.pp; r++) {
@@ -327,8 +361,9 @@ static void assess(const search_options *o, search *s, candidate *c)
             }
             if (cap > 0 && bytes > cap) sb_appendf(&oom, "%s%d", c->noom++ ? ";" : "", r);
         }
-        c->oom_ranks = oom.data ? oom.data : pg_xstrdup("");
         c->status = c->noom > 0 ? C_PRUNED_MEMORY : C_PENDING;
+        if (c->status == C_PENDING && least_peak_over(&j, &oom, &c->noom)) c->status = C_PRUNED_ACTIVATIONS;
+        c->oom_ranks = oom.data ? oom.data : pg_xstrdup("");
         c->exit_code = c->noom > 0 ? PG_EXIT_OOM : 0;
         /* The bound with no memory limit (a schedule that ignores
          * memory.limit may beat the limited bound) and the schedule's own
@@ -410,7 +445,10 @@ static int collect(const sweep_result *r, void *ctx)
     if (len > 0 && row[len - 1] == '\n') row[len - 1] = '\0';
     long index;
     int rc = take_row(s, row, 1, r->exit_code, &index);
-    if (rc == 0) s->nsimulated++;
+    if (rc == 0) {
+        s->nsimulated++;
+        s->sim_this_run++;
+    }
     if (rc == 0 && s->resume && (fprintf(s->resume, "%s\n", row) < 0 || fflush(s->resume) != 0)) s->write_failed = 1;
     free(row);
     return rc != 0 || s->write_failed;
@@ -459,13 +497,16 @@ static opt_point point_of(const candidate *c)
     return (opt_point){c->samples_per_s, c->peak_bytes, c->status == C_SIMULATED && c->exit_code == PG_EXIT_OK};
 }
 
-/* Order of simulation: highest throughput bound first, then least static
- * memory, then grid order. */
+/* Order of simulation: highest throughput bound first, then a fixed memory
+ * plan before a planner's (recompute=plan, offload=plan: the same bound,
+ * but their children plan and simulate several times over, often to find
+ * nothing that fits), then least static memory, then grid order. */
 static const search *order_base;
 static int by_promise(const void *x, const void *y)
 {
     const candidate *a = &order_base->c[*(const int *)x], *b = &order_base->c[*(const int *)y];
     if (a->ub_samples_per_s != b->ub_samples_per_s) return a->ub_samples_per_s > b->ub_samples_per_s ? -1 : 1;
+    if (a->planner != b->planner) return a->planner - b->planner;
     if (a->static_bytes != b->static_bytes) return a->static_bytes < b->static_bytes ? -1 : 1;
     return (a->index > b->index) - (a->index < b->index);
 }
@@ -525,6 +566,53 @@ static void restore_stderr(int saved)
     close(saved);
 }
 
+static double since_start_s(const search *s)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - s->start.tv_sec) + (double)(now.tv_nsec - s->start.tv_nsec) * 1e-9;
+}
+
+/* One progress line (stderr not a terminal): what is done of the whole,
+ * what was pruned, the best so far and, while simulating, an ETA (the
+ * candidates still pending at this run's pace: an upper bound, since
+ * pruning may skip them). */
+static void progress_line(search *s, double t_s)
+{
+    long pruned = 0, pending = 0, simulated = 0;
+    double best = 0.0;
+    for (int i = 0; i < s->n; i++) {
+        const candidate *c = &s->c[i];
+        pruned += c->status != C_PENDING && c->status != C_SIMULATED;
+        pending += c->status == C_PENDING;
+        simulated += c->status == C_SIMULATED;
+        if (c->status == C_SIMULATED && c->exit_code == PG_EXIT_OK && c->samples_per_s > best) best = c->samples_per_s;
+    }
+    if (s->assessed < s->n) {
+        fprintf(stderr, "pipegrid: optimize: %.0f s: pre-screen %ld/%d candidates\n", t_s, s->assessed, s->n);
+    } else {
+        fprintf(stderr, "pipegrid: optimize: %.0f s: %ld/%d done (%ld simulated, %ld pruned), best ", t_s,
+                simulated + pruned, s->n, simulated, pruned);
+        if (best > 0) fprintf(stderr, "%.6g samples/s", best);
+        else fputs("none yet", stderr);
+        if (s->sim_this_run > 0) fprintf(stderr, ", ETA at most %.0f s\n", t_s / (double)s->sim_this_run * (double)pending);
+        else fputs("\n", stderr);
+    }
+    fflush(stderr);
+    s->last_line_s = t_s;
+}
+
+/* The clock: a progress line when one is due, and the time limit; returns
+ * non-zero once the search is cut. */
+static int search_tick(void *ctx)
+{
+    search *s = ctx;
+    double t = since_start_s(s);
+    if (s->progress_lines && t - s->last_line_s >= PROGRESS_LINE_S) progress_line(s, t);
+    if (s->time_limit_s > 0 && t >= s->time_limit_s) s->cut = 1;
+    return s->cut;
+}
+
 static int run_search(const search_options *o, const job *j, search *s, pg_status *st)
 {
     /* every combination that keeps the job's shape, built here */
@@ -541,6 +629,13 @@ static int run_search(const search_options *o, const job *j, search *s, pg_statu
     for (int i = 0; rc == 0 && i < s->n; i++) {
         /* a resumed candidate keeps its simulation, and gets its bound and
          * static memory as a new one would (the same CSV either way) */
+        if (i % ASSESS_CLOCK_EVERY == 0) {
+            restore_stderr(saved);
+            int stop = search_tick(s);
+            saved = quiet_stderr();
+            if (stop) break;
+        }
+        s->assessed++;
         candidate *c = &s->c[i];
         cand_status was = c->status;
         int code = c->exit_code;
@@ -566,7 +661,8 @@ static int run_search(const search_options *o, const job *j, search *s, pg_statu
     int batch = o->jobs > MIN_BATCH ? o->jobs : MIN_BATCH;
     long *idx = pg_xcalloc((size_t)batch, sizeof *idx);
     int next = 0;
-    while (rc == 0) {
+    if (s->progress_lines) progress_line(s, since_start_s(s));
+    while (rc == 0 && !s->cut) {
         prune(s, o->full_front);
         long pending = 0;
         for (int i = next; i < norder; i++) pending += s->c[order[i]].status == C_PENDING;
@@ -589,13 +685,21 @@ static int run_search(const search_options *o, const job *j, search *s, pg_statu
                            .progress_label = "optimize", .progress_done_before = s->nsimulated - nresumed,
                            .progress_oom_before = noom, .progress_failed_before = nfailed,
                            .progress_total = s->nsimulated - nresumed + pending, .quiet_children = 1,
-                           .child = o->child};
+                           .child = o->child, .tick = search_tick, .tick_ctx = s, .stopped = &s->cut};
         rc = sweep_run(&plan, collect, s, st);
         if (rc != 0 && s->write_failed)
             rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", s->resume_path);
     }
     free(idx);
     free(order);
+    if (rc == 0 && s->progress_lines) progress_line(s, since_start_s(s));
+    if (rc == 0 && s->cut) {
+        long left = 0;
+        for (int i = 0; i < s->n; i++) left += s->c[i].status == C_PENDING;
+        fprintf(stderr, "pipegrid: optimize: search cut by --time-limit after %.0f s: %ld of %d candidates neither "
+                        "simulated nor pruned; what follows is the best of those simulated (exit code %d)\n",
+                since_start_s(s), left, s->n, PG_EXIT_CUT);
+    }
     return rc;
 }
 
@@ -661,8 +765,8 @@ void search_candidate_row(const search *s, const candidate *c, strbuf *sb)
         else if (i == s->col_index) sb_appendf(&v, "%ld", c->index);
         else if (i == s->col_total) sb_appendf(&v, "%ld", s->g.total);
         else if (i == s->col_exit && c->status != C_PRUNED_BOUND) sb_appendf(&v, "%d", c->exit_code);
-        else if (i == s->col_oom && c->status == C_PRUNED_MEMORY) sb_appendf(&v, "%d", c->noom);
-        else if (i == s->col_oom_ranks && c->status == C_PRUNED_MEMORY) sb_append(&v, c->oom_ranks);
+        else if (i == s->col_oom && c->exit_code == PG_EXIT_OOM) sb_appendf(&v, "%d", c->noom);
+        else if (i == s->col_oom_ranks && c->exit_code == PG_EXIT_OOM) sb_append(&v, c->oom_ranks);
         if (i) sb_append(sb, ",");
         csv_field(sb, v.data ? v.data : "");
         sb_free(&v);
@@ -680,12 +784,34 @@ void search_free(search *s)
     csv_fields_free(s->cols, s->ncols);
     sb_free(&s->header);
     sweep_grid_free(&s->g);
+    job_sched_cache_free(&s->sched_cache);
     if (s->resume) fclose(s->resume);
 }
 
 const char *search_status_name(cand_status status)
 {
     return STATUS_NAME[status];
+}
+
+/* Keys that never change the platform (the network keys and the GPU count
+ * do; the GPU count is the job's for every candidate): a grid of these
+ * alone lets every candidate borrow the job's platform. */
+static const char *const PLATFORM_FREE_KEYS[] = {"tp", "pp", "dp", "cp", "ep", "microbatches", "micro_batch_size",
+                                                 "schedule", "chunks", "recompute", "offload", "memory.", "tp.",
+                                                 "dp.", "zb_auto.", "dualpipe.", "recompute.", "offload."};
+
+static int grid_keeps_platform(const sweep_grid *g)
+{
+    for (int k = 0; k < g->nkeys; k++) {
+        int free_key = 0;
+        for (size_t i = 0; i < sizeof PLATFORM_FREE_KEYS / sizeof PLATFORM_FREE_KEYS[0] && !free_key; i++) {
+            const char *f = PLATFORM_FREE_KEYS[i];
+            size_t n = strlen(f);
+            free_key = f[n - 1] == '.' ? strncmp(g->keys[k].name, f, n) == 0 : strcmp(g->keys[k].name, f) == 0;
+        }
+        if (!free_key) return 0;
+    }
+    return 1;
 }
 
 int search_run(const search_options *o, const job *j, search *s, pg_status *st)
@@ -699,7 +825,17 @@ int search_run(const search_options *o, const job *j, search *s, pg_status *st)
     s->global_batch = e->global_batch_size > 0 ? e->global_batch_size
                                                : (long)e->microbatches * e->micro_batch_size * e->dp;
     s->resume_path = o->resume_path;
-    int rc = build_grid(o, j, s, st);
+    clock_gettime(CLOCK_MONOTONIC, &s->start);
+    s->progress_lines = !o->progress;
+    int rc = 0;
+    if (o->time_limit) {
+        char *end;
+        s->time_limit_s = strtod(o->time_limit, &end);
+        if (end == o->time_limit || *end != '\0' || !isfinite(s->time_limit_s) || s->time_limit_s <= 0)
+            rc = pg_fail(st, PG_EXIT_INPUT, "--time-limit: '%s' is not a number of seconds above 0", o->time_limit);
+    }
+    if (rc == 0) rc = build_grid(o, j, s, st);
+    if (rc == 0 && j->have_plat && grid_keeps_platform(&s->g)) s->shared_plat = &j->plat;
     if (rc == 0) {
         sweep_csv_header(&s->g, &s->header);
         char *h = pg_xstrdup(s->header.data);
@@ -749,4 +885,35 @@ void search_outcome_free(search_outcome *out)
     free(out->on_front);
     free(out->front);
     memset(out, 0, sizeof *out);
+}
+
+void search_settings(const search *s, const candidate *c, strbuf *sb)
+{
+    const char **values = pg_xcalloc((size_t)s->g.nkeys + 1, sizeof *values);
+    sweep_grid_combination(&s->g, c->index, values);
+    for (int k = 0; k < s->g.nkeys; k++) sb_appendf(sb, "%s%s=%s", k ? " " : "", s->g.keys[k].name, values[k]);
+    free(values);
+}
+
+int search_write_svg(const char *path, const search *s, const search_outcome *oc, pg_status *st)
+{
+    report_optimize_point *pt = pg_xcalloc((size_t)s->n + 1, sizeof *pt);
+    strbuf *text = pg_xcalloc((size_t)s->n + 1, sizeof *text);
+    int n = 0;
+    for (int i = 0; i < s->n; i++) {
+        const candidate *c = &s->c[i];
+        if (c->status != C_SIMULATED || c->exit_code != PG_EXIT_OK) continue;
+        sb_init(&text[n]);
+        search_settings(s, c, &text[n]);
+        pt[n] = (report_optimize_point){.samples_per_s = c->samples_per_s, .iteration_s = c->iteration_s,
+                                        .makespan_s = c->makespan_s, .peak_bytes = c->peak_bytes,
+                                        .settings = text[n].data ? text[n].data : "", .best = i == oc->best,
+                                        .on_front = oc->on_front[i]};
+        n++;
+    }
+    int rc = report_optimize_svg(pt, n, s->global_batch, s->gpus, path, st);
+    for (int i = 0; i < n; i++) sb_free(&text[i]);
+    free(text);
+    free(pt);
+    return rc;
 }

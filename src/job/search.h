@@ -16,12 +16,16 @@
 #define PG_JOB_SEARCH_H
 
 #include <stdio.h>
+#include <time.h>
 
 #include "job/job.h"
 #include "job/sweep.h"
 #include "util/strbuf.h"
 
-typedef enum { C_PENDING, C_SIMULATED, C_PRUNED_MEMORY, C_PRUNED_BOUND, C_INVALID } cand_status;
+/* C_PRUNED_MEMORY: static memory alone over capacity; C_PRUNED_ACTIVATIONS:
+ * static + reserved + the least activation peak of its ops' order over it
+ * (job_least_peak_bytes); both out of memory whatever the simulation. */
+typedef enum { C_PENDING, C_SIMULATED, C_PRUNED_MEMORY, C_PRUNED_BOUND, C_INVALID, C_PRUNED_ACTIVATIONS, C_NSTATUS } cand_status;
 
 typedef struct candidate {
     long index;               /* combination of the grid */
@@ -35,6 +39,7 @@ typedef struct candidate {
     double samples_per_s, peak_bytes, iteration_s, makespan_s;
     char *row;                /* simulated: the sweep row (no '\n') */
     int resumed;              /* simulated by an earlier run (--resume) */
+    int planner;              /* recompute=plan or offload=plan: simulated after fixed plans of the same bound */
 } candidate;
 
 typedef struct search {
@@ -51,6 +56,15 @@ typedef struct search {
     const char *resume_path;
     long nsimulated;
     int write_failed;
+    const platform_desc *shared_plat;   /* the job's platform, when no grid key changes it (every candidate borrows it) */
+    /* progress and --time-limit */
+    struct timespec start;
+    double time_limit_s;      /* 0: none */
+    double last_line_s;       /* when the last progress line was printed */
+    int progress_lines;       /* stderr is not a terminal: a line every PROGRESS_LINE_S */
+    long assessed, sim_this_run;
+    int cut;                  /* the time limit stopped the search: candidates are left pending */
+    job_sched_cache sched_cache;   /* the candidates' schedules, generated once per generator and parameters */
 } search;
 
 /* What the search varies and how it runs (optimize's options). */
@@ -63,7 +77,8 @@ typedef struct search_options {
     int jobs;                      /* simulations at a time */
     int full_front;                /* prune only what the simulated front dominates (the front exact too) */
     const char *resume_path;       /* NULL, or the CSV of simulated rows kept across runs */
-    int progress;                  /* draw a progress bar on stderr */
+    int progress;                  /* draw a progress bar on stderr (a terminal); else progress lines */
+    const char *time_limit;        /* --time-limit SECONDS (NULL: none): then stop, keep what was simulated */
     sweep_child_fn child;          /* what a simulation runs (cmd_run, sweep.h) */
 } search_options;
 
@@ -80,14 +95,20 @@ void search_free(search *s);
  * candidate positions; on_front[i] says whether candidate i is on it.  Free
  * with search_outcome_free. */
 typedef struct search_outcome {
-    int counts[C_INVALID + 1];
+    int counts[C_NSTATUS];
     int nfit, nsimoom, best, nfront;
     int *front, *on_front;
 } search_outcome;
 void search_outcome_of(const search *s, int full_front, search_outcome *out);
 void search_outcome_free(search_outcome *out);
 
-/* "pending", "simulated", "pruned_memory", "pruned_bound" or "invalid". */
+/* The candidate's grid values as "key=value key=value ...". */
+void search_settings(const search *s, const candidate *c, strbuf *sb);
+/* --svg: the simulated plans that fit, throughput against peak memory, the
+ * front joined and the best marked (report_opt.h's report_optimize_svg). */
+int search_write_svg(const char *path, const search *s, const search_outcome *oc, pg_status *st);
+
+/* "pending", "simulated", "pruned_memory", "pruned_bound", "invalid" or "pruned_activations". */
 const char *search_status_name(cand_status status);
 /* The candidate as a CSV row of the sweep header (no '\n'): a simulated row
  * as run gave it; the others with their verdict only. */

@@ -187,6 +187,14 @@ typedef struct sweep_plan {
      * after sets and the grid's keys (validate: each measured row's job). */
     const char *const *(*index_sets)(long index, int *n, void *ctx);
     void *index_ctx;
+    /* Called (NULL: never) at least once a second while children run
+     * (optimize: its progress lines and --time-limit); non-zero stops the
+     * run: the running children are killed, the results already complete
+     * are handed to the sink (in index order, the unfinished left out) and
+     * sweep_run returns 0 with *stopped set. */
+    int (*tick)(void *ctx);
+    void *tick_ctx;
+    int *stopped;
 } sweep_plan;
 
 /* Run every combination of the plan, `jobs` child processes at a time.  A

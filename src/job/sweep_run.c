@@ -34,6 +34,7 @@
 #define READ_CHUNK_BYTES 4096
 #define PROGRESS_BAR_WIDTH 30
 #define SECONDS_PER_MINUTE 60
+#define TICK_MS 1000   /* a plan's tick runs at least this often: --time-limit holds to about a second */
 
 typedef struct worker {
     pid_t pid;              /* 0: free */
@@ -326,7 +327,7 @@ int sweep_run(const sweep_plan *p, sweep_sink sink, void *ctx, pg_status *st)
             if (ws[i].err_fd >= 0)
                 pfd[n++] = (struct pollfd){.fd = ws[i].err_fd, .events = POLLIN};
         }
-        if (n > 0 && poll(pfd, (nfds_t)n, -1) < 0 && errno != EINTR) {
+        if (n > 0 && poll(pfd, (nfds_t)n, p->tick ? TICK_MS : -1) < 0 && errno != EINTR) {
             rc = pg_fail(st, PG_EXIT_INTERNAL, "sweep: poll: %s", strerror(errno));
             goto done;
         }
@@ -369,6 +370,17 @@ int sweep_run(const sweep_plan *p, sweep_sink sink, void *ctx, pg_status *st)
             free(r->row);
             r->row = NULL;
             next_emit++;
+        }
+        if (rc == 0 && p->tick && next_emit < p->count && p->tick(p->tick_ctx) != 0) {
+            /* stopped: what is complete goes to the sink, the rest is dropped */
+            for (long i = next_emit; i < next_start && rc == 0; i++) {
+                sweep_result *r = &ring[i % window];
+                if (r->row != NULL && sink(r, ctx) != 0)
+                    rc = pg_fail(st, PG_EXIT_INTERNAL, "sweep: cannot write the results");
+            }
+            if (p->stopped)
+                *p->stopped = 1;
+            break;
         }
     }
 done:

@@ -36,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "model/costmodel.h"
 #include "util/datapath.h"
@@ -453,6 +455,16 @@ void gpu_params_override(const gpu_params *g)
     }
 }
 
+#define GPU_PARAMS_CACHE_SLOTS 4
+typedef struct params_cache_slot {
+    gpu_params params;
+    off_t size;
+    struct timespec mtime;
+    int used;
+} params_cache_slot;
+static params_cache_slot params_cache[GPU_PARAMS_CACHE_SLOTS];
+static int params_cache_next;
+
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
 {
     memset(g, 0, sizeof *g);
@@ -470,9 +482,28 @@ int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st)
     if (datapath_find(rel, g->path, sizeof g->path) != 0)
         return pg_fail(st, PG_EXIT_INPUT, "GPU type '%s': no parameter file %s (see profiles/gpus/)", type_or_path,
                        rel);
+    /* A search builds hundreds of candidates per second, each loading its
+     * GPU type: the parsed file is kept, keyed by its path, size and
+     * modification time (a file rewritten since is read again). */
+    struct stat sb;
+    int known = stat(g->path, &sb) == 0;
+    for (int i = 0; known && i < GPU_PARAMS_CACHE_SLOTS; i++) {
+        const params_cache_slot *c = &params_cache[i];
+        if (c->used && strcmp(c->params.path, g->path) == 0 && c->size == sb.st_size &&
+            c->mtime.tv_sec == sb.st_mtim.tv_sec && c->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
+            *g = c->params;
+            return 0;
+        }
+    }
     yt_doc doc;
     int rc = yt_load_file(g->path, &doc, st);
-    return rc ? rc : load_loaded(g->path, &doc, g, st);
+    rc = rc ? rc : load_loaded(g->path, &doc, g, st);
+    if (rc == 0 && known) {
+        params_cache_slot *c = &params_cache[params_cache_next];
+        params_cache_next = (params_cache_next + 1) % GPU_PARAMS_CACHE_SLOTS;
+        *c = (params_cache_slot){.params = *g, .size = sb.st_size, .mtime = sb.st_mtim, .used = 1};
+    }
+    return rc;
 }
 
 int gpu_params_load_buffer(const char *text, size_t len, const char *file_label, gpu_params *g, pg_status *st)

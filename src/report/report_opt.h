@@ -65,6 +65,7 @@ typedef struct report_optimize_point {
     double samples_per_s, iteration_s, makespan_s, peak_bytes;
     const char *settings;        /* "key=value key=value ...": the candidate's grid values */
     int best;                    /* the fastest plan that fits */
+    int on_front;                /* on the Pareto front (report_optimize_svg) */
 } report_optimize_point;
 
 typedef struct report_optimize_row {
@@ -88,5 +89,11 @@ typedef struct report_optimize_input {
 
 void report_optimize_text(const report_optimize_input *o, strbuf *sb);
 void report_optimize_csv(const report_optimize_input *o, strbuf *sb);
+/* optimize --svg: points[0..n) (the simulated plans that fit) as peak memory
+ * (x, GiB) against samples/s (y), the front joined in a line, the best
+ * circled and labelled (its circle has id "chosen"); written through
+ * rpt_file like run's picture. */
+int report_optimize_svg(const report_optimize_point *points, int n, long global_batch, int gpus, const char *path,
+                        pg_status *st);
 
 #endif

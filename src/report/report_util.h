@@ -91,4 +91,9 @@ void rpt_file_flush(rpt_file *w);
  * (then path is left as it was). */
 int rpt_file_close(rpt_file *w, const char *path, const char *what, pg_status *st);
 
+/* svg.c's writers: an SVG coordinate (to 1/100 px, trailing zeros trimmed)
+ * and XML-escaped text. */
+void rpt_svg_num(strbuf *sb, double v);
+void rpt_xml_text(strbuf *sb, const char *s);
+
 #endif

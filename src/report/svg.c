@@ -1134,3 +1134,16 @@ int report_svg(const report_input *in, const char *path, pg_status *st)
     free(peak);
     return rpt_file_close(&w, path, "picture", st);
 }
+
+/* The coordinate and text writers above, for the report layer's other
+ * pictures (report_util.h: optimize's front), so that every SVG writes
+ * numbers and escapes text one way. */
+void rpt_svg_num(strbuf *sb, double v)
+{
+    num(sb, v);
+}
+
+void rpt_xml_text(strbuf *sb, const char *s)
+{
+    text_escaped(sb, s);
+}

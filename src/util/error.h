@@ -35,6 +35,7 @@ enum {
     PG_EXIT_INPUT = 2,     /* bad input: unknown key or value, malformed file, impossible parameters */
     PG_EXIT_OOM = 3,       /* simulation completed but some GPU's peak exceeds its capacity */
     PG_EXIT_DEADLOCK = 4,  /* the schedule cannot complete */
+    PG_EXIT_CUT = 5,       /* optimize --time-limit ran out: the best plan found so far was printed */
 };
 
 #define PG_MSG_MAX 4096
