@@ -48,6 +48,19 @@ BIN=${1:-src/pipegrid}
 case $BIN in /*) ;; *) BIN="$PWD/$BIN" ;; esac
 . "$(dirname "$0")/lib.sh" offload_fig15
 
+# report_verdicts PREFIX FILE: the checker's lines "ok ...", "bad ...", "say ..." as TAP
+report_verdicts() {
+    local line
+    while IFS= read -r line; do
+        case $line in
+        ok\ *) ok "$1: ${line#ok }" ;;
+        bad\ *) not_ok "$1: ${line#bad }" ;;
+        say\ *) say "# ${line#say }" ;;
+        *) not_ok "$1: checker" "$line" ;;
+        esac
+    done <"$2"
+}
+
 MODELS="$TEST_HERE/../profiles/models"
 FIG15_CSV="$TEST_HERE/../data/validation/pipeoffload/fig15_10.5b.csv"
 # The 10.5B on 8 A100s as the figure runs it: one layer a stage for the interleaved family (38 + 2 = 8 x 5
@@ -117,14 +130,7 @@ for sched, v in sorted(mfu_by.items()):
         print("say 10.5B %s: MFU NOT within %d points of the figure at %s" % (
             sched, MFU_POINTS, ", ".join("%d (%+.1f)" % (x[0], x[1] - x[2]) for x in off)))
 PY
-while IFS= read -r line; do
-    case $line in
-    ok\ *) ok "figure 15 bars: ${line#ok }" ;;
-    bad\ *) not_ok "figure 15 bars: ${line#bad }" ;;
-    say\ *) say "# ${line#say }" ;;
-    *) not_ok "figure 15 bars: checker" "$line" ;;
-    esac
-done <"$TMP/bar-verdicts"
+report_verdicts "figure 15 bars" "$TMP/bar-verdicts"
 
 if slow "figure 15: the three models against the paper's text, PP against TP (37 runs, up to 32 stages)"; then
 SEQ=8192
@@ -248,13 +254,6 @@ for m in ["42.9b", "66.6b"]:
     check("text: PO-F on PP32 faster than 1F1B-I on TP8 x PP4 with less memory (%s)" % m,
           gain > 0 and a_pof < a_tp8, detail)
 PY
-while IFS= read -r line; do
-    case $line in
-    ok\ *) ok "figure 15: ${line#ok }" ;;
-    bad\ *) not_ok "figure 15: ${line#bad }" ;;
-    say\ *) say "# ${line#say }" ;;
-    *) not_ok "figure 15: checker" "$line" ;;
-    esac
-done <"$TMP/verdicts"
+report_verdicts "figure 15" "$TMP/verdicts"
 fi
 test_summary
