@@ -12,6 +12,8 @@
 # MFU printed against the bar (not asserted: docs/offload.md, the A100's
 # GEMM rate at these shapes), and its trend asserted: for each schedule
 # MFU rises with the sequence, as the figure's does.
+# Also always: the A100 profile's flash-attention terms are what
+# tools/fit_flash_eff.py fits to data/validation/kernels/flashattn2_a100.csv.
 # Slow (PIPEGRID_SLOW_TESTS=1): the statements of the paper's text below on
 # all three models, and PP against TP.  The paper's
 # layout: one transformer layer per stage for the interleaved schedules, one
@@ -60,13 +62,26 @@ report_verdicts() {
         esac
     done <"$2"
 }
+# The A100's flash-attention terms are the fit of the shipped kernel measurements (docs/offload.md): the fit
+# rerun on a copy of the profile writes the values the profile has, and fits within 6 % RMS.
+cp "$TEST_HERE/../profiles/gpus/a100-80g.yaml" "$TMP/a100.yaml"
+if python3 "$TEST_HERE/../tools/fit_flash_eff.py" "$TMP/a100.yaml" \
+    "$TEST_HERE/../data/validation/kernels/flashattn2_a100.csv" --write --check 6 >"$TMP/fit" 2>&1; then
+    ok "A100 flash attention: the kernel measurements fit within 6 % RMS ($(grep '^fit on' "$TMP/fit"))"
+else not_ok "A100 flash attention: the kernel measurements fit within 6 % RMS" "$(tail -3 "$TMP/fit")"; fi
+for key in flash_eff flash_half_keys flash_half_head_dim; do
+    shipped=$(grep -o "^  $key: {value: [^,]*" "$TEST_HERE/../profiles/gpus/a100-80g.yaml")
+    refit=$(grep -o "^  $key: {value: [^,]*" "$TMP/a100.yaml")
+    if [ -n "$shipped" ] && [ "$shipped" = "$refit" ]; then ok "A100 flash attention: $key is the fit's (${shipped#*value: })"
+    else not_ok "A100 flash attention: $key is the fit's" "profile '$shipped', fit '$refit'"; fi
+done
 
 MODELS="$TEST_HERE/../profiles/models"
 FIG15_CSV="$TEST_HERE/../data/validation/pipeoffload/fig15_10.5b.csv"
 # The 10.5B on 8 A100s as the figure runs it: one layer a stage for the interleaved family (38 + 2 = 8 x 5
 # chunks, the embedding and the head on stages of their own), 1F1B with 5 layers a stage and 4 on the first
 # and last; LGD recomputation on every schedule; PO-H / PO-F: the presets on GIS-H.
-FIG15_10B=(--set workload=hf:$MODELS/pipeoffload-10.5b.json --set pp=8 --set microbatches=64 --set network=cluster
+FIG15_10B=(--set "workload=hf:$MODELS/pipeoffload-10.5b.json" --set pp=8 --set microbatches=64 --set network=cluster
            --set cluster.gpu=a100-80g --set cluster.host_link=measured --set memory.capacity=1TiB
            --set stage.first_layers=0 --set stage.last_layers=0 --set recompute=lgd --format json)
 fig15_flags() {   # fig15_flags SCHEDULE: the figure's schedule as pipegrid flags
@@ -83,7 +98,7 @@ fig15_flags() {   # fig15_flags SCHEDULE: the figure's schedule as pipegrid flag
 # outside it, so that a cell that comes right must leave the list.
 FIG15_OPEN="GIS/16384 PO-H/32768 PO-F/16384"
 grep -v '^#' "$FIG15_CSV" | tail -n +2 >"$TMP/bars"
-while IFS=, read -r model sched seq act mfu; do
+while IFS=, read -r _ sched seq _ _; do
     # shellcheck disable=SC2046  # the flags are words
     if timeout "$COMMAND_TIMEOUT_S" "$BIN" run "${FIG15_10B[@]}" --set gpt.seq="$seq" $(fig15_flags "$sched") \
         >"$TMP/bar-$sched-$seq.json" 2>"$TMP/err"; then :
