@@ -197,8 +197,7 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len);
 /* The same in one short line, counts and the borrowed parameters' names
  * (`run`'s text report; the whole provenance is JSON's cost_model and
  * `run --verbose`), e.g. "a100-80g: 4 parameters from the datasheet, 10
- * fitted on it, 2 borrowed, NOT measured on a100-80g (flash_eff
- * fp8_gemm_eff)".  Truncated to len - 1 characters. */
+ * fitted on it, 1 borrowed, NOT measured on a100-80g (fp8_gemm_eff)".  Truncated to len - 1 characters. */
 void gpu_params_summarize(const gpu_params *g, char *out, size_t len);
 
 /* gpu_params_load, and fail naming cluster.host_link when the profile has
