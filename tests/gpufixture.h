@@ -27,6 +27,8 @@ static inline gpu_params pure_rates(void)
     snprintf(g.name, sizeof g.name, "%s", "pure-rates");
     g.v[GP_KERNEL_LAUNCH_S] = 0;
     g.v[GP_GEMM_HALF_FLOPS] = 0;
+    g.v[GP_FLASH_HALF_KEYS] = 0;       /* the flash kernel's size effects */
+    g.v[GP_FLASH_HALF_HEAD_DIM] = 0;
     g.v[GP_OP_OVERHEAD_S] = 0;
     g.v[GP_ITER_OVERHEAD_S] = 0;
     g.v[GP_GEMM_EFF] = 0.7;

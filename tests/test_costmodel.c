@@ -109,6 +109,32 @@ START_TEST(test_attention_kernels_have_their_own_efficiency)
 }
 END_TEST
 
+/* The flash kernel's fixed work per query row and its softmax per score
+ * (flash_half_keys, flash_half_head_dim): the attention part of F and of B
+ * grows by exactly (1 + half_keys / keys) (1 + half_head_dim / head_dim),
+ * keys the causal half of the sequence; nothing else moves. */
+START_TEST(test_flash_terms_scale_the_attention_kernel)
+{
+    gpu_params g = pure_rates();
+    const double seq = 4096, heads = 32, hidden = 4096, half_keys = 256, half_dim = 16;
+    gpt_shape m = shape((int)hidden, (int)heads, (int)seq, 1, 1);
+    m.flash = 1;
+    op_cost base[CM_OPS], slow[CM_OPS];
+    costmodel_layer(&g, &m, base);
+    gpu_params gs = g;
+    gs.v[GP_FLASH_HALF_KEYS] = half_keys;
+    gs.v[GP_FLASH_HALF_HEAD_DIM] = half_dim;
+    costmodel_layer(&gs, &m, slow);
+    double work = (1 + half_keys / (0.5 * seq)) * (1 + half_dim / (hidden / heads));
+    for (int op = 0; op < CM_OPS; op++) {
+        double attn_s = base[op].attn_flops / (g.v[GP_PEAK_FLOPS] * g.v[GP_FLASH_EFF]);
+        ck_assert_rel(slow[op].time_s - base[op].time_s, (work - 1) * attn_s, 1e-9);
+        ck_assert_exact(slow[op].attn_flops, base[op].attn_flops);
+    }
+    ck_assert(base[CM_F].attn_flops > 0);
+}
+END_TEST
+
 static char *write_temp(const char *text);
 
 /* A profile written before flash_eff existed: flash attention keeps the
@@ -532,8 +558,11 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
         ck_assert_exact(g.v[GP_PEAK_FLOPS], sys->speed_flops);
         ck_assert_exact(g.v[GP_NVLINK_BW], sys->nvlink_bw);
         ck_assert_exact(g.v[GP_PCIE_BW], sys->pcie_bw);
-        for (int p = 0; p < GP_COUNT; p++)
-            ck_assert_msg(strlen(g.source[p]) > 10, "%s: %s has no source", TYPES[k], gpu_param_name((gpu_param_id)p));
+        for (int p = 0; p < GP_COUNT; p++)   /* an optional parameter may be absent: no value, no source */
+            ck_assert_msg(strlen(g.source[p]) > 10 || (g.source[p][0] == '\0' && g.v[p] == 0 &&
+                                                       gpu_param_measured((gpu_param_id)p) &&
+                                                       !gpu_param_fitted((gpu_param_id)p)),
+                          "%s: %s has no source", TYPES[k], gpu_param_name((gpu_param_id)p));
         /* where the host waits: stated in every shipped file, never the loader's default */
         ck_assert_msg(strstr(g.kernel_queue_source, "not in the file") == NULL, "%s: no kernel_queue", TYPES[k]);
         /* the measured host link: every shipped type on PCIe has one with its source, never above the
@@ -570,8 +599,8 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
         gpu_params_summarize(&g, line, sizeof line);   /* run's cost model line names the fit they rest on */
         ck_assert_msg(strstr(line, "borrowed from the h100-sxm fit, NOT measured on") != NULL, "%s", line);
         for (int p = 0; p < GP_COUNT; p++) {
-            if (gpu_param_basis_of(&g, (gpu_param_id)p) == GPB_DATASHEET)
-                continue;
+            if (gpu_param_basis_of(&g, (gpu_param_id)p) == GPB_DATASHEET || g.source[p][0] == '\0')
+                continue;   /* a datasheet number, or an optional term neither file has */
             ck_assert_int_eq(gpu_param_basis_of(&g, (gpu_param_id)p), GPB_BORROWED);
             if (p == GP_GEMM_HALF_FLOPS) {
                 ck_assert_rel(g.v[p] / g.v[GP_PEAK_FLOPS], h100.v[p] / h100.v[GP_PEAK_FLOPS], 1e-8);
@@ -884,6 +913,10 @@ START_TEST(test_describe_names_each_parameter_and_its_basis)
         for (int i = 0; i < GP_COUNT; i++) {
             char word[80];
             snprintf(word, sizeof word, " %s ", gpu_param_name((gpu_param_id)i));
+            if (g.source[i][0] == '\0') {   /* an optional parameter the file lacks: not named */
+                ck_assert_msg(strstr(out, word) == NULL, "%s: absent %s named in %s", TYPES[t], word, out);
+                continue;
+            }
             char padded[2100];
             snprintf(padded, sizeof padded, "%s ", out);
             for (char *c = padded; *c; c++)
@@ -924,6 +957,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layer_flops_closed_forms);
     tcase_add_test(tc, test_attention_kernels_have_their_own_efficiency);
     tcase_add_test(tc, test_flash_eff_absent_takes_attn_eff);
+    tcase_add_test(tc, test_flash_terms_scale_the_attention_kernel);
     tcase_add_test(tc, test_memory_and_params_closed_forms);
     tcase_add_test(tc, test_times_monotone_in_size);
     tcase_add_test(tc, test_tp_divides_compute_adds_allreduce);

@@ -38,8 +38,8 @@ void calib_provenance(gpu_params *g, const char *const *files, int nfiles, doubl
     char gpu_name[sizeof g->name];   /* a copy: g->name and g->source are parts of one object */
     memcpy(gpu_name, g->name, sizeof gpu_name);
     for (int k = 0; k < GP_COUNT; k++) {
-        if (gpu_param_basis_of(g, (gpu_param_id)k) == GPB_DATASHEET)
-            continue;
+        if (!gpu_param_fitted((gpu_param_id)k))
+            continue;   /* datasheet numbers, and the ones fitted outside calibrate, keep their sources */
         if (k == tied) {
             /* the attention kernel no fit row ran: the other one's fitted rate (iter_fit) */
             snprintf(g->source[k], sizeof g->source[k],

@@ -704,12 +704,32 @@ static double flash_fraction(const gpt_shape *m, const dims *d)
     return CAUSAL_FRACTION * keys / d->s;
 }
 
+/* One flash-attention kernel of flops (the causal half of the scores'
+ * MACs).  Beyond them the kernel pays, per query row, a prologue and an
+ * epilogue worth flash_half_keys keys of its loop, and per score the
+ * softmax's exponentials, worth flash_half_head_dim of the head dim's MACs
+ * (costmodel.h; both 0 when the profile has no such terms): its rate is
+ * flash_eff / ((1 + half_keys / keys) (1 + half_head_dim / head_dim)). */
+static void k_flash(kctx k, double flops, const dims *d, double keys)
+{
+    const double *v = k.g->v;
+    double head_dim = d->a_heads > 0 ? d->q / d->a_heads : 0;
+    double work = 1.0;
+    if (keys > 0)
+        work *= 1.0 + v[GP_FLASH_HALF_KEYS] / keys;
+    if (head_dim > 0)
+        work *= 1.0 + v[GP_FLASH_HALF_HEAD_DIM] / head_dim;
+    issue(k, (flops * work + v[GP_GEMM_HALF_FLOPS]) / (v[GP_PEAK_FLOPS] * v[GP_FLASH_EFF]));
+    k.c->attn_flops += flops;
+}
+
 static void core_fwd(kctx k, const gpt_shape *m, const dims *d)
 {
     if (m->flash) {
         double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
         double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
-        k_attn(k, flash_fraction(m, d) * (qk + av), GP_FLASH_EFF);
+        double part = flash_fraction(m, d);   /* the keys a query meets, on average: part x s */
+        k_flash(k, part * (qk + av), d, part * d->s);
         return;
     }
     /* legacy: the scores over the keys (a sliding window's band) */
@@ -729,7 +749,8 @@ static void core_bwd(kctx k, const gpt_shape *m, const dims *d)
     if (m->flash) {
         double qk = FLOPS_PER_MAC * d->b * d->sl * d->s * d->q / d->t;
         double av = FLOPS_PER_MAC * d->b * d->sl * d->s * d->o / d->t;
-        k_attn(k, FLASH_BWD_FLOPS_FACTOR * flash_fraction(m, d) * (qk + av), GP_FLASH_EFF);
+        double part = flash_fraction(m, d);   /* the keys a query meets, on average: part x s */
+        k_flash(k, FLASH_BWD_FLOPS_FACTOR * part * (qk + av), d, part * d->s);
         return;
     }
     double qk = FLOPS_PER_MAC * d->b * d->sl * d->keys * d->q / d->t;
@@ -1373,7 +1394,7 @@ int costmodel_gpu_type(const experiment *e, char *type, size_t len, pg_status *s
 
 gpu_param_basis gpu_param_basis_of(const gpu_params *g, gpu_param_id id)
 {
-    if (!gpu_param_fitted(id))
+    if (!gpu_param_measured(id))
         return GPB_DATASHEET;
     if (strncmp(g->source[id], NOT_MEASURED_PREFIX, strlen(NOT_MEASURED_PREFIX)) == 0)
         return GPB_BORROWED;
@@ -1396,7 +1417,7 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len)
     const char *sep = " ";
     for (int basis = GPB_DATASHEET; basis <= GPB_BORROWED; basis++)
         for (int i = 0; i < GP_COUNT; i++) {
-            if (done[i] || gpu_param_basis_of(g, (gpu_param_id)i) != (gpu_param_basis)basis)
+            if (done[i] || g->source[i][0] == '\0' || gpu_param_basis_of(g, (gpu_param_id)i) != (gpu_param_basis)basis)
                 continue;
             append(out, len, &used, "%s%s", sep, WORD[basis]);
             for (int j = i; j < GP_COUNT; j++)
@@ -1453,7 +1474,8 @@ void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
         return;
     out[0] = '\0';
     for (int i = 0; i < GP_COUNT; i++)
-        count[gpu_param_basis_of(g, (gpu_param_id)i)]++;
+        if (g->source[i][0] != '\0')   /* an optional parameter the file lacks is no parameter of it */
+            count[gpu_param_basis_of(g, (gpu_param_id)i)]++;
     append(out, len, &used, "%s:", g->name);
     const char *sep = " ";
     for (int basis = GPB_DATASHEET; basis <= GPB_BORROWED; basis++) {
@@ -1475,7 +1497,7 @@ void gpu_params_summarize(const gpu_params *g, char *out, size_t len)
             continue;
         const char *lead = " (";
         for (int i = 0; i < GP_COUNT; i++)
-            if (gpu_param_basis_of(g, (gpu_param_id)i) == GPB_BORROWED) {
+            if (g->source[i][0] != '\0' && gpu_param_basis_of(g, (gpu_param_id)i) == GPB_BORROWED) {
                 append(out, len, &used, "%s%s", lead, gpu_param_name((gpu_param_id)i));
                 lead = " ";
             }

@@ -94,6 +94,13 @@ typedef enum {
                            * `run` simulates inter-node links on the platform instead) */
     GP_FP8_GEMM_EFF,      /* FP8 linear-layer GEMMs: fraction of the datasheet FP8/BF16 speed-up achieved
                            * (scaling and casts of FP8 recipes) */
+    /* Flash attention's fixed work per query row and per score, fitted to
+     * kernel measurements outside calibrate (tools/fit_flash_eff.py); both
+     * optional, absent = 0 (the kernel's rate independent of them): */
+    GP_FLASH_HALF_KEYS,   /* keys per query at which the kernel runs at half its rate (the work of each query
+                           * row's prologue and epilogue: loading Q, writing O, the softmax statistics) */
+    GP_FLASH_HALF_HEAD_DIM, /* head dim at which the kernel runs at half its rate (the softmax's exponentials
+                             * per score, on the non-tensor units, against head_dim MACs per score) */
     GP_COUNT
 } gpu_param_id;
 
@@ -169,13 +176,17 @@ typedef struct gpu_params {
 } gpu_params;
 
 /* Key in the YAML and whether `pipegrid calibrate` fits it (datasheet
- * numbers are never fitted). */
+ * numbers are never fitted); gpu_param_measured: fitted by calibrate or by
+ * a fit of its own outside it (the flash kernel's terms), written back by
+ * calibrate as read.  A parameter absent from the file (optional ones
+ * only) has an empty source and is left out of descriptions and files. */
 const char *gpu_param_name(gpu_param_id id);
 int gpu_param_fitted(gpu_param_id id);
+int gpu_param_measured(gpu_param_id id);
 
 /* Load profiles/gpus/<type>.yaml (type: "a100-80g", ...) or, when the
  * argument contains a '/' or ends in .yaml, that file.  Every parameter is
- * required, with a value and a source.  Errors name file, line and key. */
+ * required, with a value and a source, but the optional ones (absent: 0).  Errors name file, line and key. */
 int gpu_params_load(const char *type_or_path, gpu_params *g, pg_status *st);
 
 /* From now on in this process, gpu_params_load of g's type (g->name) gives
@@ -205,8 +216,7 @@ void gpu_params_describe(const gpu_params *g, char *out, size_t len);
 /* The same in one short line, counts and the borrowed parameters' names
  * (`run`'s text report; the whole provenance is JSON's cost_model and
  * `run --verbose`), e.g. "a100-80g: 4 parameters from the datasheet, 10
- * fitted on it, 2 borrowed, NOT measured on a100-80g (flash_eff
- * fp8_gemm_eff)".  Truncated to len - 1 characters. */
+ * fitted on it, 1 borrowed, NOT measured on a100-80g (fp8_gemm_eff)".  Truncated to len - 1 characters. */
 void gpu_params_summarize(const gpu_params *g, char *out, size_t len);
 
 /* The GPU type an experiment's ranks run on: a platform file's (its first

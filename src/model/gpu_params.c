@@ -50,8 +50,13 @@ typedef enum { PK_SPEED, PK_BANDWIDTH, PK_DURATION, PK_RATIO, PK_NUMBER, PK_BYTE
 typedef struct param_def {
     const char *key;
     param_kind kind;
-    int fitted;        /* calibrate may change it */
+    int fitted;        /* FIT_NONE (datasheet), FIT_CALIBRATE (calibrate may change it) or FIT_OWN */
 } param_def;
+
+/* Who fits a parameter: nobody (a datasheet number), calibrate, or a fit of
+ * its own on other measurements (tools/fit_flash_eff.py), which calibrate
+ * writes back as read.  FIT_OWN parameters are optional: absent, 0. */
+enum { FIT_NONE = 0, FIT_CALIBRATE = 1, FIT_OWN = 2 };
 
 /* Order = gpu_param_id. */
 static const param_def PARAMS[GP_COUNT] = {
@@ -71,6 +76,8 @@ static const param_def PARAMS[GP_COUNT] = {
     [GP_OP_OVERHEAD_S] = {"op_overhead", PK_DURATION, 1},
     [GP_NET_BW_EFF] = {"net_bw_eff", PK_RATIO, 1},
     [GP_FP8_GEMM_EFF] = {"fp8_gemm_eff", PK_RATIO, 1},
+    [GP_FLASH_HALF_KEYS] = {"flash_half_keys", PK_NUMBER, FIT_OWN},
+    [GP_FLASH_HALF_HEAD_DIM] = {"flash_half_head_dim", PK_NUMBER, FIT_OWN},
 };
 
 /* Parameters a file written before them may lack: absent, a parameter takes
@@ -124,7 +131,12 @@ const char *gpu_headroom_name(gpu_headroom_id id)
 
 int gpu_param_fitted(gpu_param_id id)
 {
-    return id >= 0 && id < GP_COUNT && PARAMS[id].fitted;
+    return id >= 0 && id < GP_COUNT && PARAMS[id].fitted == FIT_CALIBRATE;
+}
+
+int gpu_param_measured(gpu_param_id id)
+{
+    return id >= 0 && id < GP_COUNT && PARAMS[id].fitted != FIT_NONE;
 }
 
 static int parse_value(param_kind kind, const char *text, double *v, const char **why)
@@ -422,6 +434,12 @@ static int load_doc(const char *file, const yt_node *root, gpu_params *g, pg_sta
         }
     }
     for (int k = 0; k < GP_COUNT; k++)
+        if (!seen[k] && PARAMS[k].fitted == FIT_OWN) {
+            g->v[k] = 0;   /* optional: the term left out */
+            g->source[k][0] = '\0';
+            seen[k] = 1;
+        }
+    for (int k = 0; k < GP_COUNT; k++)
         if (!seen[k])
             return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){file, params->line}, PARAMS[k].key,
                               "missing GPU parameter");
@@ -539,6 +557,8 @@ void gpu_params_write_yaml(const gpu_params *g, const char *header_comment, strb
     }
     sb_appendf(out, "name: %s\nparams:\n", g->name);
     for (int k = 0; k < GP_COUNT; k++) {
+        if (g->source[k][0] == '\0')
+            continue;   /* an optional parameter the file did not have */
         /* bare numbers: flop/s, bytes/s, seconds, ratios */
         sb_appendf(out, "  %s: {value: %.9g, source: ", PARAMS[k].key, g->v[k]);
         sb_append_json_string(out, g->source[k]);   /* JSON strings are valid YAML double-quoted scalars */
