@@ -769,6 +769,10 @@ START_TEST(test_zero2_and_hsdp_collectives)
         ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLGATHER, whole, r.ib_lat + whole / 2 / r.ib_bw), 1);
         ck_assert_int_eq(count_dp_colls(&r, TLC_DP_ALLREDUCE, 0, 0), 0);
     }
+    par_result_free(&r);
+}
+END_TEST
+
 /* ---- NVLink domains larger than a node (GB200 NVL72) ------------------------ */
 
 #define NVL72 72
