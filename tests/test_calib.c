@@ -579,31 +579,23 @@ START_TEST(test_loaders_account_for_every_row)
 
     r = load_shipped("data/validation/modern/mbridge_perf_summary.csv");
     ck_assert_int_eq(r.n + r.nskip, 292);
-    ck_assert_int_eq(skipped_with(&r, "DGX-GB200"), 98);   /* no profile: listed, not dropped */
-    ck_assert_int_eq(skipped_with(&r, "DGX-GB300"), 91);
-    ck_assert_int_eq(skipped_with(&r, "DGX-B300"), 29);
     /* models.csv gives GPT-OSS's windows and DeepSeek-V3's MLA only in free text: GPT-OSS's rows take the
      * shipped config (row_model_profile) and are predicted; DeepSeek-V3's config is held back (named in the
      * reason); Nemotron-3 Nano has none and stays skipped */
     ck_assert_int_eq(skipped_with(&r, "sliding-window"), 0);
     ck_assert_int_eq(skipped_with(&r, "MLA"), 0);
-    ck_assert_int_eq(skipped_with(&r, "'deepseek-v3': simulating its rows takes over 5 min"), 8);   /* held back: row_experiment.c */
-    ck_assert_int_eq(skipped_with(&r, "'nemotron3-nano' not given"), 5);
-    int h100 = 0, b200 = 0, windowed = 0, mtp = 0;
+    ck_assert_int_eq(skipped_with(&r, "'deepseek-v3': simulating its rows takes over 5 min"), 34);   /* held back (row_experiment.c): every DeepSeek-V3 row, H100 to GB300 */
+    ck_assert_int_eq(skipped_with(&r, "'nemotron3-nano' not given"), 20);   /* every Nemotron-3 Nano row, H100 to GB300 */
+    int windowed = 0, mtp = 0;
     for (int i = 0; i < r.n; i++) {
         windowed += r.row[i].arch.sliding_window > 0;
         mtp += r.row[i].arch.mtp_layers > 0;
-        h100 += strcmp(r.row[i].gpu, "h100-sxm") == 0;
-        b200 += strcmp(r.row[i].gpu, "b200") == 0;
     }
-    ck_assert_int_gt(h100, 20);
-    ck_assert_int_gt(b200, 10);
     ck_assert_int_gt(windowed, 0);
     ck_assert_int_eq(mtp, 0);
     /* every system has its profile and every precision its recipe (docs/blackwell.md) */
     ck_assert_int_eq(skipped_with(&r, "no profile"), 0);
     ck_assert_int_eq(skipped_with(&r, "FP4"), 0);
-    ck_assert_int_gt(skipped_with(&r, "sliding-window"), 0);
     int h100 = 0, b200 = 0, b300 = 0, gb200 = 0, gb300 = 0, nvfp4 = 0, mxfp8 = 0;
     for (int i = 0; i < r.n; i++) {
         const train_row *t = &r.row[i];

@@ -46,9 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int k = 0; k < GP_COUNT; k++) {
         require(isfinite(g.v[k]) && g.v[k] >= 0, "parameter not finite or negative", &st);
-        require(g.source[k][0] != '\0', "parameter without a source", &st);
+        /* an optional parameter the file leaves out: no value, no source (costmodel.h gpu_param_measured) */
+        int absent = g.source[k][0] == '\0' && g.v[k] == 0 && gpu_param_measured((gpu_param_id)k) &&
+                     !gpu_param_fitted((gpu_param_id)k);
+        require(g.source[k][0] != '\0' || absent, "parameter without a source", &st);
     }
     require(g.kernel_queue_source[0] != '\0', "kernel_queue without a source", &st);
+    for (int k = 0; g.has_headroom && k < GH_COUNT; k++)
+        require(isfinite(g.headroom[k]) && g.headroom[k] >= 0 && g.headroom_source[k][0] != '\0',
+                "memory_headroom entry not finite, negative or without a source", &st);
     require(g.nlayer_profiles >= 0 && g.nlayer_profiles <= GP_MAX_LAYER_PROFILES, "layer profile count", &st);
     for (int i = 0; i < g.nlayer_profiles; i++)
         require(isfinite(g.layer_profile[i].factor) && g.layer_profile[i].factor > 0 && g.layer_profile[i].rows > 0 &&
