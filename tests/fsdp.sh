@@ -89,12 +89,18 @@ same_replicas "HSDP" --set dp.sharding=full --set dp.shard_group=2
 same_replicas "ZeRO-2" --set dp.sharding=gradients
 
 # ---- the summary's FSDP rows ----
-S="$DATA/modern/mbridge_perf_summary.csv"
+# Qwen3-235B on H100 takes minutes per row to simulate (tests/parity.sh): its lines become comments, so
+# every other row keeps its line number
+mkdir -p "$TMP/h100"
+cp "$DATA/modern/models.csv" "$DATA/modern/regressions.csv" "$TMP/h100/"
+awk '{ if (/qwen3-235b-a22b/ && /DGX-H100/) print "# Qwen3-235B on H100: left out"; else print }' \
+    "$DATA/modern/mbridge_perf_summary.csv" >"$TMP/h100/mbridge_perf_summary.csv"
+S="$TMP/h100/mbridge_perf_summary.csv"
 expect_rc "validate --emit the Megatron-Bridge summary on H100" 0 "$BIN" validate "$S" --gpu h100-sxm --format csv \
     --emit "$TMP/emit"
 cp "$TMP/out" "$TMP/mbridge.csv"
-# the FSDP rows of the file on H100: its fsdp column > 0
-fsdp_lines=$(python3 - "$S" <<'PY'
+# the FSDP rows of the file on H100: its fsdp column > 0 (line numbers of the shipped file, which $S keeps)
+fsdp_lines=$(python3 - "$DATA/modern/mbridge_perf_summary.csv" <<'PY'
 import csv, sys
 rows = csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#"))
 print(" ".join(str(i + 4) for i, r in enumerate(rows) if r["fsdp"] not in ("", "0") and r["gpu_type"] == "DGX-H100"))
