@@ -559,9 +559,7 @@ START_TEST(test_gpu_files_match_systems_and_have_sources)
         ck_assert_exact(g.v[GP_NVLINK_BW], sys->nvlink_bw);
         ck_assert_exact(g.v[GP_PCIE_BW], sys->pcie_bw);
         for (int p = 0; p < GP_COUNT; p++)   /* an optional parameter may be absent: no value, no source */
-            ck_assert_msg(strlen(g.source[p]) > 10 || (g.source[p][0] == '\0' && g.v[p] == 0 &&
-                                                       gpu_param_measured((gpu_param_id)p) &&
-                                                       !gpu_param_fitted((gpu_param_id)p)),
+            ck_assert_msg(strlen(g.source[p]) > 10 || gpu_param_absent(&g, (gpu_param_id)p),
                           "%s: %s has no source", TYPES[k], gpu_param_name((gpu_param_id)p));
         /* where the host waits: stated in every shipped file, never the loader's default */
         ck_assert_msg(strstr(g.kernel_queue_source, "not in the file") == NULL, "%s: no kernel_queue", TYPES[k]);

@@ -183,6 +183,9 @@ typedef struct gpu_params {
 const char *gpu_param_name(gpu_param_id id);
 int gpu_param_fitted(gpu_param_id id);
 int gpu_param_measured(gpu_param_id id);
+/* Whether g leaves out parameter id as an optional one may: no value, no
+ * source, and a parameter that only its own fit writes. */
+int gpu_param_absent(const gpu_params *g, gpu_param_id id);
 
 /* Load profiles/gpus/<type>.yaml (type: "a100-80g", ...) or, when the
  * argument contains a '/' or ends in .yaml, that file.  Every parameter is

@@ -139,6 +139,11 @@ int gpu_param_measured(gpu_param_id id)
     return id >= 0 && id < GP_COUNT && PARAMS[id].fitted != FIT_NONE;
 }
 
+int gpu_param_absent(const gpu_params *g, gpu_param_id id)
+{
+    return g->source[id][0] == '\0' && g->v[id] == 0 && gpu_param_measured(id) && !gpu_param_fitted(id);
+}
+
 static int parse_value(param_kind kind, const char *text, double *v, const char **why)
 {
     switch (kind) {

@@ -46,10 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int k = 0; k < GP_COUNT; k++) {
         require(isfinite(g.v[k]) && g.v[k] >= 0, "parameter not finite or negative", &st);
-        /* an optional parameter the file leaves out: no value, no source (costmodel.h gpu_param_measured) */
-        int absent = g.source[k][0] == '\0' && g.v[k] == 0 && gpu_param_measured((gpu_param_id)k) &&
-                     !gpu_param_fitted((gpu_param_id)k);
-        require(g.source[k][0] != '\0' || absent, "parameter without a source", &st);
+        /* an optional parameter the file leaves out: no value, no source (costmodel.h gpu_param_absent) */
+        require(g.source[k][0] != '\0' || gpu_param_absent(&g, (gpu_param_id)k), "parameter without a source", &st);
     }
     require(g.kernel_queue_source[0] != '\0', "kernel_queue without a source", &st);
     for (int k = 0; g.has_headroom && k < GH_COUNT; k++)
