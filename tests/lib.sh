@@ -12,6 +12,14 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 passed=0
 failed=0
+# The interpreter behind `python3`, resolved once: a version manager's shim
+# (pyenv's is a shell script) costs about half a second of CPU per start, and
+# the shell tests start Python a few hundred times.  Exported, so scripts the
+# tests run (readme.sh's, tools/*.py through `python3 FILE`) use it too.
+PYTHON3=$(command python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PYTHON3=python3
+python3() { "$PYTHON3" "$@"; }
+export PYTHON3
+export -f python3
 # Seconds one command under test may take before it counts as hung.
 COMMAND_TIMEOUT_S=${COMMAND_TIMEOUT_S:-300}
 
