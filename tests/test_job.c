@@ -91,6 +91,30 @@ START_TEST(test_sweep_grid_row_major)
 }
 END_TEST
 
+/* The sweep's CSV round trip: what csv_field writes, csv_split reads back
+ * unchanged, quotes, commas, newlines and blanks at the ends included (the
+ * splitter is util/csv.c's, which drops blanks around an unquoted field). */
+START_TEST(test_csv_round_trip)
+{
+    const char *values[] = {"plain", "a,b", "say \"hi\"", " lead", "trail ", "two\nlines", "", "1e-09"};
+    const int n = (int)(sizeof values / sizeof values[0]);
+    strbuf sb;
+    sb_init(&sb);
+    for (int i = 0; i < n; i++) {
+        if (i) sb_append(&sb, ",");
+        csv_field(&sb, values[i]);
+    }
+    char **f;
+    ck_assert_int_eq(csv_split(sb.data, &f), n);
+    for (int i = 0; i < n; i++) ck_assert_str_eq(f[i], values[i]);
+    csv_fields_free(f, n);
+    ck_assert_int_eq(csv_split("a,\"open", &f), -1);
+    ck_assert_ptr_null(f);
+    ck_assert_int_eq(csv_split("a,b\"c", &f), -1);
+    sb_free(&sb);
+}
+END_TEST
+
 static Suite *job_suite(void)
 {
     Suite *s = suite_create("job");
@@ -99,6 +123,7 @@ static Suite *job_suite(void)
     tcase_add_test(tc, test_simulate_is_bounded);
     tcase_add_test(tc, test_bad_key_is_named);
     tcase_add_test(tc, test_sweep_grid_row_major);
+    tcase_add_test(tc, test_csv_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -70,9 +70,11 @@ int sweep_in_chunk(long index, int k, int n);
 /* Append text as one CSV field. */
 void csv_field(strbuf *sb, const char *text);
 
-/* Split one CSV line (no trailing newline) into fields.  *fields is an
+/* Split one CSV line (no trailing newline) into fields, as pg_csv_split
+ * (util/csv.h) does: blanks around an unquoted field are dropped.  *fields is an
  * owned array of owned strings; returns the number of fields, or -1 for a
- * malformed line (an unterminated quote, text after a closing quote). */
+ * malformed line (an unterminated quote, text after a closing quote, a
+ * quote inside an unquoted field). */
 int csv_split(const char *line, char ***fields);
 void csv_fields_free(char **fields, int n);
 

@@ -1,5 +1,6 @@
 /* csv.h: the one CSV record splitter (RFC 4180) and line reader for the
- * validation files pipegrid reads (calib/rows.c, calib/itermodel.c).
+ * validation files pipegrid reads (calib/rows.c, calib/itermodel.c) and the
+ * sweep, optimize and validate CSVs it reads back (job/sweep_csv.c).
  *
  * A record is one line: fields separated by commas; a field may be quoted
  * with double quotes, inside which a comma is text and "" is one quote.
