@@ -15,9 +15,11 @@ cd "$TMP" || exit 1
 
 # each shipped config of this work simulates (exit 0, or 3 when a layout the experiment
 # fixes does not fit: the model is costed either way)
-for m in gpt-oss-120b gpt-oss-20b llama4-scout llama4-maverick nemotron-h-56b kimi-k2; do
+# (Nemotron-3 Nano's 2 query groups take tp 2)
+for m in gpt-oss-120b gpt-oss-20b llama4-scout llama4-maverick nemotron-h-56b kimi-k2 nemotron3-nano; do
+    tp=(); [ "$m" = nemotron3-nano ] && tp=(--set tp=2 --set dp=4)
     timeout "$COMMAND_TIMEOUT_S" "$BIN" run "$EXP" --set "workload=hf:$MODELS/$m.json" --set pp=2 \
-        --set global_batch_size=16 >"$TMP/out" 2>"$TMP/err"
+        --set global_batch_size=16 "${tp[@]}" >"$TMP/out" 2>"$TMP/err"
     rc=$?
     if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then ok "$m runs (exit $rc)"; else not_ok "$m runs" "exit $rc: $(head -c 400 "$TMP/err")"; fi
 done

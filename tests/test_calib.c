@@ -581,11 +581,12 @@ START_TEST(test_loaders_account_for_every_row)
     ck_assert_int_eq(r.n + r.nskip, 292);
     /* models.csv gives GPT-OSS's windows and DeepSeek-V3's MLA only in free text: GPT-OSS's rows take the
      * shipped config (row_model_profile) and are predicted; DeepSeek-V3's config is held back (named in the
-     * reason); Nemotron-3 Nano has none and stays skipped */
+     * reason); Nemotron-3 Nano, absent from models.csv, takes its shipped config too */
     ck_assert_int_eq(skipped_with(&r, "sliding-window"), 0);
     ck_assert_int_eq(skipped_with(&r, "MLA"), 0);
     ck_assert_int_eq(skipped_with(&r, "'deepseek-v3': simulating its rows takes over 5 min"), 34);   /* held back (row_experiment.c): every DeepSeek-V3 row, H100 to GB300 */
-    ck_assert_int_eq(skipped_with(&r, "'nemotron3-nano' not given"), 20);   /* every Nemotron-3 Nano row, H100 to GB300 */
+    ck_assert_int_eq(skipped_with(&r, "'nemotron3-nano'"), 0);   /* its 20 rows, H100 to GB300, are predicted */
+    ck_assert_int_eq(skipped_with(&r, "'nemotron3-super' not given"), 30);   /* no config shipped */
     int windowed = 0, mtp = 0;
     for (int i = 0; i < r.n; i++) {
         windowed += r.row[i].arch.sliding_window > 0;

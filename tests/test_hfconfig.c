@@ -65,6 +65,9 @@ static const struct {
      * config's count is 1.026T, 1.3 % under: the report does not say what else it counts; its active
      * count has both tables, like Mixtral's */
     {"kimi-k2.json", "kimi-k2", 1040 * BILLION, 32.6 * BILLION, MULTIMODAL_REL_TOL},
+    /* NVIDIA's Nemotron 3 Nano model card: 31.6B total, 3.2B active without the input embedding
+     * (hf_card_active) */
+    {"nemotron3-nano.json", "nemotron3-nano", 31.6 * BILLION, 0, PUBLISHED_REL_TOL},
 };
 #define NMODELS (sizeof MODELS / sizeof MODELS[0])
 
@@ -118,7 +121,8 @@ END_TEST
 START_TEST(hf_card_active)
 {
     static const struct { const char *file; double active; } CARDS[] = {
-        {"gpt-oss-120b.json", 5.13 * BILLION}, {"gpt-oss-20b.json", 3.61 * BILLION}};
+        {"gpt-oss-120b.json", 5.13 * BILLION}, {"gpt-oss-20b.json", 3.61 * BILLION},
+        {"nemotron3-nano.json", 3.2 * BILLION}};
     for (size_t i = 0; i < sizeof CARDS / sizeof CARDS[0]; i++) {
         arch a;
         load_model(CARDS[i].file, &a);
@@ -276,6 +280,32 @@ START_TEST(hf_nemotron_h_mamba_flops)
     arch_run r8 = r;
     r8.tp = 8;
     ck_assert_rel(arch_layer_params_gpu(&a, &r8, 0), arch_params_mamba(&a) / 8 + h, FLOPS_REL_TOL);
+}
+END_TEST
+
+/* Nemotron-3 Nano: Mamba-2 (M), MoE (E) and attention (*) layers of one
+ * norm each; the experts (128 of 1856, top 6) and the shared expert (3712)
+ * are squared-ReLU MLPs of two matrices, routed by a linear router. */
+START_TEST(hf_nemotron3_nano_hybrid_moe)
+{
+    arch a;
+    load_model("nemotron3-nano.json", &a);
+    int counts[ARCH_MIX_KINDS] = {0}, moe = 0;
+    for (int l = 0; l < a.layers; l++) {
+        counts[arch_layer_mixer(&a, l)]++;
+        moe += arch_is_moe_layer(&a, l);
+    }
+    ck_assert_int_eq(counts[ARCH_MIX_MAMBA], 23);
+    ck_assert_int_eq(counts[ARCH_MIX_ATTN], 6);
+    ck_assert_int_eq(moe, 23);
+    ck_assert_int_eq(arch_layer_mixer(&a, 1), ARCH_MIX_NONE);
+    ck_assert_int_eq(arch_layer_ffn(&a, 1), ARCH_FFN_MOE);
+    arch_run r = {.seq = (int)TRAIN_SEQ, .micro_batch = 1, .tp = 1, .cp = 1, .ep = 1, .flash = 1};
+    double h = 2688, s = TRAIN_SEQ, expert = 2 * h * 1856, shared = 2 * h * 3712, router = h * 128;
+    ck_assert_rel(arch_params_layer(&a, 1), 128 * expert + shared + router + h, FLOPS_REL_TOL);
+    ck_assert_rel(arch_layer_fwd_flops(&a, &r, 1), 2 * s * (router + 6 * expert + shared), FLOPS_REL_TOL);
+    double q = 32 * 128, kv = 2 * 128;
+    ck_assert_rel(arch_params_layer(&a, 5), h * (q + 2 * kv) + q * h + h, FLOPS_REL_TOL);
 }
 END_TEST
 
@@ -580,7 +610,7 @@ START_TEST(hf_write_round_trips)
 {
     const char *files[] = {"llama2-7b.json", "llama3-70b.json", "mixtral-8x7b.json", "qwen-moe-a2.7b.json",
                            "deepseek-v3.json", "gpt3-175b.json", "pipeoffload-10.5b.json", "gpt-oss-120b.json",
-                           "llama4-maverick.json", "nemotron-h-56b.json", "kimi-k2.json"};
+                           "llama4-maverick.json", "nemotron-h-56b.json", "kimi-k2.json", "nemotron3-nano.json"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         arch a;
         load_model(files[i], &a);
@@ -607,6 +637,7 @@ static Suite *hfconfig_suite(void)
     tcase_add_test(tc, hf_gpt_oss_sliding_window_flops);
     tcase_add_test(tc, hf_nemotron_h_mamba_flops);
     tcase_add_test(tc, hf_llama4_alternating_moe_flops);
+    tcase_add_test(tc, hf_nemotron3_nano_hybrid_moe);
     tcase_add_test(tc, hf_truncations_and_flips);
     tcase_add_test(tc, hf_write_round_trips);
     suite_add_tcase(s, tc);

@@ -152,6 +152,7 @@ static const struct {
     {"llama4-scout", "profiles/models/llama4-scout.json", NULL},
     {"llama4-maverick", "profiles/models/llama4-maverick.json", NULL},
     {"nemotronh-56b", "profiles/models/nemotron-h-56b.json", NULL},
+    {"nemotron3-nano", "profiles/models/nemotron3-nano.json", NULL},
 };
 
 const char *row_model_profile(const char *model_key, const char **held_back)

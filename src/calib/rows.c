@@ -464,10 +464,8 @@ static int model_from(const csv *c, model_entry *m, pg_status *st)
     if (hd > PG_MAX_HEAD_DIM)
         return pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){c->path, c->lineno}, "arch_notes",
                           "head_dim %d is more than any model's (at most %d)", hd, PG_MAX_HEAD_DIM);
-    if (layers < 1 || hidden < 1 || heads < 1 || vocab < 1) {
-        snprintf(m->why, sizeof m->why, "architecture of '%s' not given in models.csv", m->key);
-        return 0;
-    }
+    /* a shipped config stands for the model where models.csv gives its
+     * shape only in free text, or not at all (Nemotron-3 Nano) */
     const char *held_back;
     const char *profile = row_model_profile(m->key, &held_back);
     if (profile && held_back) {
@@ -476,6 +474,10 @@ static int model_from(const csv *c, model_entry *m, pg_status *st)
     }
     if (profile)
         return model_from_profile(c, m, profile, layers, hidden, heads);
+    if (layers < 1 || hidden < 1 || heads < 1 || vocab < 1) {
+        snprintf(m->why, sizeof m->why, "architecture of '%s' not given in models.csv", m->key);
+        return 0;
+    }
     if (strstr(notes, "MLA")) {
         snprintf(m->why, sizeof m->why, "'%s': MLA dimensions are only in models.csv's free text", m->key);
         return 0;
