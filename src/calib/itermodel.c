@@ -394,7 +394,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
         if (r->ep > 1 && sc->moe_layers > 0) {   /* dispatch + combine in F, their gradients in B */
-            double a2a = costmodel_alltoall_s(sc->a2a_bytes, r->ep, ep_per_node, nvl_rate, nic_rate, lat);
+            a2a_scales scales = costmodel_a2a_scales(r->ep_hybrid, w.moe_experts, w.moe_top_k, r->ep, ep_per_node);
+            double a2a = costmodel_alltoall_scaled_s(sc->a2a_bytes, r->ep, ep_per_node, nvl_rate, nic_rate, lat,
+                                                     scales);
             f += 2.0 * sc->moe_layers * a2a;
             b += 2.0 * sc->moe_layers * a2a;
         }

@@ -64,6 +64,8 @@ typedef struct train_row {
     int tp_overlap;                 /* tp collectives overlapped with the GEMMs (gpt_shape.tp_comm_overlap) */
     int expert_tp1;                 /* experts not split over tp (gpt_shape.expert_tp1): the expert-parallel
                                      * group is ep consecutive ranks; else ep ranks tp x cp apart */
+    int ep_hybrid;                  /* MoE tokens dispatched by HybridEP (experiment.h ep.dispatcher); a
+                                     * function of the model and the GPU type (rows.c), so not in job_id */
     double capacity_factor;         /* MoE token dropping at this expert capacity (gpt_shape.capacity_factor);
                                      * 0 = dropless */
     row_recompute recompute;

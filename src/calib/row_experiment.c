@@ -128,6 +128,8 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
         add(x, "cluster.ib_bw=%.17gBps", r->nic_bw);
     if (r->expert_tp1 && r->ep > 1 && r->tp > 1)   /* whole experts on each GPU, as the recipe ran */
         add(x, "etp=1");
+    if (r->ep_hybrid && r->ep > 1)   /* the recipe's dispatcher (rows.c HYBRIDEP_RECIPES) */
+        add(x, "ep.dispatcher=hybridep");
     return 0;
 }
 

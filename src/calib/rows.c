@@ -444,6 +444,30 @@ static int model_from_profile(const csv *c, model_entry *m, const char *profile,
     return 0;
 }
 
+/* The MoE dispatcher of NVIDIA's performance recipes, which the summaries
+ * do not state: Megatron-Bridge scripts/performance/configs/qwen/
+ * qwen3_workload_base_configs.py (commit 01b2977) sets
+ * moe_flex_dispatcher_backend="hybridep" for Qwen3-30B-A3B on every GPU type
+ * and for Qwen3-235B-A22B on GB200 and GB300 (its B200, B300 and H100
+ * presets use the alltoall dispatcher).  Other models: the alltoall
+ * dispatcher (experiment.h ep.dispatcher's default). */
+static const struct {
+    const char *model_key, *gpu;   /* gpu NULL: every type */
+} HYBRIDEP_RECIPES[] = {
+    {"qwen3-30b-a3b", NULL},
+    {"qwen3-235b-a22b", "gb200"},
+    {"qwen3-235b-a22b", "gb300"},
+};
+
+static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
+{
+    for (size_t i = 0; i < sizeof HYBRIDEP_RECIPES / sizeof HYBRIDEP_RECIPES[0]; i++)
+        if (strcmp(HYBRIDEP_RECIPES[i].model_key, model_key) == 0 &&
+            (HYBRIDEP_RECIPES[i].gpu == NULL || strcmp(HYBRIDEP_RECIPES[i].gpu, gpu) == 0))
+            return 1;
+    return 0;
+}
+
 /* models.csv's row c as m: 0 (m->ok, or m->why says why the model cannot
  * be costed), or PG_EXIT_INPUT for a value out of its limit. */
 static int model_from(const csv *c, model_entry *m, pg_status *st)
@@ -743,6 +767,7 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         r->sequence_parallel = r->tp > 1;
         r->tp_overlap = r->tp > 1;
         r->expert_tp1 = 1;
+        r->ep_hybrid = recipe_dispatches_hybridep(mkey, gpu);
         r->dp_overlap = 1;
         r->zero1 = 1;
         r->grad_bytes = SUMMARY_GRAD_BYTES;

@@ -349,7 +349,8 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,
         .embed_sync_bytes = e->network != NET_IDEAL ? j->wl.tied_embedding_params * experiment_grad_bytes(e) : 0.0,
-        .cp = e->cp, .ep = e->ep, .expert_tp1 = experiment_expert_tp1(e), .overlap_pairs = e->dualpipe_overlap,
+        .cp = e->cp, .ep = e->ep, .expert_tp1 = experiment_expert_tp1(e),
+        .ep_hybrid = e->ep_dispatcher == EP_DISPATCH_HYBRIDEP, .overlap_pairs = e->dualpipe_overlap,
     };
     jp->active = tp > 1 || dp > 1 || e->cp > 1 || any_opt || jp->par.embed_sync_bytes > 0;
     return 0;

@@ -434,10 +434,39 @@ int costmodel_group_per_node(int gpus_per_node, int n, long stride)
 
 double costmodel_alltoall_s(double bytes, int n, int per_node, double nvlink_bw, double nic_bw, double latency_s)
 {
+    return costmodel_alltoall_scaled_s(bytes, n, per_node, nvlink_bw, nic_bw, latency_s,
+                                       costmodel_a2a_scales(0, 0, 0, n, per_node));
+}
+
+double costmodel_a2a_node_copies(int experts, int top_k, int nodes)
+{
+    if (nodes <= 1 || experts <= 0 || top_k <= 0)
+        return 1.0;
+    /* probability that none of the token's top_k experts (drawn without
+     * replacement) lies on a given remote node of experts / nodes */
+    double others = experts - (double)experts / nodes, none = 1.0;
+    for (int i = 0; i < top_k; i++)
+        none *= (others - i) > 0 ? (others - i) / (experts - i) : 0.0;
+    return nodes * (1.0 - none) / top_k;
+}
+
+a2a_scales costmodel_a2a_scales(int hybrid, int experts, int top_k, int n, int per_node)
+{
+    a2a_scales sc = {1.0, 1.0};
+    if (!hybrid || per_node >= n || per_node < 1)
+        return sc;
+    sc.local_scale = 1.0 + (double)(n - per_node) / per_node;
+    sc.remote_scale = costmodel_a2a_node_copies(experts, top_k, n / per_node);
+    return sc;
+}
+
+double costmodel_alltoall_scaled_s(double bytes, int n, int per_node, double nvlink_bw, double nic_bw,
+                                   double latency_s, a2a_scales sc)
+{
     if (n <= 1)
         return 0.0;
-    double nvl_s = (per_node - 1) * bytes / (n - 1) / nvlink_bw;
-    double nic_s = per_node < n ? (n - per_node) * bytes / (n - 1) / nic_bw : 0.0;
+    double nvl_s = (per_node - 1) * bytes * sc.local_scale / (n - 1) / nvlink_bw;
+    double nic_s = per_node < n ? (n - per_node) * bytes * sc.remote_scale / (n - 1) / nic_bw : 0.0;
     return latency_s + (nvl_s > nic_s ? nvl_s : nic_s);
 }
 
@@ -1260,6 +1289,8 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     w->ref_speed_flops = sys ? sys->speed_flops : g->v[GP_PEAK_FLOPS];
     w->seq_len = m->seq;
     w->micro_batch_size = m->micro_batch;
+    w->moe_experts = a->moe.experts;
+    w->moe_top_k = a->moe.top_k;
     w->nstages = nstages;
     w->stage = pg_xcalloc((size_t)nstages, sizeof *w->stage);
 

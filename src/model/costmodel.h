@@ -369,6 +369,38 @@ int costmodel_group_per_node(int gpus_per_node, int n, long stride);
  *   latency + bytes x max((per_node - 1) / nvlink_bw, (n - per_node) / nic_bw) / (n - 1). */
 double costmodel_alltoall_s(double bytes, int n, int per_node, double nvlink_bw, double nic_bw, double latency_s);
 
+/* How the MoE dispatcher moves tokens between nodes (experiment.h
+ * ep.dispatcher): the all-to-all sends one copy per routed expert to the
+ * expert's GPU; HybridEP (Megatron's flex dispatcher, DeepEP's layout) sends
+ * a token once to each remote node holding one of its experts, to the GPU of
+ * the same local rank, which forwards the copies over NVLink.  An all-to-all
+ * among n GPUs, per_node in each node, each sending bytes in all, then moves
+ * per GPU
+ *   in-node pair (each of per_node - 1):  bytes / (n - 1) x local_scale
+ *   cross-node pair (each of n - per_node): bytes / (n - 1) x remote_scale
+ * with local_scale = 1 + (n - per_node) / per_node (the forwarded copies,
+ * spread over the node's pairs) and remote_scale = costmodel_a2a_node_copies
+ * (...) for HybridEP, both 1 for the all-to-all or a group in one node. */
+typedef struct a2a_scales {
+    double local_scale, remote_scale;
+} a2a_scales;
+
+/* A token routed to top_k of experts experts, spread evenly over nodes
+ * nodes, crosses to the expected number of remote nodes holding at least
+ * one of its experts, (nodes - 1) (1 - C(E - E/nodes, k) / C(E, k)), where
+ * the all-to-all sends it top_k (nodes - 1) / nodes times: the ratio of the
+ * two (1 for one node or a dense model). */
+double costmodel_a2a_node_copies(int experts, int top_k, int nodes);
+
+/* The scales above for n GPUs, per_node in each node; hybrid = 0: the
+ * all-to-all. */
+a2a_scales costmodel_a2a_scales(int hybrid, int experts, int top_k, int n, int per_node);
+
+/* costmodel_alltoall_s with the dispatcher's scales:
+ *   latency + bytes x max((per_node - 1) local / nvlink_bw, (n - per_node) remote / nic_bw) / (n - 1). */
+double costmodel_alltoall_scaled_s(double bytes, int n, int per_node, double nvlink_bw, double nic_bw,
+                                   double latency_s, a2a_scales sc);
+
 /* ---- workload --------------------------------------------------------------- */
 
 /* The stage layout: layers[s] transformer layers of stage s, s < nstages.

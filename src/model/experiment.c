@@ -92,6 +92,8 @@ static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1},
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ETP_WORDS[] = {{"tp", 0}, {NULL, 0}};
+static const choice EP_DISPATCHERS[] = {{"alltoall", EP_DISPATCH_ALLTOALL}, {"hybridep", EP_DISPATCH_HYBRIDEP},
+                                        {NULL, 0}};
 static const choice HEADROOMS[] = {{"auto", 1}, {"none", 0}, {NULL, 0}};
 static const choice AUTO_NUMBER[] = {{"auto", EXPERIMENT_AUTO}, {NULL, 0}};
 static const choice DP_SHARDINGS[] = {{"none", DP_SHARD_NONE}, {"optimizer", DP_SHARD_OPTIMIZER},
@@ -155,6 +157,12 @@ static const key_spec SCHEMA[] = {
                     "expert tensor parallelism (MoE): tp = the experts split over tp like the MLP; 1 = whole experts "
                     "on each GPU (Megatron's --expert-tensor-parallel-size 1), the expert-parallel groups then ep "
                     "consecutive GPUs of tp x cp x dp, so ep may exceed dp"),
+    CHOICE_KEY("ep.dispatcher", "alltoall|hybridep", ep_dispatcher, "alltoall", EP_DISPATCHERS, NO_PATH, 0,
+               "how MoE tokens reach their experts' GPUs: alltoall = one copy per routed expert, straight to its "
+               "GPU (Megatron's alltoall dispatcher); hybridep = one copy per remote node holding any of the "
+               "token's experts, over the NIC to the GPU of the same local rank, which forwards the copies over "
+               "NVLink (Megatron's flex dispatcher with HybridEP, DeepEP's layout): fewer bytes across nodes, "
+               "more inside them"),
     CHOICE_KEY("dualpipe.overlap", "true|false", dualpipe_overlap, "true", BOOLS, NO_PATH, 0,
                "schedule=dualpipe-v: run its paired forward and backward chunks overlapped, one's expert-parallel "
                "all-to-alls under the other's compute (false: one after the other)"),
@@ -930,6 +938,7 @@ static const applicability APPLIES[] = {
     {"ideal.latency", net_is_ideal, "network=ideal"},
     {"memory.fragmentation", headroom_is_auto, "memory.headroom=auto"},
     {"etp", has_ep, "ep > 1"},
+    {"ep.dispatcher", has_ep, "ep > 1"},
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
     {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
     {"offload.ratio", offload_is_selective, "offload=selective"},

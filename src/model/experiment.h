@@ -68,6 +68,8 @@ typedef enum { GRAD_FP32, GRAD_BF16 } grad_precision_kind;
  * parameters all-gathered before its forward and again before its
  * backward). */
 typedef enum { DP_SHARD_NONE = 0, DP_SHARD_OPTIMIZER, DP_SHARD_GRADIENTS, DP_SHARD_FULL } dp_shard_mode;
+/* How MoE tokens cross nodes (ep.dispatcher; costmodel.h a2a_scales). */
+typedef enum { EP_DISPATCH_ALLTOALL = 0, EP_DISPATCH_HYBRIDEP } ep_dispatch;
 
 typedef struct experiment {
     /* schedule */
@@ -81,6 +83,7 @@ typedef struct experiment {
     int ep;                         /* expert-parallel degree (MoE); divides dp, adds no GPUs */
     int etp;                        /* expert tensor parallelism: 0 = tp, or 1 (experiment_expert_tp1) */
     int dualpipe_overlap;           /* 1: DualPipeV's paired ops overlap one's compute with the other's all-to-alls */
+    int ep_dispatcher;              /* ep.dispatcher: EP_DISPATCH_ALLTOALL or _HYBRIDEP (costmodel.h a2a_scales) */
     int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
     int tp_comm_overlap;            /* 1: tp collectives overlap their GEMMs (Transformer Engine's userbuffers) */

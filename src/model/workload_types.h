@@ -87,6 +87,8 @@ typedef struct workload {
     double ref_speed_flops;      /* 0 = absolute times */
     int nstages;
     stage_cost *stage;           /* [nstages] */
+    int moe_experts, moe_top_k;  /* MoE models: routed experts and experts per token (0 = dense); HybridEP's
+                                  * cross-node copies depend on them (costmodel_a2a_node_copies) */
     int seq_len;                 /* tokens per sample (0 = unknown) */
     int micro_batch_size;        /* samples per microbatch */
     double tied_embedding_params; /* per GPU: the word embedding the last stage holds again for an LM head tied

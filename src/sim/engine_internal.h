@@ -41,6 +41,7 @@
 #include <string.h>
 #include <xbt/log.h>
 
+#include "model/costmodel.h"
 #include "sim/actmem.h"
 #include "sim/collectives.h"
 #include "sim/sgshim.h"
@@ -165,6 +166,7 @@ typedef struct ep_group {
     sgx_fn ev_release;          /* what each member does once released */
     sg_bar_t bar;
     double latency_s;           /* largest route latency between two members' GPUs */
+    a2a_scales scales;          /* the dispatcher's bytes per in-node and cross-node pair (costmodel.h) */
 } ep_group;
 
 /* One data-parallel replica of the pipeline. */

@@ -16,7 +16,10 @@
  * releases the members when they are done.  Uncontended an all-to-all takes
  * route latency + a2a_bytes / the GPU's link; with other traffic on the
  * links it takes its fair share.  The all-to-alls sit after the op's
- * compute, not between its layers: the same time without overlap.
+ * compute, not between its layers: the same time without overlap.  With
+ * HybridEP (par->ep_hybrid) a pair in one node carries local_scale times
+ * those bytes and a pair across nodes remote_scale times (ep_group.scales,
+ * costmodel_a2a_scales over the group's GPUs per node).
  *
  * Without actors (eng_ep_events_arrive, for eventreplay.c): the members
  * arrive one by one, the last starts the same transfers as one-sided ones
@@ -51,6 +54,14 @@ static sg_host_t member_host(int rep_index, int rank, int i)
     return rs->tp_host ? rs->tp_host[i] : rs->host;
 }
 
+/* The platform node of GPU i of replica rep_index's rank (Megatron's
+ * order, sim.h: tp x cp GPUs per rank and replica). */
+static int member_node(int rep_index, int rank, int i)
+{
+    const sim_parallel *par = eng.in->par;
+    return eng.in->plat->gpu[par->gpu[((size_t)rank * par->dp + (size_t)rep_index) * eng.grp + i]].node;
+}
+
 /* Whether GPU q1 of an expert group sends to its GPU q2, q = (replica -
  * first) x grp + i: with etp=1 every other GPU of its block of ep, else GPU i
  * of every other replica. */
@@ -59,6 +70,15 @@ static int trades(int q1, int q2)
     if (eng.expert_tp1)
         return q1 != q2 && q1 / eng.ep == q2 / eng.ep;
     return q1 / eng.grp != q2 / eng.grp && q1 % eng.grp == q2 % eng.grp;
+}
+
+/* Bytes GPU q1 of group g sends GPU q2 in count all-to-alls of bytes each
+ * (per GPU, in all): the dispatcher's scale of its share. */
+static double pair_bytes(const ep_group *g, int q1, int q2, int count, double bytes)
+{
+    int same = member_node(g->first + q1 / eng.grp, g->rank, q1 % eng.grp) ==
+               member_node(g->first + q2 / eng.grp, g->rank, q2 % eng.grp);
+    return count * bytes / (eng.ep - 1) * (same ? g->scales.local_scale : g->scales.remote_scale);
 }
 
 static void record_a2a(const rank_state *rs, sched_op op, double start_s, double end_s)
@@ -84,7 +104,6 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
     double start_s = simgrid_get_clock();
     sg_barrier_wait(g->bar);
     if (rs->rep->index == g->first) {
-        double pair_bytes = count * c->a2a_bytes / (eng.ep - 1);
         int gpus = g->nrep * eng.grp;   /* the group's GPUs, q = (replica - first) x grp + i */
         size_t n = (size_t)gpus * (size_t)(eng.ep - 1), k = 0;
         sg_comm_t *comms = pg_xmalloc(n * sizeof *comms);
@@ -93,7 +112,7 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
                 if (trades(q1, q2))
                     comms[k++] = sgx_sendto_async(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
                                                   member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
-                                                  pair_bytes);
+                                                  pair_bytes(g, q1, q2, count, c->a2a_bytes));
         sg_comm_wait_all(comms, k);
         free(comms);
         eng.events += (long)k;
@@ -142,7 +161,7 @@ int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
     g->ev_arrived = 0;
     g->ev_op = op;
     g->ev_release = release;
-    double pair_bytes = count * eng.in->wl->stage[op.stage].a2a_bytes / (eng.ep - 1);
+    double bytes = eng.in->wl->stage[op.stage].a2a_bytes;
     int gpus = g->nrep * eng.grp;
     g->ev_pending = (size_t)gpus * (size_t)(eng.ep - 1);
     eng.events += (long)g->ev_pending;
@@ -150,7 +169,8 @@ int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
         for (int q2 = 0; q2 < gpus; q2++)
             if (trades(q1, q2))
                 sgx_transfer(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
-                             member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp), pair_bytes, a2a_edge_done, g);
+                             member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
+                             pair_bytes(g, q1, q2, count, bytes), a2a_edge_done, g);
     return 1;
 }
 
@@ -228,7 +248,7 @@ void eng_ep_setup(const sim_input *in)
             g->nrep = per;
             g->rank = r;
             g->bar = sg_barrier_init((unsigned)per);
-            int gpus = per * eng.grp;
+            int gpus = per * eng.grp, peers = 1, in_node = 1;
             for (int q = 1; q < gpus; q++) {   /* the farthest of the GPUs the group's first GPU trades with */
                 if (!trades(0, q))
                     continue;
@@ -236,7 +256,12 @@ void eng_ep_setup(const sim_input *in)
                                                        member_host(g->first + q / eng.grp, r, q % eng.grp));
                 if (lat > g->latency_s)
                     g->latency_s = lat;
+                peers++;
+                in_node += member_node(g->first, r, 0) == member_node(g->first + q / eng.grp, r, q % eng.grp);
             }
+            /* the first GPU's peers stand for every member's: a group spans its nodes evenly */
+            g->scales = costmodel_a2a_scales(eng.in->par->ep_hybrid, eng.in->wl->moe_experts,
+                                             eng.in->wl->moe_top_k, peers, in_node);
             for (int a = g->first; a < g->first + per; a++)
                 eng.rep[a].ranks[r].ep = g;
         }

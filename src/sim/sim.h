@@ -118,6 +118,8 @@ typedef struct sim_parallel {
      * divides ep or ep divides tp x cp). */
     int cp, ep;
     int expert_tp1;
+    int ep_hybrid;               /* 1: HybridEP's dispatch (costmodel.h a2a_scales, with the workload's
+                                  * moe_experts and moe_top_k) */
     int overlap_pairs;           /* 1: ops marked overlap_next (schedule.h) run as overlapped pairs */
 } sim_parallel;
 
