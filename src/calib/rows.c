@@ -449,14 +449,17 @@ static int model_from_profile(const csv *c, model_entry *m, const char *profile,
  * qwen3_workload_base_configs.py (commit 01b2977) sets
  * moe_flex_dispatcher_backend="hybridep" for Qwen3-30B-A3B on every GPU type
  * and for Qwen3-235B-A22B on GB200 and GB300 (its B200, B300 and H100
- * presets use the alltoall dispatcher).  Other models: the alltoall
- * dispatcher (experiment.h ep.dispatcher's default). */
+ * presets use the alltoall dispatcher); configs/deepseek/
+ * deepseek_workload_base_configs.py (commit 0426418) "hybridep" or "deepep"
+ * (the same one copy per remote node) for DeepSeek-V3 on every type.  Other
+ * models: the alltoall dispatcher (experiment.h ep.dispatcher's default). */
 static const struct {
     const char *model_key, *gpu;   /* gpu NULL: every type */
 } HYBRIDEP_RECIPES[] = {
     {"qwen3-30b-a3b", NULL},
     {"qwen3-235b-a22b", "gb200"},
     {"qwen3-235b-a22b", "gb300"},
+    {"deepseek-v3", NULL},
 };
 
 static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
