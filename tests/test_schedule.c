@@ -489,7 +489,7 @@ END_TEST
  * rows and their flags. */
 START_TEST(test_registry_derived)
 {
-    const unsigned known_flags = SCHED_USES_CHUNKS | SCHED_OPTIMIZE_DEFAULT | SCHED_REFINE_ZB_ILP;
+    const unsigned known_flags = SCHED_USES_CHUNKS | SCHED_OPTIMIZE_DEFAULT | SCHED_REFINE_ZB_ILP | SCHED_EP_OVERLAP;
     strbuf all, opt, manual;
     sb_init(&all);
     sb_init(&opt);
@@ -1047,6 +1047,139 @@ START_TEST(test_group_interleaved)
 }
 END_TEST
 
+/* Megatron-Core's combined 1F1B (sched_params.ep_overlap): interleaved runs
+ * one more warm-up forward per rank (capped at every op), then marks each
+ * steady-state forward, always followed by a backward; the same ops as
+ * without; 1f1b does it with pp = 1 (F0, F1+B0, ..., B(m-1)) and refuses
+ * pp > 1 naming ep.overlap. */
+START_TEST(test_ep_overlap_generators)
+{
+    pg_status st;
+    for (int pp = 2; pp <= 4; pp++) {
+        sched_params p = {.pp = pp, .m = 2 * pp, .chunks = 2};
+        schedule plain, comb;
+        ck_assert(sched_generate("interleaved", &p, &plain, &st) == 0);
+        p.ep_overlap = 1;
+        ck_assert_msg(sched_generate("interleaved", &p, &comb, &st) == 0, "%s", st.msg);
+        for (int r = 0; r < pp; r++) {
+            ck_assert_int_eq(plain.nops[r], comb.nops[r]);
+            /* the warm-up: the leading forwards, less the first steady-state one when there is one */
+            int total = p.m * p.chunks, lead0 = 0, lead1 = 0, marked = 0;
+            while (lead0 < total && plain.ops[r][lead0].kind == OP_F)
+                lead0++;
+            while (lead1 < total && comb.ops[r][lead1].kind == OP_F)
+                lead1++;
+            int warm0 = lead0 < total ? lead0 - 1 : total, warm1 = lead1 < total ? lead1 - 1 : total;
+            ck_assert_int_eq(warm1, warm0 + 1 < total ? warm0 + 1 : total);
+            for (int i = 0; i < comb.nops[r]; i++) {
+                ck_assert(!plain.ops[r][i].overlap_next);
+                if (!comb.ops[r][i].overlap_next)
+                    continue;
+                marked++;
+                ck_assert_int_eq(comb.ops[r][i].kind, OP_F);
+                ck_assert_int_eq(comb.ops[r][i + 1].kind, OP_BW);
+            }
+            ck_assert_int_eq(marked, total - warm1);
+        }
+        sched_free(&plain);
+        sched_free(&comb);
+    }
+    sched_params one = {.pp = 1, .m = 4, .chunks = 1, .ep_overlap = 1};
+    schedule s;
+    ck_assert(sched_generate("1f1b", &one, &s, &st) == 0);
+    static const struct { int kind, mb, marked; } want[] = {
+        {OP_F, 0, 0}, {OP_F, 1, 1}, {OP_BW, 0, 0}, {OP_F, 2, 1}, {OP_BW, 1, 0}, {OP_F, 3, 1}, {OP_BW, 2, 0},
+        {OP_BW, 3, 0}};
+    ck_assert_int_eq(s.nops[0], 8);
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(s.ops[0][i].kind, want[i].kind);
+        ck_assert_int_eq(s.ops[0][i].mb, want[i].mb);
+        ck_assert_int_eq(s.ops[0][i].overlap_next, want[i].marked);
+    }
+    sched_free(&s);
+    sched_params two = {.pp = 2, .m = 4, .chunks = 1, .ep_overlap = 1};
+    pg_status_clear(&st);
+    ck_assert_int_eq(sched_generate("1f1b", &two, &s, &st), PG_EXIT_INPUT);
+    ck_assert_str_eq(st.key, "ep.overlap");
+}
+END_TEST
+
+/* sched_eval_combined against its closed form, pp = 1 (1f1b, combined):
+ * F0 alone (compute + comm), m - 1 steps of max(F + BW computes, their
+ * comms), the last BW alone: in the compute-bound and the comm-bound
+ * regime.  Without marks it is sched_eval_staged_pairs of compute + comm,
+ * and on an interleaved pipeline each step's two ops start and end
+ * together. */
+START_TEST(test_eval_combined_closed_form)
+{
+    pg_status st;
+    const int m = 6;
+    const double cf = 1.0, cbw = 2.0, comms[2] = {0.5, 2.0};
+    for (int k = 0; k < 2; k++) {
+        double a = comms[k];
+        sched_params p = {.pp = 1, .m = m, .chunks = 1, .ep_overlap = 1};
+        schedule s;
+        ck_assert(sched_generate("1f1b", &p, &s, &st) == 0);
+        double compute[1][OP_KIND_COUNT] = {{0}}, comm[1][OP_KIND_COUNT] = {{0}}, t_pair[1] = {0.0};
+        compute[0][OP_F] = cf;
+        compute[0][OP_BW] = cbw;
+        comm[0][OP_F] = comm[0][OP_BW] = a;
+        sched_times t;
+        ck_assert_msg(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute,
+                                          (const double (*)[OP_KIND_COUNT])comm, t_pair, &t, &st) == 0, "%s", st.msg);
+        double step = cf + cbw > 2 * a ? cf + cbw : 2 * a;
+        ck_assert_rel(t.makespan, (cf + a) + (m - 1) * step + (cbw + a), PG_REL_TOL);
+        sched_times_free(&s, &t);
+        sched_free(&s);
+    }
+    /* no marks: the plain evaluator of compute + comm */
+    sched_params p = {.pp = 4, .m = 8, .chunks = 2};
+    schedule s;
+    ck_assert(sched_generate("interleaved", &p, &s, &st) == 0);
+    double (*compute)[OP_KIND_COUNT] = calloc((size_t)s.nstages, sizeof *compute);
+    double (*comm)[OP_KIND_COUNT] = calloc((size_t)s.nstages, sizeof *comm);
+    double (*sum)[OP_KIND_COUNT] = calloc((size_t)s.nstages, sizeof *sum);
+    double t_pair[16];
+    for (int i = 0; i < 16; i++)
+        t_pair[i] = 0.01 * (i % 5);
+    for (int k = 0; k < s.nstages; k++)
+        for (int kind = 0; kind < OP_KIND_COUNT; kind++) {
+            compute[k][kind] = 1.0 + 0.1 * k + 0.3 * kind;
+            comm[k][kind] = 0.2 + 0.05 * k;
+            sum[k][kind] = compute[k][kind] + comm[k][kind];
+        }
+    sched_times a, b;
+    ck_assert(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute, (const double (*)[OP_KIND_COUNT])comm,
+                                  t_pair, &a, &st) == 0);
+    ck_assert(sched_eval_staged_pairs(&s, (const double (*)[OP_KIND_COUNT])sum, t_pair, &b, &st) == 0);
+    ck_assert_rel(a.makespan, b.makespan, PG_REL_TOL);
+    for (int r = 0; r < s.pp; r++)
+        for (int i = 0; i < s.nops[r]; i++)
+            ck_assert_rel(a.end[r][i], b.end[r][i], PG_REL_TOL);
+    sched_times_free(&s, &a);
+    sched_times_free(&s, &b);
+    sched_free(&s);
+    /* marked: every step's two ops share their times, and the run completes */
+    p.ep_overlap = 1;
+    ck_assert(sched_generate("interleaved", &p, &s, &st) == 0);
+    ck_assert_msg(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute,
+                                      (const double (*)[OP_KIND_COUNT])comm, t_pair, &a, &st) == 0, "%s", st.msg);
+    int steps = 0;
+    for (int r = 0; r < s.pp; r++)
+        for (int i = 0; i < s.nops[r]; i++)
+            if (s.ops[r][i].overlap_next) {
+                ck_assert(a.start[r][i] == a.start[r][i + 1] && a.end[r][i] == a.end[r][i + 1]);
+                steps++;
+            }
+    ck_assert(steps > 0);
+    sched_times_free(&s, &a);
+    sched_free(&s);
+    free(compute);
+    free(comm);
+    free(sum);
+}
+END_TEST
+
 static Suite *schedule_suite(void)
 {
     Suite *s = suite_create("schedule");
@@ -1066,6 +1199,8 @@ static Suite *schedule_suite(void)
     tcase_add_test(tc, test_validate_rejects);
     tcase_add_test(tc, test_deadlock_named);
     tcase_add_test(tc, test_generate_rejects);
+    tcase_add_test(tc, test_ep_overlap_generators);
+    tcase_add_test(tc, test_eval_combined_closed_form);
     tcase_add_test(tc, test_properties);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);

@@ -80,6 +80,25 @@ int sched_eval_staged_pairs(const schedule *s, const double (*dur)[OP_KIND_COUNT
     return eval(s, dur, 0.0, t_comm_pair, out, st);
 }
 
+/* The makespan and the longest rank's span of filled times. */
+static void span_of(const schedule *s, sched_times *out)
+{
+    double first = DBL_MAX, last = -DBL_MAX;
+    out->span = 0.0;
+    for (int r = 0; r < s->pp; r++) {
+        if (s->nops[r] == 0)
+            continue;
+        double a = out->start[r][0], b = out->end[r][s->nops[r] - 1];
+        if (a < first)
+            first = a;
+        if (b > last)
+            last = b;
+        if (b - a > out->span)
+            out->span = b - a;
+    }
+    out->makespan = last > first ? last - first : 0.0;
+}
+
 static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, const double *t_comm_pair,
                 sched_times *out, pg_status *st)
 {
@@ -114,24 +133,91 @@ static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_
         end_of[g] = t1;
         rank_free[r] = t1;
     }
-    double first = DBL_MAX, last = -DBL_MAX;
-    out->span = 0.0;
-    for (int r = 0; r < s->pp; r++) {
-        if (s->nops[r] == 0)
-            continue;
-        double a = out->start[r][0], b = out->end[r][s->nops[r] - 1];
-        if (a < first)
-            first = a;
-        if (b > last)
-            last = b;
-        if (b - a > out->span)
-            out->span = b - a;
-    }
-    out->makespan = last > first ? last - first : 0.0;
+    span_of(s, out);
     free(end_of);
     free(rank_free);
 done:
     free(order);
+    free(next);
+    sched_index_free(&ix);
+    return rc;
+}
+
+/* ---- Megatron's combined 1F1B steps --------------------------------------- */
+
+/* Whether op g (on rank r) has its input: then *t0 is raised to when it is
+ * in (its predecessor's end, plus the transfer from another rank). */
+static int input_in(const sched_index *ix, const double *end_of, const unsigned char *known, const double *t_comm_pair,
+                    int pp, int g, int r, double *t0)
+{
+    int p = ix->pred[g];
+    if (p < 0)
+        return 1;
+    if (!known[p])
+        return 0;
+    int from = ix->op_rank[p];
+    double ready = end_of[p] + (from == r ? 0.0 : t_comm_pair[from * pp + r]);
+    if (ready > *t0)
+        *t0 = ready;
+    return 1;
+}
+
+/* Ranks run as far as their inputs allow, in sweeps until every op has run
+ * or a sweep runs none (a pair's op cannot wait for a later one of its own
+ * rank, so the order is not the plain replay's). */
+int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
+                        const double *t_comm_pair, sched_times *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    sched_index ix;
+    int rc = sched_index_build(s, &ix, st);
+    if (rc)
+        return rc;
+    times_alloc(s, out);
+    double *end_of = pg_xcalloc((size_t)ix.total + 1, sizeof *end_of);
+    unsigned char *known = pg_xcalloc((size_t)ix.total + 1, 1);
+    double *rank_free = pg_xcalloc((size_t)s->pp, sizeof *rank_free);
+    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
+    int done = 0, ran = 1;
+    while (done < ix.total && ran) {
+        ran = 0;
+        for (int r = 0; r < s->pp; r++)
+            while (next[r] < s->nops[r]) {
+                int i = next[r], g = ix.rank_base[r] + i;
+                const sched_op *a = &s->ops[r][i];
+                int paired = a->overlap_next && i + 1 < s->nops[r];
+                double t0 = rank_free[r];
+                if (!input_in(&ix, end_of, known, t_comm_pair, s->pp, g, r, &t0) ||
+                    (paired && !input_in(&ix, end_of, known, t_comm_pair, s->pp, g + 1, r, &t0)))
+                    break;
+                double c = compute[a->stage][a->kind], x = comm[a->stage][a->kind];
+                if (paired) {
+                    const sched_op *b = &s->ops[r][i + 1];
+                    c += compute[b->stage][b->kind];
+                    x += comm[b->stage][b->kind];
+                }
+                double t1 = t0 + (paired ? (c > x ? c : x) : c + x);
+                for (int k = 0; k <= paired; k++) {
+                    out->start[r][i + k] = t0;
+                    out->end[r][i + k] = t1;
+                    end_of[g + k] = t1;
+                    known[g + k] = 1;
+                }
+                rank_free[r] = t1;
+                next[r] += 1 + paired;
+                done += 1 + paired;
+                ran = 1;
+            }
+    }
+    if (done < ix.total) {
+        rc = sched_index_deadlock_msg(s, &ix, next, st);
+        sched_times_free(s, out);
+    } else {
+        span_of(s, out);
+    }
+    free(end_of);
+    free(known);
+    free(rank_free);
     free(next);
     sched_index_free(&ix);
     return rc;

@@ -10,7 +10,14 @@
  * forward first.  Megatron needs m to be a multiple of p (its grouping of
  * microbatches assumes it); we refuse other m rather than invent a variant.
  * Makespan m(F+B+W) + (p-1)(F+B+W)/v at t_comm = 0; rank 0 peaks at
- * (vp + p - 1)/v activations. */
+ * (vp + p - 1)/v activations.
+ *
+ * With p->ep_overlap (Megatron-Core's --overlap-moe-expert-parallel-comm,
+ * its combined 1F1B) each rank runs one more warm-up forward, so that the
+ * forward and the backward of every steady-state step are independent
+ * (Megatron's get_pp_rank_microbatches adds the same one), and each
+ * steady-state forward is marked overlap_next: it and the backward after it
+ * run as one step. */
 #include "schedule/generators.h"
 
 /* Stage and microbatch of virtual forward (backward when backward != 0) k. */
@@ -35,7 +42,7 @@ int sched_gen_interleaved(const sched_params *p, schedule *out, pg_status *st)
     sched_place_looping(out);
     int total = p->m * p->chunks;
     for (int r = 0; r < p->pp; r++) {
-        int warmup = 2 * (p->pp - r - 1) + (p->chunks - 1) * p->pp;
+        int warmup = 2 * (p->pp - r - 1) + (p->chunks - 1) * p->pp + (p->ep_overlap ? 1 : 0);
         if (warmup > total || p->m == p->pp)
             warmup = total;
         int stage, mb;
@@ -46,6 +53,8 @@ int sched_gen_interleaved(const sched_params *p, schedule *out, pg_status *st)
         for (int k = 0; k < total - warmup; k++) {
             virtual_op(p, warmup + k, 0, r, &stage, &mb);
             sched_push(out, r, OP_F, stage, mb);
+            if (p->ep_overlap)
+                sched_mark_overlap_next(out, r);
             virtual_op(p, k, 1, r, &stage, &mb);
             sched_push(out, r, OP_BW, stage, mb);
         }

@@ -3,7 +3,7 @@
  * SCHED_REGISTRY has one row per schedule: its contract name, the suffix of
  * its generator function sched_gen_<fn> (defined in gen_<fn>.c), its flags
  * (schedule.h: SCHED_USES_CHUNKS, SCHED_OPTIMIZE_DEFAULT,
- * SCHED_REFINE_ZB_ILP) and its one-line summary.  The row declares the
+ * SCHED_REFINE_ZB_ILP, SCHED_EP_OVERLAP) and its one-line summary.  The row declares the
  * generator's prototype here and fills registry.c's table; everything else
  * that lists schedules (the `schedule` key's help, `pipegrid keys`,
  * `schedule list`, the unknown-schedule message, optimize's default
@@ -18,8 +18,8 @@
 #define SCHED_OPT SCHED_OPTIMIZE_DEFAULT
 #define SCHED_REGISTRY(X) \
     X("gpipe", gpipe, SCHED_OPT, "GPipe: all forwards, then all fused backwards (peak m activations)") \
-    X("1f1b", 1f1b, SCHED_OPT, "1F1B (PipeDream-flush): warm-up forwards, one forward one backward, cool-down") \
-    X("interleaved", interleaved, SCHED_OPT | SCHED_USES_CHUNKS, \
+    X("1f1b", 1f1b, SCHED_OPT | SCHED_EP_OVERLAP, "1F1B (PipeDream-flush): warm-up forwards, one forward one backward, cool-down") \
+    X("interleaved", interleaved, SCHED_OPT | SCHED_USES_CHUNKS | SCHED_EP_OVERLAP, \
       "Megatron interleaved 1F1B, chunks stages per rank (m a multiple of pp)") \
     X("zb-h1", zbh1, SCHED_OPT, "zero-bubble ZB-H1: split backward, W deferred, 1F1B memory") \
     X("zb-h2", zbh2, SCHED_OPT, "zero-bubble ZB-H2: split backward, extra warm-up forwards, 2p-1 activations") \

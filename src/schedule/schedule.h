@@ -39,7 +39,9 @@ typedef struct sched_op {
     uint8_t kind;        /* op_kind */
     uint8_t overlap_next;/* 1: this op and the next one of the rank form an overlapped pair (DualPipeV's
                           * forward and backward chunks of different microbatches: one's compute hides
-                          * the other's communication); the order is unchanged, only the simulator reads it */
+                          * the other's communication; or Megatron's combined 1F1B step, sched_params
+                          * .ep_overlap); the order is unchanged, only the simulator and
+                          * sched_eval_combined read it */
 } sched_op;
 
 typedef struct schedule {
@@ -65,6 +67,9 @@ typedef struct sched_params {
     double t_comm;         /* seconds added to every cross-rank dependency */
     double mem_limit;      /* activation limit per rank in M_B units (contract's memory.limit); <= 0: none given */
     double w_fraction;     /* M_W / M_B: what W still holds after B */
+    int ep_overlap;        /* 1: Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm): one more
+                            * warm-up forward, then each steady-state forward marked overlap_next with the
+                            * backward after it (the generators flagged SCHED_EP_OVERLAP read it) */
 } sched_params;
 
 /* ---- container ---------------------------------------------------------- */
@@ -108,6 +113,7 @@ enum {
     SCHED_USES_CHUNKS = 1u << 0,      /* reads sched_params.chunks (else the key does not apply) */
     SCHED_OPTIMIZE_DEFAULT = 1u << 1, /* in `optimize`'s default candidate list */
     SCHED_REFINE_ZB_ILP = 1u << 2,    /* the CLI may refine it with the ZB paper's ILP (opt/zb_ilp.h) */
+    SCHED_EP_OVERLAP = 1u << 3,       /* reads sched_params.ep_overlap (Megatron's combined 1F1B steps) */
 };
 
 typedef struct sched_generator {
@@ -176,6 +182,14 @@ int sched_eval_staged(const schedule *s, const double (*dur)[OP_KIND_COUNT], dou
  * their links do). */
 int sched_eval_staged_pairs(const schedule *s, const double (*dur)[OP_KIND_COUNT], const double *t_comm_pair,
                             sched_times *out, pg_status *st);
+/* sched_eval_staged_pairs for Megatron-Core's combined 1F1B steps (sched_params.ep_overlap): an op marked
+ * overlap_next and the next op of its rank are one step, which starts when the rank is free and both
+ * inputs are in and lasts max(compute_1 + compute_2, comm_1 + comm_2) (the two ops' expert-parallel
+ * all-to-alls on their own stream under the two computes), both ops ending with it; every other op lasts
+ * compute + comm.  compute and comm have s->nstages rows.  Without marked ops it is sched_eval_staged_pairs
+ * of compute + comm.  PG_EXIT_DEADLOCK when a step's second op waits, through other ranks, on its first. */
+int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
+                        const double *t_comm_pair, sched_times *out, pg_status *st);
 void sched_times_free(const schedule *s, sched_times *t);
 
 /* Peak number of live activations on a rank under times t, in units of one
