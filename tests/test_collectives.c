@@ -401,6 +401,8 @@ typedef struct par_case {
     const char *gpu;          /* GPU system (NULL: the default's) */
     int ep_hybrid;            /* HybridEP's dispatch of experts routed experts, top_k per token */
     int experts, top_k;
+    int combined;             /* Megatron's combined 1F1B steps (sched_params.ep_overlap, sim.h combined_pairs) */
+    sim_engine engine;        /* SIM_ENGINE_AUTO (without actors here) or _ACTORS */
 } par_case;
 
 typedef struct par_result {
@@ -417,7 +419,7 @@ static void simulate_par(const par_case *c, par_result *res)
     pg_status_clear(&st);
     schedule s;
     sched_params sp = {.pp = c->pp, .m = c->m, .chunks = 2, .t_f = c->f, .t_b = c->b, .t_w = c->w,
-                       .w_fraction = 0.5};
+                       .w_fraction = 0.5, .ep_overlap = c->combined};
     ck_assert_msg(sched_generate(c->schedule ? c->schedule : "1f1b", &sp, &s, &st) == 0, "%s", st.msg);
     workload w;
     memset(&w, 0, sizeof w);
@@ -449,8 +451,10 @@ static void simulate_par(const par_case *c, par_result *res)
                         .grad_bytes_per_param = 2, .bucket_bytes = c->bucket_bytes, .overlap = c->overlap,
                         .optimizer_s = c->optimizer_s > 0 ? opt : NULL, .stepwise_collectives = c->stepwise,
                         .cp = c->cp, .ep = c->ep, .ep_hybrid = c->ep_hybrid, .overlap_pairs = c->overlap_pairs,
-                        .sharding = c->sharding, .shard_group = c->shard_group, .param_bytes_per_param = 2};
-    sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par};
+                        .sharding = c->sharding, .shard_group = c->shard_group, .param_bytes_per_param = 2,
+                        .combined_pairs = c->combined};
+    sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par,
+                    .engine = c->engine};
     sim_outcome out;
     timeline_init(&res->tl);
     ck_assert_msg(sim_run(&in, &res->tl, &out, &st) == 0, "%s", st.msg);
@@ -688,6 +692,27 @@ static void simulate_in_child(const par_case *c, double out[2])
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
+
+/* Megatron's combined 1F1B steps, pp = 1, one node, uncontended, with and
+ * without actors: F0 alone (its compute, then its two all-to-alls), m - 1
+ * steps of max(F + BW compute, the four all-to-alls of both ops as one
+ * exchange), the last BW alone; compute-bound (small all-to-alls) and
+ * all-to-all-bound. */
+START_TEST(test_combined_step_by_hand)
+{
+    int bound = _i % 2;
+    par_case c = {.pp = 1, .m = 4, .tp = 1, .dp = 2, .ep = 2, .f = 1e-3, .b = 2e-3, .w = 1e-3,
+                  .a2a_bytes = bound ? 2 * BYTES : BYTES / 100, .combined = 1,
+                  .engine = _i / 2 ? SIM_ENGINE_ACTORS : SIM_ENGINE_AUTO};
+    par_result r;
+    simulate_par(&c, &r);
+    double a = r.nvl_lat + c.a2a_bytes / r.nvl_bw, bw = c.b + c.w;
+    double step = c.f + bw > 4 * a ? c.f + bw : 4 * a;
+    ck_assert_msg((c.f + bw < 4 * a) == bound, "the case must be %s-bound", bound ? "all-to-all" : "compute");
+    ck_assert_exact(r.m.makespan_s, (c.f + 2 * a) + (c.m - 1) * step + (bw + 2 * a));
+    par_result_free(&r);
+}
+END_TEST
 
 /* DualPipeV's overlapped pairs: with all-to-alls as long as the compute, the
  * overlapped run is shorter than the same schedule run pair by pair, by no
@@ -944,6 +969,7 @@ static Suite *collectives_suite(void)
     tcase_add_loop_test(te, test_hybridep_alltoall, 0, 2);
     tcase_add_test(te, test_cp_exchange_by_hand);
     tcase_add_test(te, test_dualpipev_overlap_hides_alltoall);
+    tcase_add_loop_test(te, test_combined_step_by_hand, 0, 4);
     tcase_add_loop_test(te, test_nvl72_allreduce, 0, 2);
     tcase_add_loop_test(te, test_nvl72_alltoall, 0, 2);
     suite_add_tcase(s, te);

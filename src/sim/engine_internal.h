@@ -125,7 +125,8 @@ typedef struct rank_state {
     eng_coll colls[ENG_OP_COLLS_MAX]; /* par: those collectives */
     double coll_start_s;
     double a2a_start_s;         /* par: when it arrived at its all-to-alls */
-    int pair;                   /* par: 1 the first op of an overlapped pair runs, 2 the second; 0 none */
+    int pair;                   /* par: 1 the first op of an overlapped pair runs, 2 the second; 3 the first of
+                                 * a combined step, 4 its second; 0 none */
     int pair_a2a;               /* the first's all-to-alls are still running */
     int pair_tail;              /* the second's compute and collectives ended, the first's all-to-alls not */
     double pair_mid_s;          /* the first's end, the second's record start */
@@ -162,7 +163,9 @@ typedef struct ep_group {
     /* without actors (expert.c, eng_ep_events_arrive) */
     int ev_arrived;             /* members arrived for the current op */
     size_t ev_pending;          /* its transfers not ended */
-    sched_op ev_op;
+    sched_op ev_op;             /* what the all-to-alls are recorded under */
+    int ev_count;               /* its all-to-alls (a combined step's: both ops') */
+    double ev_bytes;            /* their bytes per GPU in all */
     sgx_fn ev_release;          /* what each member does once released */
     sg_bar_t bar;
     double latency_s;           /* largest route latency between two members' GPUs */
@@ -303,10 +306,16 @@ void eng_ep_setup(const sim_input *in);
 int eng_ep_group_replicas(void);
 void eng_ep_alltoall(rank_state *rs, sched_op op);
 int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s);
+/* Megatron's combined 1F1B step of first and second (sim.h combined_pairs;
+ * expert.c's header); called with first's input in; 0 on deadlock. */
+int eng_run_combined(rank_state *rs, sched_op first, sched_op second);
 /* Without actors: rs arrives at its group's all-to-alls of op; 0 if op has
  * none (go on), 1 if it waits: release(member) is called for every member
  * once the all-to-alls are over. */
 int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release);
+/* The same for a combined step: both ops' all-to-alls as one exchange,
+ * recorded under first. */
+int eng_ep_events_arrive_combined(rank_state *rs, sched_op first, sched_op second, sgx_fn release);
 /* eventreplay.c */
 int eng_events_eligible(const sim_input *in);
 void eng_events_reducer(dp_rank *dr);

@@ -7,7 +7,8 @@
  * hierarchical rings, with or without overlap), the tied embedding's
  * all-reduce, the optimizer barrier and step, the distributed optimizer's
  * reduce-scatter and parameter gathers (overlapped with the forwards or
- * not), expert-parallel all-to-alls, DualPipeV's overlapped pairs.  Everything
+ * not), expert-parallel all-to-alls, DualPipeV's overlapped pairs, Megatron's
+ * combined 1F1B steps.  Everything
  * else runs on the actor replay (replay.c), the reference, which this one
  * reproduces exactly on its scope (tests/test_eventreplay.c record by
  * record; tests/replay.sh the whole report on every job kind).
@@ -166,6 +167,43 @@ static void pair_first_done(rank_state *rs)
     try_next(rs);
 }
 
+static void start_par_op(rank_state *rs);
+
+/* Megatron's combined 1F1B steps (expert.c's eng_run_combined): both ops'
+ * all-to-alls from the step's start, the two computes and their
+ * collectives back to back; the first recorded to the end of its
+ * collectives, the second from there to the step's end, when both outputs
+ * leave. */
+static void combined_end(rank_state *rs)
+{
+    rs->pair_tail = 0;
+    send_output(rs, rs->pair_first);
+    finish_running(rs, rs->pair_mid_s);
+}
+
+static void combined_a2a_done(void *arg)
+{
+    rank_state *rs = arg;
+    rs->pair_a2a = 0;
+    if (rs->pair_tail)
+        combined_end(rs);
+}
+
+static void combined_first_done(rank_state *rs)
+{
+    sched_op op = rs->running;
+    double mid_s = simgrid_get_clock();
+    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
+    eng_finish_op(rs, op, rs->op_start_s, mid_s);
+    rs->pair_first = op;
+    rs->pair_mid_s = mid_s;
+    rs->pair_tail = 0;
+    rs->next++;
+    rs->running = eng.in->sched->ops[rs->rank][rs->next];
+    rs->pair = 4;
+    start_par_op(rs);
+}
+
 /* The running op's collectives one after the other, then its all-to-alls
  * and its end (or, in a pair, what follows the pair's op). */
 static void next_coll(rank_state *rs)
@@ -177,6 +215,12 @@ static void next_coll(rank_state *rs)
             rs->pair_tail = 1;
             if (!rs->pair_a2a)
                 pair_tail(rs);
+        } else if (rs->pair == 3) {
+            combined_first_done(rs);
+        } else if (rs->pair == 4) {
+            rs->pair_tail = 1;
+            if (!rs->pair_a2a)
+                combined_end(rs);
         } else if (!(ep_comm() && eng_ep_events_arrive(rs, rs->running, op_end))) {
             op_end(rs);
         }
@@ -435,12 +479,21 @@ static void try_next(rank_state *rs)
     sched_op op = s->ops[rs->rank][rs->next];
     if (!input_ready(rs, op))
         return;
+    int paired = eng.par != NULL && rs->pair == 0 && op.overlap_next && rs->next + 1 < s->nops[rs->rank];
+    int combined = paired && eng.par->combined_pairs;
+    if (combined && !input_ready(rs, s->ops[rs->rank][rs->next + 1]))
+        return;   /* a combined step starts once both inputs are in */
     rs->busy = 1;
     rs->running = op;
     rs->op_start_s = simgrid_get_clock();
     if (eng.par != NULL) {
-        if (rs->pair == 0 && op.overlap_next && eng.par->overlap_pairs && rs->next + 1 < s->nops[rs->rank])
+        if (combined) {
+            rs->pair = 3;
+            rs->pair_a2a = ep_comm() && eng_ep_events_arrive_combined(rs, op, s->ops[rs->rank][rs->next + 1],
+                                                                      combined_a2a_done);
+        } else if (paired && eng.par->overlap_pairs) {
             rs->pair = 1;
+        }
         start_par_op(rs);
         return;
     }

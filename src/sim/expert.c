@@ -34,6 +34,19 @@
  * there to the end of both ops' communication; the first's output is sent
  * when its all-to-alls end.  Without a memory plan only (with one, pairs run
  * in order).
+ *
+ * Combined steps (par->combined_pairs, Megatron-Core's combined 1F1B with
+ * --overlap-moe-expert-parallel-comm: a steady-state forward and the
+ * backward after it, which its layer-by-layer schedule interleaves so that
+ * each op's dispatch and combine run on a communication stream under the
+ * other's attention and expert compute): the step starts once both ops'
+ * inputs are in; both ops' all-to-alls start then, as one exchange of their
+ * bytes (a helper actor), while the two computes and their tp collectives
+ * run back to back; the step ends when both are over, uncontended after
+ * max(compute_1 + compute_2, all-to-alls_1 + all-to-alls_2).  The first op
+ * is recorded to the end of its compute, the second from there to the
+ * step's end; both outputs leave at the end (Megatron sends them after the
+ * combined step).  Without a memory plan only, as pairs.
  */
 #include "sim/engine_internal.h"
 
@@ -72,35 +85,39 @@ static int trades(int q1, int q2)
     return q1 / eng.grp != q2 / eng.grp && q1 % eng.grp == q2 % eng.grp;
 }
 
-/* Bytes GPU q1 of group g sends GPU q2 in count all-to-alls of bytes each
- * (per GPU, in all): the dispatcher's scale of its share. */
-static double pair_bytes(const ep_group *g, int q1, int q2, int count, double bytes)
+/* Bytes each GPU sends in all in op's all-to-alls (a2a_count of its
+ * stage's a2a_bytes). */
+static double a2a_total_bytes(sched_op op)
+{
+    return a2a_count(op) * eng.in->wl->stage[op.stage].a2a_bytes;
+}
+
+/* Bytes GPU q1 of group g sends GPU q2 of all-to-alls of bytes per GPU in
+ * all: the dispatcher's scale of its share. */
+static double pair_bytes(const ep_group *g, int q1, int q2, double bytes)
 {
     int same = member_node(g->first + q1 / eng.grp, g->rank, q1 % eng.grp) ==
                member_node(g->first + q2 / eng.grp, g->rank, q2 % eng.grp);
-    return count * bytes / (eng.ep - 1) * (same ? g->scales.local_scale : g->scales.remote_scale);
+    return bytes / (eng.ep - 1) * (same ? g->scales.local_scale : g->scales.remote_scale);
 }
 
-static void record_a2a(const rank_state *rs, sched_op op, double start_s, double end_s)
+/* count all-to-alls of bytes per GPU in all, recorded under op (the first
+ * op of a combined step carries both ops'). */
+static void record_a2a(const rank_state *rs, sched_op op, int count, double bytes, double start_s, double end_s)
 {
-    int count = a2a_count(op);
     XBT_DEBUG("rank %d replica %d: %d all-to-alls [%.9f, %.9f]", rs->rank, rs->rep->index, count, start_s, end_s);
     if (!rs->record)
         return;
-    tl_coll rec = {.start_s = start_s, .end_s = end_s, .bytes = eng.in->wl->stage[op.stage].a2a_bytes * count,
-                   .rank = rs->rank, .replica = rs->rep->index, .stage = op.stage, .mb = op.mb, .count = count,
-                   .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
+    tl_coll rec = {.start_s = start_s, .end_s = end_s, .bytes = bytes, .rank = rs->rank, .replica = rs->rep->index,
+                   .stage = op.stage, .mb = op.mb, .count = count, .kind = TLC_EP_ALLTOALL, .op_kind = (uint8_t)op.kind};
     timeline_add_coll(eng.tl, &rec);
 }
 
-/* The op's expert-parallel all-to-alls among rs's group (header). */
-void eng_ep_alltoall(rank_state *rs, sched_op op)
+/* count all-to-alls of bytes per GPU in all among rs's group, as one
+ * exchange (recorded under op). */
+static void exchange(rank_state *rs, sched_op op, int count, double bytes)
 {
-    int count = a2a_count(op);
-    if (count == 0 || rs->ep == NULL)
-        return;
     ep_group *g = rs->ep;
-    const stage_cost *c = &eng.in->wl->stage[op.stage];
     double start_s = simgrid_get_clock();
     sg_barrier_wait(g->bar);
     if (rs->rep->index == g->first) {
@@ -112,7 +129,7 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
                 if (trades(q1, q2))
                     comms[k++] = sgx_sendto_async(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
                                                   member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
-                                                  pair_bytes(g, q1, q2, count, c->a2a_bytes));
+                                                  pair_bytes(g, q1, q2, bytes));
         sg_comm_wait_all(comms, k);
         free(comms);
         eng.events += (long)k;
@@ -120,7 +137,16 @@ void eng_ep_alltoall(rank_state *rs, sched_op op)
             sg_actor_sleep_for((count - 1) * g->latency_s);
     }
     sg_barrier_wait(g->bar);
-    record_a2a(rs, op, start_s, simgrid_get_clock());
+    record_a2a(rs, op, count, bytes, start_s, simgrid_get_clock());
+}
+
+/* The op's expert-parallel all-to-alls among rs's group (header). */
+void eng_ep_alltoall(rank_state *rs, sched_op op)
+{
+    int count = a2a_count(op);
+    if (count == 0 || rs->ep == NULL)
+        return;
+    exchange(rs, op, count, a2a_total_bytes(op));
 }
 
 /* ---- without actors (eventreplay.c) ---- */
@@ -131,7 +157,7 @@ static void a2a_release(void *arg)
     double end_s = simgrid_get_clock();
     for (int a = g->first; a < g->first + g->nrep; a++) {
         rank_state *m = &eng.rep[a].ranks[g->rank];
-        record_a2a(m, g->ev_op, m->a2a_start_s, end_s);
+        record_a2a(m, g->ev_op, g->ev_count, g->ev_bytes, m->a2a_start_s, end_s);
         g->ev_release(m);
     }
 }
@@ -142,16 +168,17 @@ static void a2a_edge_done(void *arg, double start_s, double finish_s)
     ep_group *g = arg;
     if (--g->ev_pending > 0)
         return;
-    int count = a2a_count(g->ev_op);
+    int count = g->ev_count;
     if (count > 1)
         sgx_at(finish_s + (count - 1) * g->latency_s, a2a_release, g);
     else
         a2a_release(g);
 }
 
-int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
+/* rs arrives at count all-to-alls of bytes per GPU in all (recorded under
+ * op); 0 if there are none. */
+static int arrive(rank_state *rs, sched_op op, int count, double bytes, sgx_fn release)
 {
-    int count = a2a_count(op);
     if (count == 0 || rs->ep == NULL)
         return 0;
     ep_group *g = rs->ep;
@@ -160,8 +187,9 @@ int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
         return 1;
     g->ev_arrived = 0;
     g->ev_op = op;
+    g->ev_count = count;
+    g->ev_bytes = bytes;
     g->ev_release = release;
-    double bytes = eng.in->wl->stage[op.stage].a2a_bytes;
     int gpus = g->nrep * eng.grp;
     g->ev_pending = (size_t)gpus * (size_t)(eng.ep - 1);
     eng.events += (long)g->ev_pending;
@@ -170,8 +198,19 @@ int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
             if (trades(q1, q2))
                 sgx_transfer(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
                              member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
-                             pair_bytes(g, q1, q2, count, bytes), a2a_edge_done, g);
+                             pair_bytes(g, q1, q2, bytes), a2a_edge_done, g);
     return 1;
+}
+
+int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release)
+{
+    return arrive(rs, op, a2a_count(op), a2a_total_bytes(op), release);
+}
+
+int eng_ep_events_arrive_combined(rank_state *rs, sched_op first, sched_op second, sgx_fn release)
+{
+    return arrive(rs, first, a2a_count(first) + a2a_count(second), a2a_total_bytes(first) + a2a_total_bytes(second),
+                  release);
 }
 
 /* A helper actor running the first op of an overlapped pair's all-to-alls. */
@@ -223,6 +262,59 @@ int eng_run_pair(rank_state *rs, sched_op first, sched_op second, double start_s
     double end_s = simgrid_get_clock();
     rs->rep->done[eng_done_index(second.kind, second.stage, second.mb)] = 1;
     eng_finish_op(rs, second, mid_s, end_s);
+    eng_send_output(rs, second);
+    return 1;
+}
+
+/* A helper actor running a combined step's all-to-alls. */
+typedef struct combined_job {
+    rank_state *rs;
+    sched_op first;
+    int count;
+    double bytes;
+    sg_sem_t done;
+} combined_job;
+
+static void combined_a2a_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    combined_job *cj = sg_actor_self_get_data();
+    exchange(cj->rs, cj->first, cj->count, cj->bytes);
+    sg_sem_release(cj->done);
+}
+
+/* Ops first and second (the next in the list) as Megatron's combined 1F1B
+ * step (header); rs->next is left on second.  0 on deadlock. */
+int eng_run_combined(rank_state *rs, sched_op first, sched_op second)
+{
+    if (!eng_wait_for_input(rs, second))
+        return 0;
+    const stage_cost *c1 = &eng.in->wl->stage[first.stage], *c2 = &eng.in->wl->stage[second.stage];
+    double start_s = simgrid_get_clock();
+    combined_job cj = {.rs = rs, .first = first, .count = a2a_count(first) + a2a_count(second),
+                       .bytes = a2a_total_bytes(first) + a2a_total_bytes(second), .done = sg_sem_init(0)};
+    int async = eng.ep > 1 && eng.par->tp_comm && cj.count > 0 && rs->ep != NULL;
+    if (async) {
+        sg_actor_t a = sg_actor_init("combined-a2a", rs->host);
+        sg_actor_set_data(a, &cj);
+        sg_actor_start(a, combined_a2a_actor, 0, NULL);
+    }
+    eng_run_compute(rs, rs->next, actmem_op_ref_s(c1, first.kind));
+    eng_op_communication(rs, first, 0);
+    double mid_s = simgrid_get_clock();
+    rs->rep->done[eng_done_index(first.kind, first.stage, first.mb)] = 1;
+    eng_finish_op(rs, first, start_s, mid_s);
+    rs->next++;
+    eng_run_compute(rs, rs->next, actmem_op_ref_s(c2, second.kind));
+    eng_op_communication(rs, second, 0);
+    if (async)
+        sg_sem_acquire(cj.done);
+    sg_sem_destroy(cj.done);
+    double end_s = simgrid_get_clock();
+    rs->rep->done[eng_done_index(second.kind, second.stage, second.mb)] = 1;
+    eng_finish_op(rs, second, mid_s, end_s);
+    eng_send_output(rs, first);
     eng_send_output(rs, second);
     return 1;
 }

@@ -95,8 +95,10 @@ static void compute_actor(int argc, char **argv)
         } else {
             if (rs->next == 0)
                 rs->first_start_s = start_s;
-            if (op.overlap_next && eng.par->overlap_pairs && !eng.plan && rs->next + 1 < s->nops[rs->rank]) {
-                if (!eng_run_pair(rs, op, ops[rs->next + 1], start_s))
+            if (op.overlap_next && (eng.par->overlap_pairs || eng.par->combined_pairs) && !eng.plan &&
+                rs->next + 1 < s->nops[rs->rank]) {
+                if (!(eng.par->combined_pairs ? eng_run_combined(rs, op, ops[rs->next + 1])
+                                              : eng_run_pair(rs, op, ops[rs->next + 1], start_s)))
                     return; /* deadlock: reported after the run */
                 continue;
             }

@@ -121,6 +121,9 @@ typedef struct sim_parallel {
     int ep_hybrid;               /* 1: HybridEP's dispatch (costmodel.h a2a_scales, with the workload's
                                   * moe_experts and moe_top_k) */
     int overlap_pairs;           /* 1: ops marked overlap_next (schedule.h) run as overlapped pairs */
+    int combined_pairs;          /* 1: a pair is Megatron-Core's combined 1F1B step (sched_params.ep_overlap): it
+                                  * starts once both ops' inputs are in, runs the two computes back to back with
+                                  * both ops' all-to-alls at once beside them, and both outputs leave at its end */
 } sim_parallel;
 
 /* Which replay runs (engine_internal.h): AUTO, the replay without actors
