@@ -202,7 +202,7 @@ int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
         int layer_row = r->kind == ROW_LAYER;
         int vp = r->vp > 1 && !layer_row ? r->vp : 1;
         sched_params p = {.pp = layer_row ? 1 : r->pp, .m = layer_row ? 1 : r->global_batch / (r->micro_batch * r->dp),
-                          .chunks = vp};
+                          .chunks = vp, .ep_overlap = !layer_row && r->ep_overlap && r->ep > 1};
         int rc = sched_generate(vp > 1 ? "interleaved" : "1f1b", &p, &set->sched[i], st);
         set->n = i + 1;
         if (rc) {
@@ -389,6 +389,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     double nvl_rate = g->v[GP_NVLINK_BW] * g->v[GP_COLL_BW_EFF], nic_rate = r->nic_bw * g->v[GP_NET_BW_EFF];
     int ep_per_node = costmodel_group_per_node(r->gpus_per_node, r->ep, ep_stride);
     double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *dur);
+    /* with the combined 1F1B steps the all-to-alls are apart from the computes (sched_eval_combined) */
+    int combined = r->ep_overlap && r->ep > 1;
+    double (*comm)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *comm);
     double max_params = 0.0, rec0_s = 0.0;
     for (int k = 0; k < w.nstages; k++) {
         const stage_cost *sc = &w.stage[k];
@@ -397,8 +400,12 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             a2a_scales scales = costmodel_a2a_scales(r->ep_hybrid, w.moe_experts, w.moe_top_k, r->ep, ep_per_node);
             double a2a = costmodel_alltoall_scaled_s(sc->a2a_bytes, r->ep, ep_per_node, nvl_rate, nic_rate, lat,
                                                      scales);
-            f += 2.0 * sc->moe_layers * a2a;
-            b += 2.0 * sc->moe_layers * a2a;
+            if (combined)
+                comm[k][OP_F] = comm[k][OP_B] = comm[k][OP_BW] = 2.0 * sc->moe_layers * a2a;
+            else {
+                f += 2.0 * sc->moe_layers * a2a;
+                b += 2.0 * sc->moe_layers * a2a;
+            }
         }
         if (r->cp > 1) {   /* key/value ring: cp - 1 steps in F, keys/values and their gradients in B */
             double t_kv = (r->cp - 1) * (lat + sc->cp_kv_bytes / group_bw(g, r, r->cp, r->tp));
@@ -449,13 +456,16 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
      * after any recomputation); rank 0's first stage reduces last (its last
      * backward is the pipeline's last op), the other stages' reductions hide
      * under the rest of the pipeline. */
-    double last_bwd_s = dur[0][OP_BW] - rec0_s;
+    double last_bwd_s = dur[0][OP_BW] + comm[0][OP_BW] - rec0_s;
     double first_params = w.stage[0].param_count;
     double bucket = workload_dp_bucket_bytes(&w, 1.0, r->grad_bytes, row_bucket_bytes(r));
     sched_times t;
-    rc = sched_eval_staged_pairs(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
+    rc = combined ? sched_eval_combined(s, (const double (*)[OP_KIND_COUNT])dur, (const double (*)[OP_KIND_COUNT])comm,
+                                        t_comm, &t, st)
+                  : sched_eval_staged_pairs(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(t_comm);
     free(dur);
+    free(comm);
     int tied = r->has_arch ? r->arch.tied_embeddings : 1;
     double embed_params = (double)r->vocab * r->hidden / r->tp;
     if (rc) {

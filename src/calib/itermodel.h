@@ -66,6 +66,10 @@ typedef struct train_row {
                                      * group is ep consecutive ranks; else ep ranks tp x cp apart */
     int ep_hybrid;                  /* MoE tokens dispatched by HybridEP (experiment.h ep.dispatcher); a
                                      * function of the model and the GPU type (rows.c), so not in job_id */
+    int ep_overlap;                 /* Megatron-Core's combined 1F1B (experiment.h ep.overlap; rows.c
+                                     * A2A_OVERLAP_RECIPES): steady-state forward and backward as one step,
+                                     * their all-to-alls under their computes (schedule.h sched_eval_combined);
+                                     * a function of the release, the GPU type and the model, so not in job_id */
     double capacity_factor;         /* MoE token dropping at this expert capacity (gpt_shape.capacity_factor);
                                      * 0 = dropless */
     row_recompute recompute;

@@ -72,6 +72,13 @@ static void rack_domain(row_experiment *x, const train_row *r)
         add(x, "cluster.nvlink_domain=%d", r->gpus_per_node);
 }
 
+/* The recipe's combined 1F1B (rows.c A2A_OVERLAP_RECIPES). */
+static void add_ep_overlap(row_experiment *x, const train_row *r)
+{
+    if (r->ep_overlap && r->ep > 1)
+        add(x, "ep.overlap=true");
+}
+
 int row_experiment_make(const train_row *r, const char *hf_path, row_experiment *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
@@ -130,6 +137,7 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
         add(x, "etp=1");
     if (r->ep_hybrid && r->ep > 1)   /* the recipe's dispatcher (rows.c HYBRIDEP_RECIPES) */
         add(x, "ep.dispatcher=hybridep");
+    add_ep_overlap(x, r);
     return 0;
 }
 

@@ -471,6 +471,66 @@ static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
     return 0;
 }
 
+/* The releases whose performance recipe for a model on a GPU type runs
+ * Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm,
+ * experiment.h ep.overlap; Megatron-Bridge moe_a2a_overlap=True), which the
+ * summaries do not state.  Read from the recipes of the Megatron-Bridge
+ * release of each container (25.11 v0.2.0, 26.02 v0.3.0, 26.02.01 v0.3.1,
+ * 26.04 v0.4.0, 26.04.01 v0.4.1, 26.06 v0.5.0, 26.06.01 v0.5.1:
+ * scripts/performance/configs/<model>/..._workload_base_configs.py; 26.08
+ * v0.6.0: src/megatron/bridge/perf_recipes/<model>/<gpu>/, through
+ * _enable_hybridep_full_iteration_mxfp8 and
+ * _apply_gpt_oss_120b_full_iter_fp8mx_configs), keeping a release only
+ * where the recipe with the overlap has the row's GPUs, tp, pp, vp, ep and
+ * global batch (a row measured with another layout ran another recipe).
+ * Every other row: off, Megatron-Core's default.  The earlier releases'
+ * recipes (25.09, v0.1.0rc4) overlap DeepSeek-V3's all-to-alls on H100 only. */
+static const struct {
+    const char *version, *gpu, *model_key;
+} A2A_OVERLAP_RECIPES[] = {
+    {"25.11", "h100-sxm", "qwen3-235b-a22b"},
+    {"26.02", "h100-sxm", "qwen3-235b-a22b"},
+    {"26.02", "h100-sxm", "qwen3-30b-a3b"},
+    {"26.02", "b300", "qwen3-235b-a22b"},
+    {"26.02.01", "h100-sxm", "qwen3-235b-a22b"},
+    {"26.04", "h100-sxm", "qwen3-235b-a22b"},
+    {"26.04", "gb200", "gpt-oss-120b"},
+    {"26.04.01", "h100-sxm", "qwen3-235b-a22b"},
+    {"26.04.01", "gb200", "gpt-oss-120b"},
+    {"26.06", "gb200", "deepseek-v3"},
+    {"26.06", "gb200", "gpt-oss-120b"},
+    {"26.06", "gb200", "qwen3-30b-a3b"},
+    {"26.06", "gb200", "qwen3-235b-a22b"},
+    {"26.06", "gb300", "deepseek-v3"},
+    {"26.06", "gb300", "gpt-oss-120b"},
+    {"26.06", "gb300", "qwen3-30b-a3b"},
+    {"26.06", "gb300", "qwen3-235b-a22b"},
+    {"26.06", "b300", "qwen3-30b-a3b"},
+    {"26.06.01", "gb200", "deepseek-v3"},
+    {"26.06.01", "gb200", "gpt-oss-120b"},
+    {"26.06.01", "gb200", "qwen3-30b-a3b"},
+    {"26.06.01", "gb200", "qwen3-235b-a22b"},
+    {"26.06.01", "gb300", "deepseek-v3"},
+    {"26.06.01", "gb300", "gpt-oss-120b"},
+    {"26.06.01", "gb300", "qwen3-30b-a3b"},
+    {"26.06.01", "gb300", "qwen3-235b-a22b"},
+    {"26.08", "gb200", "gpt-oss-120b"},
+    {"26.08", "gb200", "qwen3-30b-a3b"},
+    {"26.08", "gb200", "qwen3-235b-a22b"},
+    {"26.08", "gb300", "gpt-oss-120b"},
+    {"26.08", "gb300", "qwen3-30b-a3b"},
+    {"26.08", "gb300", "qwen3-235b-a22b"},
+};
+
+static int recipe_overlaps_a2a(const char *version, const char *gpu, const char *model_key)
+{
+    for (size_t i = 0; i < sizeof A2A_OVERLAP_RECIPES / sizeof A2A_OVERLAP_RECIPES[0]; i++)
+        if (strcmp(A2A_OVERLAP_RECIPES[i].version, version) == 0 && strcmp(A2A_OVERLAP_RECIPES[i].gpu, gpu) == 0 &&
+            strcmp(A2A_OVERLAP_RECIPES[i].model_key, model_key) == 0)
+            return 1;
+    return 0;
+}
+
 /* models.csv's row c as m: 0 (m->ok, or m->why says why the model cannot
  * be costed), or PG_EXIT_INPUT for a value out of its limit. */
 static int model_from(const csv *c, model_entry *m, pg_status *st)
@@ -771,6 +831,9 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         r->tp_overlap = r->tp > 1;
         r->expert_tp1 = 1;
         r->ep_hybrid = recipe_dispatches_hybridep(mkey, gpu);
+        /* Megatron-Core runs the combined steps with pp = 1 or virtual stages only */
+        r->ep_overlap = recipe_overlaps_a2a(get(c, col(c, "source_version")), gpu, mkey) && r->ep > 1 &&
+                        (r->pp == 1 || r->vp > 1);
         r->dp_overlap = 1;
         r->zero1 = 1;
         r->grad_bytes = SUMMARY_GRAD_BYTES;

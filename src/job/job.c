@@ -81,6 +81,34 @@ static void rank_share_times(const workload *w, sched_params *p)
     p->w_fraction = c0->act_b_bytes > 0 ? c0->act_w_bytes / c0->act_b_bytes : 0.0;
 }
 
+int job_ep_overlap(const experiment *e)
+{
+    return e->ep_overlap && e->ep > 1;
+}
+
+/* ep.overlap where Megatron-Core has it: a schedule that runs combined
+ * steps (the registry's SCHED_EP_OVERLAP), no full recomputation (its
+ * TransformerConfig refuses recompute_granularity='full' with it). */
+static int check_ep_overlap(const experiment *e, pg_status *st)
+{
+    if (!job_ep_overlap(e))
+        return 0;
+    if (!sched_has_flags(e->schedule, SCHED_EP_OVERLAP)) {
+        strbuf names;
+        sb_init(&names);
+        sched_names(SCHED_EP_OVERLAP, ", ", " or ", &names);
+        pg_fail_key(st, PG_EXIT_INPUT, "ep.overlap", "needs schedule=%s (Megatron-Core's combined 1F1B), not '%s'",
+                    names.data, e->schedule);
+        sb_free(&names);
+        return job_locate(e, NULL, st);
+    }
+    if (e->recompute == RECOMPUTE_FULL) {
+        pg_fail_key(st, PG_EXIT_INPUT, "ep.overlap", "not with recompute=full (Megatron-Core refuses the combination)");
+        return job_locate(e, NULL, st);
+    }
+    return 0;
+}
+
 int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
 {
     /* Generators take per-rank-share times: a workload of pp stages. */
@@ -89,7 +117,8 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
     if (rc != 0)
         return rc;
     *p = (sched_params){.pp = e->pp, .m = e->microbatches, .chunks = e->chunks,
-                        .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0, .mem_limit = e->memory_limit};
+                        .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0, .mem_limit = e->memory_limit,
+                        .ep_overlap = job_ep_overlap(e)};
     rank_share_times(&share, p);
     workload_free(&share);
     double tp_share = experiment_tp_share(e);   /* one GPU's share, as the simulator runs it */
@@ -142,7 +171,8 @@ static int load_schedule_file(job *j, const char *path, pg_status *st)
 static int same_params(const sched_params *a, const sched_params *b)
 {
     return a->pp == b->pp && a->m == b->m && a->chunks == b->chunks && a->t_f == b->t_f && a->t_b == b->t_b &&
-           a->t_w == b->t_w && a->t_comm == b->t_comm && a->mem_limit == b->mem_limit && a->w_fraction == b->w_fraction;
+           a->t_w == b->t_w && a->t_comm == b->t_comm && a->mem_limit == b->mem_limit && a->w_fraction == b->w_fraction &&
+           a->ep_overlap == b->ep_overlap;
 }
 
 /* A generated schedule from the cache, or generated and kept there (a slot
@@ -200,6 +230,8 @@ int job_build_schedule_cached(job *j, job_sched_cache *cache, pg_status *st)
             sb_free(&known);
             return rc;
         }
+        if ((rc = check_ep_overlap(e, st)) != 0)
+            return rc;
         sched_params p;
         if ((rc = job_sched_params(e, &p, st)) != 0)
             return job_locate(e, NULL, st);
@@ -351,6 +383,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .embed_sync_bytes = e->network != NET_IDEAL ? j->wl.tied_embedding_params * experiment_grad_bytes(e) : 0.0,
         .cp = e->cp, .ep = e->ep, .expert_tp1 = experiment_expert_tp1(e),
         .ep_hybrid = e->ep_dispatcher == EP_DISPATCH_HYBRIDEP, .overlap_pairs = e->dualpipe_overlap,
+        .combined_pairs = job_ep_overlap(e),
     };
     jp->active = tp > 1 || dp > 1 || e->cp > 1 || any_opt || jp->par.embed_sync_bytes > 0;
     return 0;

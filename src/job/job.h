@@ -129,6 +129,9 @@ double *job_offload_policy(const job *j, plan_policy *pol);
 int job_locate(const experiment *e, const char *fallback, pg_status *st);
 /* The generators' parameters for the experiment (per-rank-share times). */
 int job_sched_params(const experiment *e, sched_params *p, pg_status *st);
+/* 1 when the job runs Megatron-Core's combined 1F1B steps: ep.overlap with
+ * ep > 1 (sched_params.ep_overlap, sim_parallel.combined_pairs). */
+int job_ep_overlap(const experiment *e);
 /* recompute=plan (job_remat.c): the rematerialization plan (opt/remat_ilp.h)
  * of the job's schedule under each rank's capacity minus its static memory;
  * after job_build_schedule and job_build_platform.  The caller frees out

@@ -163,6 +163,11 @@ static const key_spec SCHEMA[] = {
                "token's experts, over the NIC to the GPU of the same local rank, which forwards the copies over "
                "NVLink (Megatron's flex dispatcher with HybridEP, DeepEP's layout): fewer bytes across nodes, "
                "more inside them"),
+    CHOICE_KEY("ep.overlap", "true|false", ep_overlap, "false", BOOLS, NO_PATH, 0,
+               "MoE, schedule=interleaved (or 1f1b with pp = 1): Megatron-Core's combined 1F1B "
+               "(--overlap-moe-expert-parallel-comm, off by default there): one more warm-up forward, then each "
+               "steady-state forward and the backward after it run as one step that lasts max(their computes, "
+               "their expert-parallel all-to-alls), the all-to-alls on their own stream; not with recompute=full"),
     CHOICE_KEY("dualpipe.overlap", "true|false", dualpipe_overlap, "true", BOOLS, NO_PATH, 0,
                "schedule=dualpipe-v: run its paired forward and backward chunks overlapped, one's expert-parallel "
                "all-to-alls under the other's compute (false: one after the other)"),
@@ -939,6 +944,7 @@ static const applicability APPLIES[] = {
     {"memory.fragmentation", headroom_is_auto, "memory.headroom=auto"},
     {"etp", has_ep, "ep > 1"},
     {"ep.dispatcher", has_ep, "ep > 1"},
+    {"ep.overlap", has_ep, "ep > 1"},
     {"dualpipe.overlap", sched_is_dualpipev, "schedule=dualpipe-v"},
     {"zb_auto.time_limit", sched_is_zbauto, "schedule=zb-auto"},
     {"offload.ratio", offload_is_selective, "offload=selective"},

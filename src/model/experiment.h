@@ -83,6 +83,9 @@ typedef struct experiment {
     int ep;                         /* expert-parallel degree (MoE); divides dp, adds no GPUs */
     int etp;                        /* expert tensor parallelism: 0 = tp, or 1 (experiment_expert_tp1) */
     int dualpipe_overlap;           /* 1: DualPipeV's paired ops overlap one's compute with the other's all-to-alls */
+    int ep_overlap;                 /* ep.overlap: Megatron-Core's combined 1F1B (--overlap-moe-expert-parallel-comm):
+                                     * each steady-state forward and backward run as one step, the two ops'
+                                     * all-to-alls under the two computes (schedule.h sched_params.ep_overlap) */
     int ep_dispatcher;              /* ep.dispatcher: EP_DISPATCH_ALLTOALL or _HYBRIDEP (costmodel.h a2a_scales) */
     int cp;                         /* context-parallel degree: GPUs = tp x cp x dp x pp */
     int tp_sequence_parallel;       /* 1: tp collectives as reduce-scatter + all-gather (Megatron SP) */
