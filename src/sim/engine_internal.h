@@ -170,6 +170,8 @@ typedef struct ep_group {
     sg_bar_t bar;
     double latency_s;           /* largest route latency between two members' GPUs */
     a2a_scales scales;          /* the dispatcher's bytes per in-node and cross-node pair (costmodel.h) */
+    struct ep_flow *flow;       /* [nflows] the transfers of one exchange (expert.c eng_ep_setup) */
+    int nflows;
 } ep_group;
 
 /* One data-parallel replica of the pipeline. */

@@ -21,6 +21,22 @@
  * those bytes and a pair across nodes remote_scale times (ep_group.scales,
  * costmodel_a2a_scales over the group's GPUs per node).
  *
+ * The transfers (eng_ep_setup's flows).  Where every node holding GPUs of
+ * a trading class (the GPUs that trade with each other) holds as many of
+ * them, each GPU's transfers to the others of its node are one transfer to
+ * the next of them (in the group's order, round the node), and its
+ * transfers to other nodes one transfer to the GPU at its own place among
+ * the class's GPUs of the next node (round the nodes), each carrying the
+ * bytes of the transfers it stands for: every GPU then sends and receives
+ * through its NVLink port and its NIC exactly the bytes the pair-by-pair
+ * exchange moves there, in the same time uncontended (the pairs of a class
+ * share its ports evenly and end together), with 2 instead of ep - 1
+ * transfers per GPU.  That is what makes the exchange affordable: SimGrid
+ * spends time quadratic in the transfers in flight (its activity list and
+ * max-min solver), which at 32 GPUs was most of a Qwen3-235B H100 row's
+ * minutes.  Against other traffic a class's NIC share counts as one flow,
+ * not n - per_node.  A class spread unevenly sends pair by pair.
+ *
  * Without actors (eng_ep_events_arrive, for eventreplay.c): the members
  * arrive one by one, the last starts the same transfers as one-sided ones
  * and, once they and the other all-to-alls' latencies are over, every
@@ -92,6 +108,12 @@ static double a2a_total_bytes(sched_op op)
     return a2a_count(op) * eng.in->wl->stage[op.stage].a2a_bytes;
 }
 
+/* One transfer of an exchange: GPU q1 to GPU q2 of the group, standing for
+ * `pairs` pair-by-pair transfers. */
+typedef struct ep_flow {
+    int q1, q2, pairs;
+} ep_flow;
+
 /* Bytes GPU q1 of group g sends GPU q2 of all-to-alls of bytes per GPU in
  * all: the dispatcher's scale of its share. */
 static double pair_bytes(const ep_group *g, int q1, int q2, double bytes)
@@ -121,15 +143,14 @@ static void exchange(rank_state *rs, sched_op op, int count, double bytes)
     double start_s = simgrid_get_clock();
     sg_barrier_wait(g->bar);
     if (rs->rep->index == g->first) {
-        int gpus = g->nrep * eng.grp;   /* the group's GPUs, q = (replica - first) x grp + i */
-        size_t n = (size_t)gpus * (size_t)(eng.ep - 1), k = 0;
-        sg_comm_t *comms = pg_xmalloc(n * sizeof *comms);
-        for (int q1 = 0; q1 < gpus; q1++)
-            for (int q2 = 0; q2 < gpus; q2++)
-                if (trades(q1, q2))
-                    comms[k++] = sgx_sendto_async(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
-                                                  member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
-                                                  pair_bytes(g, q1, q2, bytes));
+        size_t k = 0;
+        sg_comm_t *comms = pg_xmalloc((size_t)(g->nflows > 0 ? g->nflows : 1) * sizeof *comms);
+        for (int f = 0; f < g->nflows; f++) {
+            const ep_flow *e = &g->flow[f];
+            comms[k++] = sgx_sendto_async(member_host(g->first + e->q1 / eng.grp, rs->rank, e->q1 % eng.grp),
+                                          member_host(g->first + e->q2 / eng.grp, rs->rank, e->q2 % eng.grp),
+                                          e->pairs * pair_bytes(g, e->q1, e->q2, bytes));
+        }
         sg_comm_wait_all(comms, k);
         free(comms);
         eng.events += (long)k;
@@ -190,15 +211,14 @@ static int arrive(rank_state *rs, sched_op op, int count, double bytes, sgx_fn r
     g->ev_count = count;
     g->ev_bytes = bytes;
     g->ev_release = release;
-    int gpus = g->nrep * eng.grp;
-    g->ev_pending = (size_t)gpus * (size_t)(eng.ep - 1);
+    g->ev_pending = (size_t)g->nflows;
     eng.events += (long)g->ev_pending;
-    for (int q1 = 0; q1 < gpus; q1++)
-        for (int q2 = 0; q2 < gpus; q2++)
-            if (trades(q1, q2))
-                sgx_transfer(member_host(g->first + q1 / eng.grp, rs->rank, q1 % eng.grp),
-                             member_host(g->first + q2 / eng.grp, rs->rank, q2 % eng.grp),
-                             pair_bytes(g, q1, q2, bytes), a2a_edge_done, g);
+    for (int f = 0; f < g->nflows; f++) {
+        const ep_flow *e = &g->flow[f];
+        sgx_transfer(member_host(g->first + e->q1 / eng.grp, rs->rank, e->q1 % eng.grp),
+                     member_host(g->first + e->q2 / eng.grp, rs->rank, e->q2 % eng.grp),
+                     e->pairs * pair_bytes(g, e->q1, e->q2, bytes), a2a_edge_done, g);
+    }
     return 1;
 }
 
@@ -327,6 +347,83 @@ int eng_ep_group_replicas(void)
     return eng.ep > eng.grp ? eng.ep / eng.grp : 1;
 }
 
+/* Whether GPUs q and p of the group are of one class (the GPUs that trade
+ * with each other, q itself included). */
+static int same_class(int q, int p)
+{
+    return p == q || trades(q, p);
+}
+
+/* Group g's transfers (the header's "The transfers"): per GPU one to the
+ * next GPU of its class in its node and one to its place among its class's
+ * GPUs in the next node of the class, where the class's nodes hold as many
+ * of its GPUs each; else every pair. */
+static void ep_flows(ep_group *g)
+{
+    int gpus = g->nrep * eng.grp;
+    int *node = pg_xmalloc((size_t)gpus * sizeof *node), *in_node = pg_xcalloc((size_t)gpus, sizeof *in_node);
+    for (int q = 0; q < gpus; q++)
+        node[q] = member_node(g->first + q / eng.grp, g->rank, q % eng.grp);
+    for (int q = 0; q < gpus; q++)   /* the GPUs of q's class in q's node */
+        for (int p = 0; p < gpus; p++)
+            in_node[q] += same_class(q, p) && node[p] == node[q];
+    int even = 1;
+    for (int q = 0; q < gpus && even; q++)
+        for (int p = 0; p < gpus && even; p++)
+            even = !trades(q, p) || in_node[p] == in_node[q];
+    g->flow = pg_xmalloc((size_t)gpus * (size_t)(eng.ep > 1 ? eng.ep - 1 : 1) * sizeof *g->flow);
+    g->nflows = 0;
+    for (int q = 0; q < gpus; q++) {
+        if (!even) {
+            for (int p = 0; p < gpus; p++)
+                if (trades(q, p))
+                    g->flow[g->nflows++] = (ep_flow){q, p, 1};
+            continue;
+        }
+        /* in the node: the next of the class after q, round the node; q's place among them, and the
+         * first of them (the head of q's node: the class's nodes are ordered by their heads) */
+        int next_local = -1, first_local = -1, place = 0, remote = 0, next_head = -1, first_head = -1, my_head = q;
+        for (int p = 0; p < q; p++)
+            if (same_class(q, p) && node[p] == node[q]) {
+                my_head = p;
+                break;
+            }
+        for (int p = 0; p < gpus; p++) {
+            if (!same_class(q, p))
+                continue;
+            if (node[p] == node[q]) {
+                place += p < q;
+                if (p != q && first_local < 0)
+                    first_local = p;
+                if (p > q && next_local < 0)
+                    next_local = p;
+                continue;
+            }
+            remote++;
+            int head = 1;   /* p is the first GPU of the class in its node */
+            for (int o = 0; o < p && head; o++)
+                head = !(same_class(q, o) && node[o] == node[p]);
+            if (head && first_head < 0)
+                first_head = p;
+            if (head && p > my_head && next_head < 0)
+                next_head = p;
+        }
+        if (in_node[q] > 1)
+            g->flow[g->nflows++] = (ep_flow){q, next_local >= 0 ? next_local : first_local, in_node[q] - 1};
+        if (remote == 0)
+            continue;
+        /* across nodes: the next node of the class (ordered by their first GPUs), at q's place there */
+        int head = next_head >= 0 ? next_head : first_head, seen = 0;
+        for (int p = head; p < gpus; p++)
+            if (same_class(q, p) && node[p] == node[head] && seen++ == place) {
+                g->flow[g->nflows++] = (ep_flow){q, p, remote};
+                break;
+            }
+    }
+    free(node);
+    free(in_node);
+}
+
 /* Expert-parallel groups at each rank (header): eng_ep_group_replicas
  * consecutive replicas each. */
 void eng_ep_setup(const sim_input *in)
@@ -354,6 +451,7 @@ void eng_ep_setup(const sim_input *in)
             /* the first GPU's peers stand for every member's: a group spans its nodes evenly */
             g->scales = costmodel_a2a_scales(eng.in->par->ep_hybrid, eng.in->wl->moe_experts,
                                              eng.in->wl->moe_top_k, peers, in_node);
+            ep_flows(g);
             for (int a = g->first; a < g->first + per; a++)
                 eng.rep[a].ranks[r].ep = g;
         }

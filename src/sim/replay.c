@@ -142,8 +142,10 @@ static void engine_free(void)
         free(rep->done);
     }
     eng_dp_free();
-    for (int i = 0; eng.epg && i < eng.in->sched->pp * (eng.nrep / eng_ep_group_replicas()); i++)
+    for (int i = 0; eng.epg && i < eng.in->sched->pp * (eng.nrep / eng_ep_group_replicas()); i++) {
         sg_barrier_destroy(eng.epg[i].bar);
+        free(eng.epg[i].flow);
+    }
     free(eng.epg);
     free(eng.rep);
     memset(&eng, 0, sizeof eng);
