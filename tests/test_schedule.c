@@ -1106,28 +1106,32 @@ END_TEST
 
 /* sched_eval_combined against its closed form, pp = 1 (1f1b, combined):
  * F0 alone (compute + comm), m - 1 steps of max(F + BW computes, their
- * comms), the last BW alone: in the compute-bound and the comm-bound
- * regime.  Without marks it is sched_eval_staged_pairs of compute + comm,
+ * step comms), the last BW alone: in the compute-bound and the comm-bound
+ * regime, and with step comms longer than the ops' own.  Without marks it is sched_eval_staged_pairs of compute + comm,
  * and on an interleaved pipeline each step's two ops start and end
  * together. */
 START_TEST(test_eval_combined_closed_form)
 {
     pg_status st;
     const int m = 6;
-    const double cf = 1.0, cbw = 2.0, comms[2] = {0.5, 2.0};
-    for (int k = 0; k < 2; k++) {
-        double a = comms[k];
+    const double cf = 1.0, cbw = 2.0, comms[3] = {0.5, 2.0, 0.5}, extras[3] = {0.0, 0.0, 1.5};
+    for (int k = 0; k < 3; k++) {
+        double a = comms[k], e = extras[k];
         sched_params p = {.pp = 1, .m = m, .chunks = 1, .ep_overlap = 1};
         schedule s;
         ck_assert(sched_generate("1f1b", &p, &s, &st) == 0);
         double compute[1][OP_KIND_COUNT] = {{0}}, comm[1][OP_KIND_COUNT] = {{0}}, t_pair[1] = {0.0};
         compute[0][OP_F] = cf;
         compute[0][OP_BW] = cbw;
+        double step_comm[1][OP_KIND_COUNT] = {{0}};
         comm[0][OP_F] = comm[0][OP_BW] = a;
+        step_comm[0][OP_F] = step_comm[0][OP_BW] = a + e;
         sched_times t;
         ck_assert_msg(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute,
-                                          (const double (*)[OP_KIND_COUNT])comm, t_pair, &t, &st) == 0, "%s", st.msg);
-        double step = cf + cbw > 2 * a ? cf + cbw : 2 * a;
+                                          (const double (*)[OP_KIND_COUNT])comm,
+                                          e > 0 ? (const double (*)[OP_KIND_COUNT])step_comm : NULL, t_pair, NULL, &t, &st) == 0,
+                      "%s", st.msg);
+        double step = cf + cbw > 2 * (a + e) ? cf + cbw : 2 * (a + e);
         ck_assert_rel(t.makespan, (cf + a) + (m - 1) * step + (cbw + a), PG_REL_TOL);
         sched_times_free(&s, &t);
         sched_free(&s);
@@ -1150,7 +1154,7 @@ START_TEST(test_eval_combined_closed_form)
         }
     sched_times a, b;
     ck_assert(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute, (const double (*)[OP_KIND_COUNT])comm,
-                                  t_pair, &a, &st) == 0);
+                                  NULL, t_pair, NULL, &a, &st) == 0);
     ck_assert(sched_eval_staged_pairs(&s, (const double (*)[OP_KIND_COUNT])sum, t_pair, &b, &st) == 0);
     ck_assert_rel(a.makespan, b.makespan, PG_REL_TOL);
     for (int r = 0; r < s.pp; r++)
@@ -1163,7 +1167,8 @@ START_TEST(test_eval_combined_closed_form)
     p.ep_overlap = 1;
     ck_assert(sched_generate("interleaved", &p, &s, &st) == 0);
     ck_assert_msg(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute,
-                                      (const double (*)[OP_KIND_COUNT])comm, t_pair, &a, &st) == 0, "%s", st.msg);
+                                      (const double (*)[OP_KIND_COUNT])comm, NULL, t_pair, NULL, &a, &st) == 0,
+                  "%s", st.msg);
     int steps = 0;
     for (int r = 0; r < s.pp; r++)
         for (int i = 0; i < s.nops[r]; i++)
@@ -1172,6 +1177,39 @@ START_TEST(test_eval_combined_closed_form)
                 steps++;
             }
     ck_assert(steps > 0);
+    /* a step's two sends: through one port they share it, and the transfer-bound pipeline takes longer;
+     * through different ports, or of no time to share, nothing changes */
+    for (int k = 0; k < s.nstages; k++)
+        for (int kind = 0; kind < OP_KIND_COUNT; kind++) {
+            compute[k][kind] = 0.01;
+            comm[k][kind] = 0.0;
+        }
+    double big[16], none[16];
+    int one_port[16], own_port[16];
+    for (int i = 0; i < 16; i++) {
+        t_pair[i] = big[i] = 1.0;
+        none[i] = 0.0;
+        one_port[i] = 0;
+        own_port[i] = i % s.pp;   /* the destination rank's: two sends of a step go to two ranks */
+    }
+    sched_times base, shared, apart, empty;
+    const sched_step_sends sh = {.xfer_pair = big, .port_pair = one_port}, ap = {.xfer_pair = big, .port_pair = own_port},
+                           em = {.xfer_pair = none, .port_pair = one_port};
+    ck_assert(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute, (const double (*)[OP_KIND_COUNT])comm,
+                                  NULL, t_pair, NULL, &base, &st) == 0);
+    ck_assert(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute, (const double (*)[OP_KIND_COUNT])comm,
+                                  NULL, t_pair, &sh, &shared, &st) == 0);
+    ck_assert(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute, (const double (*)[OP_KIND_COUNT])comm,
+                                  NULL, t_pair, &ap, &apart, &st) == 0);
+    ck_assert(sched_eval_combined(&s, (const double (*)[OP_KIND_COUNT])compute, (const double (*)[OP_KIND_COUNT])comm,
+                                  NULL, t_pair, &em, &empty, &st) == 0);
+    ck_assert_msg(shared.makespan > base.makespan * 1.01, "shared %g, base %g", shared.makespan, base.makespan);
+    ck_assert_rel(apart.makespan, base.makespan, PG_REL_TOL);
+    ck_assert_rel(empty.makespan, base.makespan, PG_REL_TOL);
+    sched_times_free(&s, &base);
+    sched_times_free(&s, &shared);
+    sched_times_free(&s, &apart);
+    sched_times_free(&s, &empty);
     sched_times_free(&s, &a);
     sched_free(&s);
     free(compute);

@@ -444,13 +444,18 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
      * to another rank crosses its NVLink port inside a node, its NIC across
      * nodes (each tp rank its 1/tp share at once). */
     double *t_comm = pg_xcalloc((size_t)r->pp * (size_t)r->pp, sizeof *t_comm);
+    double *xfer = pg_xcalloc((size_t)r->pp * (size_t)r->pp, sizeof *xfer);
+    int *port = pg_xcalloc((size_t)r->pp * (size_t)r->pp, sizeof *port);
     double p2p_bytes = workload_p2p_bytes(&w, 0, r->tp);
     for (int a = 0; a < r->pp; a++)
         for (int b = 0; b < r->pp; b++) {
             int same_node = (long)a * dp_span / r->gpus_per_node == (long)b * dp_span / r->gpus_per_node;
             double rate = same_node || !(nic_rate > 0) ? nvl_rate : nic_rate;
-            t_comm[a * r->pp + b] = lat + p2p_bytes / rate;
+            xfer[a * r->pp + b] = p2p_bytes / rate;
+            port[a * r->pp + b] = rate == nvl_rate;   /* the GPU's NIC (0) or its NVLink port (1) */
+            t_comm[a * r->pp + b] = lat + xfer[a * r->pp + b];
         }
+    sched_step_sends sends = {.xfer_pair = xfer, .port_pair = port};
     /* Overlapped, as the simulator runs it (src/sim/gradsync.c): each of a
      * rank's stages reduces its buckets during its last backward (the op
      * after any recomputation); rank 0's first stage reduces last (its last
@@ -459,13 +464,30 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     double last_bwd_s = dur[0][OP_BW] + comm[0][OP_BW] - rec0_s;
     double first_params = w.stage[0].param_count;
     double bucket = workload_dp_bucket_bytes(&w, 1.0, r->grad_bytes, row_bucket_bytes(r));
+    /* A combined step's NIC carries, besides its all-to-alls, its outputs to the neighbouring stages
+     * that sit on other nodes (each tp rank its share), which the simulator sends at the step's end,
+     * under the next step's all-to-alls: where the all-to-alls bound the step, those bytes lengthen it. */
+    double (*step_comm)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *step_comm);
+    for (int k = 0; combined && k < w.nstages; k++) {
+        int here = s->stage_rank[k];
+        for (int kind = 0; kind < OP_KIND_COUNT; kind++) {
+            int to = kind == OP_F ? k + 1 : kind == OP_B || kind == OP_BW ? k - 1 : -1;
+            int crosses = to >= 0 && to < w.nstages && nic_rate > 0 &&
+                          (long)here * dp_span / r->gpus_per_node !=
+                              (long)s->stage_rank[to] * dp_span / r->gpus_per_node;
+            step_comm[k][kind] = comm[k][kind] + (crosses ? p2p_bytes / nic_rate : 0.0);
+        }
+    }
     sched_times t;
     rc = combined ? sched_eval_combined(s, (const double (*)[OP_KIND_COUNT])dur, (const double (*)[OP_KIND_COUNT])comm,
-                                        t_comm, &t, st)
+                                        (const double (*)[OP_KIND_COUNT])step_comm, t_comm, &sends, &t, st)
                   : sched_eval_staged_pairs(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
     free(t_comm);
+    free(xfer);
+    free(port);
     free(dur);
     free(comm);
+    free(step_comm);
     int tied = r->has_arch ? r->arch.tied_embeddings : 1;
     double embed_params = (double)r->vocab * r->hidden / r->tp;
     if (rc) {

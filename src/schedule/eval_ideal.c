@@ -146,9 +146,10 @@ done:
 /* ---- Megatron's combined 1F1B steps --------------------------------------- */
 
 /* Whether op g (on rank r) has its input: then *t0 is raised to when it is
- * in (its predecessor's end, plus the transfer from another rank). */
-static int input_in(const sched_index *ix, const double *end_of, const unsigned char *known, const double *t_comm_pair,
-                    int pp, int g, int r, double *t0)
+ * in (its predecessor's end, plus the transfer from another rank and what
+ * that transfer waited for, late_of). */
+static int input_in(const sched_index *ix, const double *end_of, const double *late_of, const unsigned char *known,
+                    const double *t_comm_pair, int pp, int g, int r, double *t0)
 {
     int p = ix->pred[g];
     if (p < 0)
@@ -156,7 +157,7 @@ static int input_in(const sched_index *ix, const double *end_of, const unsigned 
     if (!known[p])
         return 0;
     int from = ix->op_rank[p];
-    double ready = end_of[p] + (from == r ? 0.0 : t_comm_pair[from * pp + r]);
+    double ready = end_of[p] + (from == r ? 0.0 : t_comm_pair[from * pp + r] + late_of[p]);
     if (ready > *t0)
         *t0 = ready;
     return 1;
@@ -165,9 +166,22 @@ static int input_in(const sched_index *ix, const double *end_of, const unsigned 
 /* Ranks run as far as their inputs allow, in sweeps until every op has run
  * or a sweep runs none (a pair's op cannot wait for a later one of its own
  * rank, so the order is not the plain replay's). */
-int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
-                        const double *t_comm_pair, sched_times *out, pg_status *st)
+/* The rank op's output goes to (the next stage's for F, the previous
+ * stage's for a backward), or -1: none, or its own rank. */
+static int send_rank(const schedule *s, const sched_op *op, int r)
 {
+    int to = op->kind == OP_F ? op->stage + 1 : op->kind == OP_B || op->kind == OP_BW ? op->stage - 1 : -1;
+    if (to < 0 || to >= s->nstages || s->stage_rank[to] == r)
+        return -1;
+    return s->stage_rank[to];
+}
+
+int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
+                        const double (*step_comm)[OP_KIND_COUNT], const double *t_comm_pair,
+                        const sched_step_sends *sends, sched_times *out, pg_status *st)
+{
+    if (step_comm == NULL)
+        step_comm = comm;
     memset(out, 0, sizeof *out);
     sched_index ix;
     int rc = sched_index_build(s, &ix, st);
@@ -175,6 +189,7 @@ int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT
         return rc;
     times_alloc(s, out);
     double *end_of = pg_xcalloc((size_t)ix.total + 1, sizeof *end_of);
+    double *late_of = pg_xcalloc((size_t)ix.total + 1, sizeof *late_of);   /* its send's wait for a shared port */
     unsigned char *known = pg_xcalloc((size_t)ix.total + 1, 1);
     double *rank_free = pg_xcalloc((size_t)s->pp, sizeof *rank_free);
     int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
@@ -187,14 +202,14 @@ int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT
                 const sched_op *a = &s->ops[r][i];
                 int paired = a->overlap_next && i + 1 < s->nops[r];
                 double t0 = rank_free[r];
-                if (!input_in(&ix, end_of, known, t_comm_pair, s->pp, g, r, &t0) ||
-                    (paired && !input_in(&ix, end_of, known, t_comm_pair, s->pp, g + 1, r, &t0)))
+                if (!input_in(&ix, end_of, late_of, known, t_comm_pair, s->pp, g, r, &t0) ||
+                    (paired && !input_in(&ix, end_of, late_of, known, t_comm_pair, s->pp, g + 1, r, &t0)))
                     break;
-                double c = compute[a->stage][a->kind], x = comm[a->stage][a->kind];
+                double c = compute[a->stage][a->kind], x = (paired ? step_comm : comm)[a->stage][a->kind];
                 if (paired) {
                     const sched_op *b = &s->ops[r][i + 1];
                     c += compute[b->stage][b->kind];
-                    x += comm[b->stage][b->kind];
+                    x += step_comm[b->stage][b->kind];
                 }
                 double t1 = t0 + (paired ? (c > x ? c : x) : c + x);
                 for (int k = 0; k <= paired; k++) {
@@ -202,6 +217,13 @@ int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT
                     out->end[r][i + k] = t1;
                     end_of[g + k] = t1;
                     known[g + k] = 1;
+                }
+                if (paired && sends) {   /* both outputs leave at t1: through one port, each waits for the other */
+                    int to_a = send_rank(s, a, r), to_b = send_rank(s, &s->ops[r][i + 1], r);
+                    if (to_a >= 0 && to_b >= 0 && sends->port_pair[r * s->pp + to_a] == sends->port_pair[r * s->pp + to_b]) {
+                        late_of[g] = sends->xfer_pair[r * s->pp + to_b];
+                        late_of[g + 1] = sends->xfer_pair[r * s->pp + to_a];
+                    }
                 }
                 rank_free[r] = t1;
                 next[r] += 1 + paired;
@@ -216,6 +238,7 @@ int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT
         span_of(s, out);
     }
     free(end_of);
+    free(late_of);
     free(known);
     free(rank_free);
     free(next);

@@ -184,12 +184,22 @@ int sched_eval_staged_pairs(const schedule *s, const double (*dur)[OP_KIND_COUNT
                             sched_times *out, pg_status *st);
 /* sched_eval_staged_pairs for Megatron-Core's combined 1F1B steps (sched_params.ep_overlap): an op marked
  * overlap_next and the next op of its rank are one step, which starts when the rank is free and both
- * inputs are in and lasts max(compute_1 + compute_2, comm_1 + comm_2) (the two ops' expert-parallel
- * all-to-alls on their own stream under the two computes), both ops ending with it; every other op lasts
- * compute + comm.  compute and comm have s->nstages rows.  Without marked ops it is sched_eval_staged_pairs
+ * inputs are in and lasts max(compute_1 + compute_2, step_comm_1 + step_comm_2) (the two ops'
+ * expert-parallel all-to-alls on their own stream under the two computes, and whatever else shares their
+ * links while they run), both ops ending with it; every other op lasts compute + comm.  compute, comm and
+ * step_comm have s->nstages rows; step_comm NULL: comm; sends NULL: a step's sends do not share.  Without marked ops it is sched_eval_staged_pairs
  * of compute + comm.  PG_EXIT_DEADLOCK when a step's second op waits, through other ranks, on its first. */
+/* A combined step's two ops send their outputs at its end, at once: where both go to other ranks through
+ * one port of their rank (port_pair[a * pp + b]: the port a send from rank a to rank b leaves by), they
+ * share it, and each arrives the other's transfer time later (xfer_pair[a * pp + b]: a send's time less
+ * its latency, the part that shares). */
+typedef struct sched_step_sends {
+    const double *xfer_pair;
+    const int *port_pair;
+} sched_step_sends;
 int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
-                        const double *t_comm_pair, sched_times *out, pg_status *st);
+                        const double (*step_comm)[OP_KIND_COUNT], const double *t_comm_pair,
+                        const sched_step_sends *sends, sched_times *out, pg_status *st);
 void sched_times_free(const schedule *s, sched_times *t);
 
 /* Peak number of live activations on a rank under times t, in units of one

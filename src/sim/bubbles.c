@@ -58,19 +58,38 @@ static int is_backward(uint8_t kind)
     return kind == OP_B || kind == OP_BW || kind == TL_OP_R;
 }
 
-/* Split one idle gap [from, to) before op (on rank) by cause. */
-static void split_gap(const schedule *s, const timeline *tl, const size_t *msgs, const tl_op *op, double from,
-                      double to, double first_backward_s, double last_forward_end_s, bubble_breakdown *b)
+/* When op's input message (from another rank) was sent and arrived, if it
+ * has one in the timeline: 1, else 0. */
+static int input_times(const schedule *s, const timeline *tl, const size_t *msgs, const tl_op *op, double *sent_s,
+                       double *arrived_s)
 {
-    double producer_done = from, arrived = from;
     int dir, stage;
-    if (input_message(s, op, &dir, &stage) && s->stage_rank[stage] != op->rank) {
-        size_t m = msgs[msg_index(s, dir, stage, op->mb)];
-        tl_xfer x = m != NO_XFER ? timeline_xfer(tl, m) : (tl_xfer){.end_s = -1};
-        if (x.end_s >= 0) {
-            producer_done = x.start_s;
-            arrived = x.end_s;
-        }
+    if (!input_message(s, op, &dir, &stage) || s->stage_rank[stage] == op->rank)
+        return 0;
+    size_t m = msgs[msg_index(s, dir, stage, op->mb)];
+    if (m == NO_XFER)
+        return 0;
+    tl_xfer x = timeline_xfer(tl, m);
+    *sent_s = x.start_s;
+    *arrived_s = x.end_s;
+    return 1;
+}
+
+/* Split one idle gap [from, to) before op (on rank) by cause.  partner: the
+ * op marked to run with it (schedule.h overlap_next), or NULL; a combined
+ * step waits for both inputs, so the later of the two, if it came before
+ * the gap's end, is what the gap waited for. */
+static void split_gap(const schedule *s, const timeline *tl, const size_t *msgs, const tl_op *op, const tl_op *partner,
+                      double from, double to, double first_backward_s, double last_forward_end_s, bubble_breakdown *b)
+{
+    double producer_done = from, arrived = from, sent_s, arrived_s;
+    if (input_times(s, tl, msgs, op, &sent_s, &arrived_s)) {
+        producer_done = sent_s;
+        arrived = arrived_s;
+    }
+    if (partner && input_times(s, tl, msgs, partner, &sent_s, &arrived_s) && arrived_s > arrived && arrived_s <= to) {
+        producer_done = sent_s;
+        arrived = arrived_s;
     }
     /* [from, producer_done): another rank was still computing the input;
      * [producer_done, arrived): the input was in flight; the rest: the
@@ -124,6 +143,21 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
         if (r >= 0 && r < s->pp)
             idx[count[r] + fill[r]++] = i;
     }
+    /* Ops marked overlap_next: the op after each, by (kind, stage, mb) (msg_index over every kind). */
+    size_t npair = (size_t)OP_KIND_COUNT * (size_t)s->nstages * (size_t)s->m;
+    sched_op *pair_next = NULL;
+    for (int r = 0; r < s->pp; r++)
+        for (int i = 0; i + 1 < s->nops[r]; i++) {
+            const sched_op *a = &s->ops[r][i];
+            if (!a->overlap_next)
+                continue;
+            if (!pair_next) {
+                pair_next = pg_xmalloc(npair * sizeof *pair_next);
+                for (size_t k = 0; k < npair; k++)
+                    pair_next[k].stage = -1;
+            }
+            pair_next[msg_index(s, a->kind, a->stage, a->mb)] = s->ops[r][i + 1];
+        }
     tl_op *vals = pg_xmalloc((most ? most : 1) * sizeof *vals);
     const tl_op **mine = pg_xmalloc((most ? most : 1) * sizeof *mine);
 
@@ -142,10 +176,23 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
                 last_forward_end_s = mine[i]->end_s;
         }
         for (size_t i = 1; i < n; i++)
-            if (mine[i]->start_s > mine[i - 1]->end_s)
-                split_gap(s, tl, msgs, mine[i], mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
+            if (mine[i]->start_s > mine[i - 1]->end_s) {
+                const tl_op *partner = NULL;
+                tl_op next;
+                if (pair_next) {
+                    size_t k = msg_index(s, mine[i]->kind < OP_KIND_COUNT ? mine[i]->kind : 0, mine[i]->stage,
+                                         mine[i]->mb);
+                    if (mine[i]->kind < OP_KIND_COUNT && k < npair && pair_next[k].stage >= 0) {
+                        next = (tl_op){.rank = mine[i]->rank, .stage = pair_next[k].stage, .mb = pair_next[k].mb,
+                                       .kind = (uint8_t)pair_next[k].kind};
+                        partner = &next;
+                    }
+                }
+                split_gap(s, tl, msgs, mine[i], partner, mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
                           last_forward_end_s, &out[r]);
+            }
     }
+    free(pair_next);
     free(mine);
     free(vals);
     free(fill);

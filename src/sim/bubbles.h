@@ -9,7 +9,9 @@
  *              backward: the pipeline filling;
  *   cooldown   the same after this rank's last forward: the pipeline draining;
  *   steady     the same in between (a schedule that does not keep the rank busy).
- * The five add up to the rank's idle time (span - busy).
+ * The five add up to the rank's idle time (span - busy).  The input of
+ * the first op of a combined step (sim.h combined_pairs: it starts once both
+ * ops' inputs are in) is the later of the two ops' inputs.
  */
 #ifndef PG_SIM_BUBBLES_H
 #define PG_SIM_BUBBLES_H
