@@ -146,7 +146,8 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
     /* Ops marked overlap_next: the op after each, by (kind, stage, mb) (msg_index over every kind). */
     size_t npair = (size_t)OP_KIND_COUNT * (size_t)s->nstages * (size_t)s->m;
     sched_op *pair_next = NULL;
-    for (int r = 0; r < s->pp; r++)
+    /* A schedule given as a timeline alone (no op lists, as tests and hand-made reports build it) has no pairs. */
+    for (int r = 0; s->ops && s->nops && r < s->pp; r++)
         for (int i = 0; i + 1 < s->nops[r]; i++) {
             const sched_op *a = &s->ops[r][i];
             if (!a->overlap_next)
