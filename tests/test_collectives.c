@@ -107,6 +107,7 @@ typedef struct coll_job {
     double pipe_bytes;        /* > 0: a pipeline transfer started at the same time */
     sg_host_t pipe_src, pipe_dst;
     double end_s;
+    long transfers;           /* what coll_run started */
 } coll_job;
 
 static coll_job J;
@@ -121,7 +122,7 @@ static void coll_actor(int argc, char **argv)
     if (J.hier)
         coll_hier_allreduce(&J.h, J.bytes, J.mode);
     else
-        coll_run(J.kind, &J.rings, J.bytes, J.count, J.mode);
+        J.transfers = coll_run(J.kind, &J.rings, J.bytes, J.count, J.mode);
     J.end_s = simgrid_get_clock();
     if (pipe)
         sg_comm_wait(pipe);
@@ -291,17 +292,45 @@ START_TEST(test_channel_rings_across_nodes)
         node[i] = i / M;
     }
     ck_assert_int_eq(coll_rings_add_channels(&J.rings, hosts, node, N), M);
-    ck_assert_int_eq(J.rings.count, M);
-    for (int c = 0; c < M; c++) {
-        ck_assert_ptr_eq(J.rings.ring[c].host[0], gpu(0, c));   /* rotated by c */
-        ck_assert_ptr_eq(J.rings.ring[c].host[M], gpu(1, c));
-        ck_assert_double_eq(J.rings.ring[c].share, 1.0 / M);
+    /* the M rings kept as one of M channels, 2 transfers per GPU (collectives.h) */
+    ck_assert_int_eq(J.rings.count, 1);
+    ck_assert_int_eq(J.rings.ring[0].channels, M);
+    ck_assert_double_eq(J.rings.ring[0].share, 1.0 / M);
+    /* as block rings (of the whole group: every edge real) they are the M rings, ring c rotated by c */
+    coll_rings apart = {0};
+    ck_assert_int_eq(coll_rings_add_channels(&apart, hosts, node, N), M);
+    coll_rings_simulate_block(&apart, 0, N - 1);
+    ck_assert_int_eq(apart.count, M);
+    int seen[M] = {0};
+    for (int k = 0; k < M; k++) {
+        const coll_ring *r = &apart.ring[k];
+        int c = -1;
+        for (int i = 0; i < M; i++)
+            if (r->host[0] == gpu(0, i))
+                c = i;
+        ck_assert_int_ge(c, 0);
+        seen[c]++;
+        for (int j = 0; j < N; j++)   /* ring c enters each node at its GPU c */
+            ck_assert_ptr_eq(r->host[j], gpu(j / M, (j + c) % M));
+        ck_assert_double_eq(r->share, 1.0 / M);
+        ck_assert_int_eq(r->channels, 1);
+        ck_assert_int_eq(r->nsim, N - 1);
     }
+    for (int c = 0; c < M; c++)
+        ck_assert_int_eq(seen[c], 1);
+    coll_rings_free(&apart);
+    /* a block of whole nodes keeps them as one */
+    ck_assert_int_eq(coll_rings_add_channels(&apart, hosts, node, N), M);
+    coll_rings_simulate_block(&apart, 0, M);
+    ck_assert_int_eq(apart.count, 1);
+    ck_assert_int_eq(apart.ring[0].nsim, M);
+    coll_rings_free(&apart);
     double nvl_lat = sg_host_get_route_latency(hosts[0], hosts[1]);
     double nvl_bw = sg_host_get_route_bandwidth(hosts[0], hosts[1]);
     double ib_lat = sg_host_get_route_latency(hosts[0], hosts[M]);
     double ib_bw = sg_host_get_route_bandwidth(hosts[0], hosts[M]);
     double t = run_job();
+    ck_assert_int_eq(J.transfers, 2 * N);   /* not M x N */
     int steps = coll_steps(J.kind, N);
     double edge_bytes = (double)steps * BYTES / N / M;
     double ib_s = ib_lat + edge_bytes / ib_bw, nvl_s = nvl_lat + (M - 1) * edge_bytes / nvl_bw;

@@ -18,38 +18,78 @@ int coll_steps(coll_kind k, int n)
     return k == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
 }
 
-static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int nsim)
+static int ring_edge_count(const coll_ring *r);
+static sg_host_t edge_src(const coll_ring *r, int e);
+static sg_host_t edge_dst(const coll_ring *r, int e);
+
+/* Append a ring over hosts[0..n) of nsim simulated members, standing for
+ * `channels` channel rings (header); its largest edge latency looked up. */
+static void rings_add(coll_rings *rs, const sg_host_t *hosts, int n, int nsim, int channels)
 {
     rs->ring = pg_xrealloc(rs->ring, (size_t)(rs->count + 1) * sizeof *rs->ring);
     coll_ring *r = &rs->ring[rs->count++];
     r->n = n;
     r->host = pg_xmalloc((size_t)(n > 0 ? n : 1) * sizeof *r->host);
     memcpy(r->host, hosts, (size_t)n * sizeof *hosts);
+    r->nsim = nsim;
+    r->channels = channels;
+    r->share = 1.0 / channels;
+    /* a mirror ring's latency is its full ring's: every real edge (a block ring's are these too) */
+    coll_ring full = *r;
+    full.nsim = n;
     r->max_latency_s = 0.0;
-    for (int i = 0; n > 1 && i < n; i++) {
-        double lat_s = sg_host_get_route_latency(r->host[i], r->host[(i + 1) % n]);
+    for (int e = 0; n > 1 && e < ring_edge_count(&full); e++) {
+        double lat_s = sg_host_get_route_latency(edge_src(&full, e), edge_dst(&full, e));
         if (lat_s > r->max_latency_s)
             r->max_latency_s = lat_s;
     }
-    r->nsim = nsim;
-    r->share = 1.0;
 }
 
 void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n)
 {
-    rings_add(rs, hosts, n, n);
+    rings_add(rs, hosts, n, n, 1);
 }
 
 void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n)
 {
-    rings_add(rs, hosts, n, 1);
+    rings_add(rs, hosts, n, 1, 1);
+}
+
+/* Channel ring c of ring r (m channels, node blocks of m members in ring
+ * 0's order): every node's members rotated by c (header). */
+static void channel_order(const coll_ring *r, int c, sg_host_t *out)
+{
+    int m = r->channels;
+    for (int b = 0; b < r->n / m; b++)
+        for (int j = 0; j < m; j++)
+            out[b * m + j] = r->host[b * m + (j + c) % m];
 }
 
 void coll_rings_simulate_block(coll_rings *rs, int from, int nsim)
 {
-    for (int i = from; i < rs->count; i++)
-        if (nsim >= 1 && nsim < rs->ring[i].n)
+    int count = rs->count;
+    for (int i = from; i < count; i++) {
+        if (nsim < 1 || nsim >= rs->ring[i].n)
+            continue;
+        if (rs->ring[i].channels > 1 && nsim % rs->ring[i].channels == 0) {   /* whole nodes: still one */
             rs->ring[i].nsim = nsim;
+            continue;
+        }
+        if (rs->ring[i].channels > 1) {   /* back to its m rings, each a block ring */
+            coll_ring merged = rs->ring[i];
+            sg_host_t *order = pg_xmalloc((size_t)merged.n * sizeof *order);
+            for (int c = 0; c < merged.channels; c++) {
+                channel_order(&merged, c, order);
+                rings_add(rs, order, merged.n, nsim, 1);
+                rs->ring[rs->count - 1].share = merged.share;
+            }
+            free(order);
+            free(merged.host);
+            rs->ring[i] = rs->ring[--rs->count];   /* the last of the m takes its place */
+            continue;
+        }
+        rs->ring[i].nsim = nsim;
+    }
 }
 
 /* The group's distinct nodes in first-seen order (into nodes) and how many
@@ -84,41 +124,58 @@ int coll_rings_add_channels(coll_rings *rs, const sg_host_t *hosts, const int *n
         coll_rings_add(rs, hosts, n);
         return 1;
     }
+    /* ring 0: every node's members in first-seen order, the nodes in order */
     sg_host_t *ring = pg_xmalloc((size_t)n * sizeof *ring);
-    sg_host_t *members = pg_xmalloc((size_t)m * sizeof *members);
-    for (int c = 0; c < m; c++) {
-        int len = 0;
-        for (int k = 0; k < nn; k++) {
-            int seen = 0;
-            for (int i = 0; i < n; i++)
-                if (node[i] == nodes[k])
-                    members[seen++] = hosts[i];
-            for (int j = 0; j < m; j++)
-                ring[len++] = members[(j + c) % m];
-        }
-        coll_rings_add(rs, ring, n);
-        rs->ring[rs->count - 1].share = 1.0 / m;
-    }
-    free(members);
+    int len = 0;
+    for (int k = 0; k < nn; k++)
+        for (int i = 0; i < n; i++)
+            if (node[i] == nodes[k])
+                ring[len++] = hosts[i];
+    rings_add(rs, ring, n, n, m);
     free(ring);
     free(nodes);
     return m;
 }
 
-/* The transfers one round of ring r starts (edges simulated), and the
- * destination of edge j. */
-static size_t ring_edges(const coll_ring *r)
+/* The transfers one round of ring r starts: its simulated edges, or a
+ * channel ring's 2 per member (header). */
+static int ring_edge_count(const coll_ring *r)
 {
     if (r->n <= 1)
         return 0;
-    return (size_t)r->nsim;
+    return r->channels > 1 ? 2 * r->nsim : r->nsim;
 }
 
-/* Edge j's destination: the next member, the block's first from its last
- * (a mirror ring's host[0] to itself: its mirror route). */
-static sg_host_t edge_dst(const coll_ring *r, int j)
+static size_t ring_edges(const coll_ring *r)
 {
-    return r->host[(j + 1) % r->nsim];
+    return (size_t)ring_edge_count(r);
+}
+
+/* Transfer e's source: member e, or a channel ring's member e / 2. */
+static sg_host_t edge_src(const coll_ring *r, int e)
+{
+    return r->host[r->channels > 1 ? e / 2 : e];
+}
+
+/* Transfer e's destination: the next member, the block's first from its
+ * last (a mirror ring's host[0] to itself: its mirror route); a channel
+ * ring's member at local index i: e even, its node's member i + 1 mod m,
+ * e odd, the next node's (of the block's nodes: the m block rings' edges
+ * leaving the block go back to its first node, at the same places). */
+static sg_host_t edge_dst(const coll_ring *r, int e)
+{
+    if (r->channels <= 1)
+        return r->host[(e + 1) % r->nsim];
+    int m = r->channels, q = e / 2, b = q / m, i = q % m, nodes = r->nsim / m;
+    int to = (e % 2 == 0 ? b : (b + 1) % nodes) * m + (i + 1) % m;
+    return r->host[to];
+}
+
+/* Transfer e's bytes in edges of one ring: a channel ring's transfer to its
+ * own node carries m - 1. */
+static double edge_weight(const coll_ring *r, int e)
+{
+    return r->channels > 1 && e % 2 == 0 ? (double)(r->channels - 1) : 1.0;
 }
 
 /* Start the edges of every ring of rs into comms; returns how many.  An
@@ -135,8 +192,8 @@ static size_t start_edges(const coll_rings *rs, double bytes_per_gpu, double sca
             continue;
         double chunk = r->share * (fused ? (double)coll_steps(k, r->n) * count * bytes_per_gpu / r->n
                                          : scale * bytes_per_gpu / r->n);
-        for (int j = 0; j < (int)ring_edges(r); j++)
-            comms[started++] = sgx_sendto_async(r->host[j], edge_dst(r, j), chunk);
+        for (int e = 0; e < ring_edge_count(r); e++)
+            comms[started++] = sgx_sendto_async(edge_src(r, e), edge_dst(r, e), edge_weight(r, e) * chunk);
     }
     return started;
 }
@@ -284,9 +341,9 @@ static void job_round(coll_job *j)
             continue;
         double chunk = r->share * (j->fused ? (double)coll_steps(j->k, r->n) * j->count * j->bytes / r->n
                                             : j->bytes / r->n);
-        for (int e = 0; e < (int)ring_edges(r); e++) {
+        for (int e = 0; e < ring_edge_count(r); e++) {
             j->pending++;
-            sgx_transfer(r->host[e], edge_dst(r, e), chunk, job_edge_done, j);
+            sgx_transfer(edge_src(r, e), edge_dst(r, e), edge_weight(r, e) * chunk, job_edge_done, j);
         }
     }
 }

@@ -48,6 +48,22 @@
  * (costmodel_ring_bw: the calibration's surrogate uses the same).
  * A group inside one node (or unevenly spread) is one ring.
  *
+ * Their transfers.  In every one of the m rings a member sends to the same
+ * next member of its node (local index i to i + 1 mod m) or, once, to the
+ * next node's member i + 1 mod m; so the m rings are kept as one coll_ring
+ * (ring 0's order, channels = m) whose round is 2 transfers per member: the
+ * m - 1 edges to the next member of its node as one transfer of their bytes,
+ * and the edge to the next node.  Each member's NVLink port and NIC then
+ * carry exactly the bytes the m rings put there, and uncontended the round
+ * ends at the same time, with 2n transfers instead of m x n: SimGrid's cost
+ * grows with the square of the transfers in flight, and a data-parallel
+ * group of 128 GPUs on two 64-GPU domains ran 8,192 per bucket (a GB300
+ * job of 256 GPUs took minutes, 0.2 s now).  What changes is the share
+ * against other traffic on the NVLink port: the m - 1 edges count as one
+ * flow there.  As block rings (below) of whole nodes they stay one, the
+ * transfers leaving the block's last node going to its first; of a part of
+ * a node, they become the m rings.
+ *
  * Mirror rings (coll_rings_add_mirror): a ring of n GPUs of which only
  * host[0] is simulated, because the other members are exact copies of it
  * (symmetric data-parallel replicas, src/sim/replicas.c).  Its one edge
@@ -92,6 +108,7 @@ typedef struct coll_ring {
     double max_latency_s;     /* largest route latency of an edge (FUSED's sleeps) */
     int nsim;                 /* edges simulated: n; a block ring's members (< n); 1: a mirror ring */
     double share;             /* part of the collective's bytes this ring carries (channel rings: 1/m) */
+    int channels;             /* 1: a ring; m > 1: m channel rings as one (header: their transfers) */
 } coll_ring;
 
 /* Several rings that run together. */
@@ -110,11 +127,14 @@ void coll_rings_add(coll_rings *rs, const sg_host_t *hosts, int n);
  * only hosts[0] sends. */
 void coll_rings_add_mirror(coll_rings *rs, const sg_host_t *hosts, int n);
 /* The group hosts[0..n), whose node numbers are node[i], as NCCL's channel
- * rings (header): m rings of share 1/m when it spans nodes with m > 1 of its
- * GPUs on each, else one ring.  Returns the number of rings added. */
+ * rings (header): m rings of share 1/m, kept as one coll_ring of m channels,
+ * when it spans nodes with m > 1 of its GPUs on each, else one ring.
+ * Returns the number of rings (channels) it stands for. */
 int coll_rings_add_channels(coll_rings *rs, const sg_host_t *hosts, const int *node, int n);
 /* Rings from index `from` on of rs become block rings (header) of their
- * first nsim hosts (1 <= nsim; rings of at most nsim members are left whole). */
+ * first nsim hosts (1 <= nsim; rings of at most nsim members are left whole;
+ * a coll_ring of m channels stays one where m divides nsim, else becomes
+ * the m rings, each a block ring). */
 void coll_rings_simulate_block(coll_rings *rs, int from, int nsim);
 void coll_rings_free(coll_rings *rs);
 
