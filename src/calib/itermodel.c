@@ -281,14 +281,48 @@ static int row_sharded(const train_row *r)
     return r->dp > 1 && (r->sharding == DP_SHARD_GRADIENTS || r->sharding == DP_SHARD_FULL);
 }
 
-/* What nb buckets of a reduction of coll_s in all add after a window of
- * window_s that makes them ready one after another at equal steps (the
- * simulator's overlap): the last bucket's reduction, and whatever of the
- * queue the window's steps could not absorb. */
-static double buckets_exposed_s(double coll_s, double window_s, int nb)
+/* The overlapped gradient reduction as the simulator runs it
+ * (src/sim/gradsync.c): each pipeline rank reduces on one stream, bucket
+ * after bucket; a stage's gradient (bytes_per_param x its parameters) is
+ * cut into buckets of at most bucket_bytes (0: one), which become ready
+ * one by one at equal steps over the stage's last weight-gradient op on
+ * the rank (window_s[stage][kind]: that op less its recomputation), each
+ * starting once the stream is free and taking coll_s(its bytes).  Returns
+ * how far the latest rank's stream runs past the pipeline's end: with
+ * interleaved stages a rank's chunks end their backwards close together,
+ * and their buckets queue. */
+typedef double (*bucket_coll_fn)(const gpu_params *g, const train_row *r, double bytes, int n, long stride);
+
+static double reduction_exposed_s(const schedule *s, const sched_times *t, const workload *w,
+                                  const double (*window_s)[OP_KIND_COUNT], double bytes_per_param, double bucket_bytes,
+                                  bucket_coll_fn coll_s, const gpu_params *g, const train_row *r, long stride)
 {
-    double behind = coll_s > window_s ? (coll_s - window_s) * (1.0 - 1.0 / nb) : 0.0;
-    return coll_s / nb + behind;
+    double exposed_s = 0.0;
+    int *last = pg_xmalloc((size_t)w->nstages * sizeof *last);
+    for (int rank = 0; rank < s->pp; rank++) {
+        for (int k = 0; k < w->nstages; k++)
+            last[k] = -1;
+        for (int i = 0; i < s->nops[rank]; i++)
+            if (s->ops[rank][i].kind == OP_W || s->ops[rank][i].kind == OP_BW)
+                last[s->ops[rank][i].stage] = i;
+        double free_s = 0.0;
+        for (int i = 0; i < s->nops[rank]; i++) {
+            const sched_op *op = &s->ops[rank][i];
+            if (last[op->stage] != i)
+                continue;
+            double bytes = bytes_per_param * w->stage[op->stage].param_count;
+            int nb = bucket_bytes > 0 ? units_pieces(bytes, bucket_bytes) : 1;
+            double len_s = window_s[op->stage][op->kind], each_s = coll_s(g, r, bytes / nb, r->dp, stride);
+            for (int j = 0; j < nb; j++) {
+                double ready_s = t->end[rank][i] - len_s + (j + 1) * len_s / nb;
+                free_s = (free_s > ready_s ? free_s : ready_s) + each_s;
+            }
+        }
+        if (free_s - t->makespan > exposed_s)
+            exposed_s = free_s - t->makespan;
+    }
+    free(last);
+    return exposed_s;
 }
 
 static gpt_shape row_shape(const train_row *r, int layers)
@@ -392,7 +426,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     /* with the combined 1F1B steps the all-to-alls are apart from the computes (sched_eval_combined) */
     int combined = r->ep_overlap && r->ep > 1;
     double (*comm)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *comm);
-    double max_params = 0.0, rec0_s = 0.0;
+    double (*grad_window)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *grad_window);
+    double max_params = 0.0;
     for (int k = 0; k < w.nstages; k++) {
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
@@ -415,12 +450,12 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
                      : r->recompute == ROW_RECOMPUTE_SELECTIVE ? sc->attn_core_s
                                                                : 0.0;
-        if (k == 0)
-            rec0_s = rec;
         dur[k][OP_F] = f;
         dur[k][OP_B] = rec + b;
         dur[k][OP_W] = sc->w_s;
         dur[k][OP_BW] = rec + b + sc->w_s;
+        grad_window[k][OP_W] = sc->w_s;
+        grad_window[k][OP_BW] = b + sc->w_s + comm[k][OP_BW];
         if (row_sharded(r)) {   /* per layer: FSDP gathers in F, B, BW; both modes reduce-scatter in W, BW */
             int n = sc->layers > 0 ? sc->layers : 1;
             double t_ag = r->sharding == DP_SHARD_FULL
@@ -456,13 +491,6 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             t_comm[a * r->pp + b] = lat + xfer[a * r->pp + b];
         }
     sched_step_sends sends = {.xfer_pair = xfer, .port_pair = port};
-    /* Overlapped, as the simulator runs it (src/sim/gradsync.c): each of a
-     * rank's stages reduces its buckets during its last backward (the op
-     * after any recomputation); rank 0's first stage reduces last (its last
-     * backward is the pipeline's last op), the other stages' reductions hide
-     * under the rest of the pipeline. */
-    double last_bwd_s = dur[0][OP_BW] + comm[0][OP_BW] - rec0_s;
-    double first_params = w.stage[0].param_count;
     double bucket = workload_dp_bucket_bytes(&w, 1.0, r->grad_bytes, row_bucket_bytes(r));
     /* A combined step's NIC carries, besides its all-to-alls, its outputs to the neighbouring stages
      * that sit on other nodes (each tp rank its share), which the simulator sends at the step's end,
@@ -491,6 +519,7 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     int tied = r->has_arch ? r->arch.tied_embeddings : 1;
     double embed_params = (double)r->vocab * r->hidden / r->tp;
     if (rc) {
+        free(grad_window);
         workload_free(&w);
         pg_status_prefix(st, "line %d", r->line);
         return rc;
@@ -521,12 +550,18 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         }
         free(seen);
     }
+    /* Overlapped, as the simulator runs it: reduction_exposed_s */
+    double overlap_exposed_s = 0.0;
+    if (r->dp_overlap && !row_sharded(r))
+        overlap_exposed_s = reduction_exposed_s(s, &t, &w, (const double (*)[OP_KIND_COUNT])grad_window,
+                                                r->grad_bytes, bucket, r->zero1 ? ring_pass_s : ring_allreduce_s, g,
+                                                r, tp_cp);
+    free(grad_window);
     sched_times_free(s, &t);
     workload_free(&w);
     if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
         out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
-    double p = r->dp_overlap ? first_params : max_params;
-    int nb = bucket > 0 ? units_pieces(r->grad_bytes * p, bucket) : 1;
+    int nb = bucket > 0 ? units_pieces(r->grad_bytes * max_params, bucket) : 1;
     if (row_sharded(r)) {
         /* ZeRO-2 / FSDP: the per-layer collectives are in the ops; HSDP's
          * all-reduce of the sharded gradient across the shard groups, and
@@ -542,12 +577,12 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
          * rank updates its shard, and the bf16 parameters are all-gathered:
          * with overlap the reduce-scatters run under the last backward and
          * the gather under the first forward (overlap_param_gather). */
-        double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
-        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * p, r->dp, tp_cp);
-        out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_rs, last_bwd_s, nb) + gather_late_s : t_rs + t_ag;
+        double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp);
+        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->dp, tp_cp);
+        out->dp_allreduce_s = r->dp_overlap ? overlap_exposed_s + gather_late_s : t_rs + t_ag;
     } else {
-        double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * p / nb, r->dp, tp_cp);
-        out->dp_allreduce_s = r->dp_overlap ? buckets_exposed_s(t_dp, last_bwd_s, nb) : t_dp;
+        double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp);
+        out->dp_allreduce_s = r->dp_overlap ? overlap_exposed_s : t_dp;
     }
     out->optimizer_s = costmodel_optimizer_s(g, row_sharded(r) ? max_params / r->shard_group
                                                 : r->zero1   ? max_params / r->dp
