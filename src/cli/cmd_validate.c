@@ -5,6 +5,7 @@
  *
  *   pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv]
  *                         [--max-mape X] [--max-error Y] [--with-regressions] [--no-layer-profiles]
+ *                         [--emit DIR] [-j N] [--surrogate]
  *
  * Reports MAPE and the largest relative error over all rows, over the
  * held-out rows (those `pipegrid calibrate` with the same --fit-fraction did

@@ -46,7 +46,10 @@ static const command_usage USAGES[] = {
      "      rows of documented software regressions, regressions.csv, unless --with-regressions)\n"},
     {"validate",
      "  pipegrid validate CSV... [--gpu TYPE|FILE] [--fit-fraction F] [--format text|csv] [--with-regressions]\n"
-     "      predict measured iteration times with the cost model: MAPE, max error, per file and parallelism\n"},
+     "                    [--max-mape X] [--max-error Y] [--emit DIR] [-j N] [--surrogate] [--no-layer-profiles]\n"
+     "      predict measured iteration times by simulating every row as `run` does: MAPE, max error, per file\n"
+     "      and parallelism, with the calibration surrogate's error and its gap beside them; --emit DIR writes\n"
+     "      each row as an experiment file; -j N simulations at a time; --surrogate: the surrogate alone\n"},
     {"bound",
      "  pipegrid bound [EXPERIMENT.yaml] [--set KEY=VALUE]... [--format text|json]\n"
      "      lower bound on makespan for the workload, pp, microbatches and memory.limit (no simulation)\n"},
