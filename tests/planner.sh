@@ -130,6 +130,66 @@ if [ "$(grep -c ',1$' "$TMP/out")" = "$(grep -c ',1$' "$TMP/pruned.csv")" ] &&
 then ok "a time limit the search does not reach gives the same best"
 else not_ok "a time limit the search does not reach gives the same best"; fi
 
+# ---- planners: bounded by their keep-all sibling, still the exhaustive best ----
+# recompute=plan / offload=plan only add work to the same candidate without a plan (job/search.c
+# planner_ceiling): once that one is simulated (even out of memory), a planner it cannot beat is skipped.
+# At 5.9 GiB GPipe without a plan fits at just under 1F1B's throughput, so its three planners are skipped
+# though their lower bound is 1F1B's; ZB-H1's keep-all is out of memory (faster than the best), its
+# planners run; the best is the exhaustive sweep's.
+cat > "$TMP/small.yaml" <<YAML
+workload: gpt
+gpt: {layers: 8, hidden: 2048, heads: 16, seq: 2048, vocab: 32000}
+network: cluster
+cluster: {gpu: a100-80g, nodes: 1}
+tp: 2
+pp: 2
+dp: 2
+micro_batch_size: 1
+global_batch_size: 16
+schedule: 1f1b
+memory: {capacity: 5.9GiB}
+YAML
+PLAN_SPACE=(--grid schedule=1f1b,zb-h1,gpipe --grid recompute=none,plan --grid offload=none,plan)
+expect_rc "optimize with planners" 0 "$BIN" optimize "$TMP/small.yaml" --grid tp=2 --grid pp=2 "${PLAN_SPACE[@]}" \
+    -j 2 --format csv
+cp "$TMP/out" "$TMP/planners.csv"
+expect_rc "the same space swept" 0 "$BIN" sweep "$TMP/small.yaml" "${PLAN_SPACE[@]}" -j 2 --format csv
+cp "$TMP/out" "$TMP/planners-every.csv"
+python3 - "$TMP/planners.csv" "$TMP/planners-every.csv" <<'PY' && ok "planners past their keep-all sibling are skipped, the best is the exhaustive best" || not_ok "planners past their keep-all sibling are skipped, the best is the exhaustive best"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+every = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 12 and len(every) == 12, (len(rows), len(every))
+top = max(float(r["samples_per_second"]) for r in every if r["exit_code"] == "0")
+best = [r for r in rows if r["best"] == "1"]
+assert len(best) == 1 and float(best[0]["samples_per_second"]) == top, (best, top)
+gpipe = {(r["recompute"], r["offload"]): r for r in rows if r["schedule"] == "gpipe"}
+keep = float(gpipe[("none", "none")]["samples_per_second"])
+assert keep < top, (keep, top)
+for k in (("none", "plan"), ("plan", "none"), ("plan", "plan")):
+    r = gpipe[k]
+    assert r["status"] == "pruned_bound" and float(r["samples_per_second_bound"]) >= top, r
+# and they were slower indeed
+slow = [float(r["samples_per_second"]) for r in every if r["schedule"] == "gpipe" and "plan" in (r["recompute"], r["offload"])]
+assert len(slow) == 3 and max(slow) <= keep, slow
+PY
+
+# ---- planners: what any plan must hold at a backward (job_least_planner_bytes) ----
+# at 5.36 GiB (static memory and headroom 5.31 GiB) no plan can hold one microbatch's activations at its
+# backward, kept, reloaded or recomputed: every candidate, planners included, is skipped unsimulated, and the
+# sweep of the same space confirms that none fits
+SMALL_SPACE=(--grid recompute=none,plan,full --grid offload=none,plan)
+expect_rc "optimize where no plan fits: out of memory" 3 "$BIN" optimize "$TMP/small.yaml" --set memory.capacity=5.36GiB --grid tp=2 \
+    --grid pp=2 --grid schedule=1f1b "${SMALL_SPACE[@]}" -j 2
+if grep -q "0 simulated (0 fit, 0 out of memory, 0 failed); skipped before simulation: 0 by static memory over capacity, 6 by static memory and least activations" "$TMP/err"
+then ok "planners are skipped by the least activations any plan holds"
+else not_ok "planners are skipped by the least activations any plan holds" "$(tail -2 "$TMP/err")"; fi
+expect_rc "the same space swept" 0 "$BIN" sweep "$TMP/small.yaml" --set memory.capacity=5.36GiB --set schedule=1f1b \
+    "${SMALL_SPACE[@]}" -j 2 --format csv
+if python3 -c 'import csv, sys; rows = list(csv.DictReader(open(sys.argv[1]))); sys.exit(not (len(rows) == 6 and all(r["exit_code"] != "0" for r in rows)))' "$TMP/out"
+then ok "and none of them fits when simulated"
+else not_ok "and none of them fits when simulated" "$(cat "$TMP/out")"; fi
+
 # ---- bad values exit 2 ----
 for v in 0 -1 abc 1e999 nan ""; do
     expect_rc "--time-limit '$v' is bad input" 2 "$BIN" optimize "$TMP/job.yaml" "${SPACE[@]}" --time-limit "$v"

@@ -3,6 +3,7 @@
  * (job_offload.c, job_remat.c) or builds the keys' fixed policy; its own
  * file so that the planners, which use the job's pieces in job.c, are
  * called from here and never call back up into their caller. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,48 @@ int job_simulate(job *j, memplan *plan, job_parallel *jpar, timeline *tl, sim_ou
     if (rc == 0)
         rc = job_simulate_plan(j, plan, jpar, tl, out, st);
     return rc;
+}
+
+/* What one (stage, mb) holds at its backward under plan (job.h's
+ * job_least_planner_bytes). */
+static double held_at_backward(const job *j, const memplan *plan, const sched_op *op)
+{
+    act_flow f;
+    act_flow_of(&j->wl, plan, op->stage, op->mb, &f);
+    if (!f.has_r)
+        return f.f_alloc;
+    return f.f_alloc + (op->kind == OP_BW ? f.r_alloc_fused : f.r_alloc);
+}
+
+double job_least_planner_bytes(const job *j, int rank)
+{
+    static const uint8_t FWD[] = {PLAN_FWD_KEEP, PLAN_FWD_FULL, PLAN_FWD_SELECTIVE};
+    enum { NPLANS = sizeof FWD / sizeof FWD[0] };
+    const schedule *s = &j->sched;
+    memplan plans[NPLANS];
+    for (int k = 0; k < NPLANS; k++) {
+        plan_init(&plans[k], s);
+        for (int st = 0; st < s->nstages; st++)
+            for (int mb = 0; mb < s->m; mb++)
+                plan_set(&plans[k], st, mb, (plan_choice){.offload = 0, .fwd = FWD[k], .bwd = PLAN_BWD_KEEP});
+    }
+    double most = 0.0;
+    for (int i = 0; i < s->nops[rank]; i++) {
+        const sched_op *op = &s->ops[rank][i];
+        if (op->kind != OP_B && op->kind != OP_BW)
+            continue;
+        double least = INFINITY;
+        for (int k = 0; k < NPLANS; k++) {
+            double b = held_at_backward(j, &plans[k], op);
+            if (b < least)
+                least = b;
+        }
+        if (least > most)
+            most = least;
+    }
+    for (int k = 0; k < NPLANS; k++)
+        plan_free(&plans[k]);
+    return most;
 }
 
 /* The walk of job.h's job_least_peak_bytes: each rank's ops in their order,

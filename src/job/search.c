@@ -33,6 +33,10 @@
  * with --full-front only one that a simulated fitting plan beats on both
  * axes (faster than its upper bound, no more peak memory than its static
  * memory: opt_dominated_unsimulated), so that the front is exact too.
+ * A planner's candidate (recompute=plan, offload=plan) that keeps the op
+ * order is bounded, besides, by its keep-all sibling's simulated
+ * throughput (planner_ceiling: it only adds work to it), which the
+ * ordering simulates first: most planners are then skipped unsimulated.
  * Throughput is exactly run's samples_per_second.
  *
  * --resume FILE keeps the simulated rows (the sweep CSV of the grid): a run
@@ -301,27 +305,29 @@ static int keeps_shape(const search *s, const job *j, long index)
     return (long)tp * pp * dp == s->gpus / s->cp && opt_microbatches(s->global_batch, dp, mbs) == m;
 }
 
-/* The memory pre-screen beyond static memory: under a fixed plan (not a
- * planner's), the ranks whose static memory (headroom included) and least
- * activation peak (job_least_peak_bytes: the ops' order, no simulation)
- * exceed their capacity, listed into oom ("r;r"), counted in *noom; returns
- * whether there is one.  Such a candidate is out of memory whatever the
- * timing. */
+/* The memory pre-screen beyond static memory: the ranks whose static
+ * memory (headroom included) and least activations exceed their capacity,
+ * listed into oom ("r;r"), counted in *noom; returns whether there is one.
+ * The least activations: under a fixed plan its least peak
+ * (job_least_peak_bytes: the ops' order, no simulation); under a planner's
+ * (recompute=plan, offload=plan) what any plan must hold at some backward
+ * (job_least_planner_bytes).  Such a candidate is out of memory whatever
+ * the timing or the plan. */
 static int least_peak_over(const job *j, strbuf *oom, int *noom)
 {
     const experiment *e = &j->exp;
-    if (e->recompute == RECOMPUTE_PLAN || e->offload == OFFLOAD_PLAN) return 0;
+    int planner = e->recompute == RECOMPUTE_PLAN || e->offload == OFFLOAD_PLAN;
     memplan plan;
     pg_status st;
     pg_status_clear(&st);
-    if (job_build_plan((job *)j, &plan, &st) != 0) return 0;   /* the simulation will say why */
+    if (!planner && job_build_plan((job *)j, &plan, &st) != 0) return 0;   /* the simulation will say why */
     for (int r = 0; r < j->sched.pp; r++) {
-        double stat = job_rank_static_bytes(j, r);
-        double bytes = stat + memory_dynamic_footprint_bytes(&j->wl, job_least_peak_bytes(j, &plan, r));   /* static has the headroom's */
+        double least = planner ? job_least_planner_bytes(j, r) : job_least_peak_bytes(j, &plan, r);
+        double bytes = job_rank_static_bytes(j, r) + memory_dynamic_footprint_bytes(&j->wl, least);   /* static has the headroom's */
         double cap = e->memory_capacity_bytes > 0 ? e->memory_capacity_bytes : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
         if (cap > 0 && bytes > cap) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
     }
-    plan_free(&plan);
+    if (!planner) plan_free(&plan);
     return *noom > 0;
 }
 
@@ -349,6 +355,7 @@ static void assess(const search_options *o, search *s, candidate *c)
         c->exit_code = rc;
     } else {
         c->planner = j.exp.recompute == RECOMPUTE_PLAN || j.exp.offload == OFFLOAD_PLAN;
+        c->keeps_order = !j.exp.offload_order_search;
         strbuf oom;
         sb_init(&oom);
         for (int r = 0; r < j.sched.pp; r++) {
@@ -517,6 +524,53 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Combination index with key k's value replaced by its value vi. */
+static long with_value(const sweep_grid *g, long index, int k, int vi)
+{
+    long stride = 1;
+    for (int i = g->nkeys - 1; i > k; i--) stride *= g->keys[i].nvalues;
+    long digit = (index / stride) % g->keys[k].nvalues;
+    return index + ((long)vi - digit) * stride;
+}
+
+static int value_index(const sweep_key *key, const char *value)
+{
+    for (int v = 0; v < key->nvalues; v++)
+        if (strcmp(key->values[v], value) == 0) return v;
+    return -1;
+}
+
+/* A planner's candidate (recompute=plan, offload=plan, keeping the op
+ * order) only adds work to its keep-all sibling, the same candidate with
+ * recompute=none and offload=none: more recomputation, copies that can only
+ * delay, never an op earlier (a fixed-order schedule's times are monotone
+ * in its durations).  The sibling, or NULL when c is no such planner or the
+ * grid has no such candidate. */
+static candidate *keep_all_sibling(const search *s, const candidate *c)
+{
+    if (!c->planner || !c->keeps_order) return NULL;
+    int none_r = value_index(&s->g.keys[K_RECOMPUTE], "none"), none_o = value_index(&s->g.keys[K_OFFLOAD], "none");
+    if (none_r < 0 || none_o < 0) return NULL;
+    long sib = with_value(&s->g, with_value(&s->g, c->index, K_RECOMPUTE, none_r), K_OFFLOAD, none_o);
+    int lo = 0, hi = s->n - 1;
+    while (lo <= hi) {   /* s->c ascends by index */
+        int mid = lo + (hi - lo) / 2;
+        if (s->c[mid].index == sib) return &s->c[mid];
+        if (s->c[mid].index < sib) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* The planner's throughput is at most its keep-all sibling's simulated
+ * one, fitting or not: that, or INFINITY when unknown. */
+static double planner_ceiling(const search *s, const candidate *c)
+{
+    const candidate *k = keep_all_sibling(s, c);
+    int ran = k && k->status == C_SIMULATED && (k->exit_code == PG_EXIT_OK || k->exit_code == PG_EXIT_OOM);
+    return ran && k->samples_per_s > 0 ? k->samples_per_s : INFINITY;
+}
+
 /* Skip every pending candidate whose throughput bound is below the best
  * simulated plan's (the default: the best is exact, the front is that of
  * the candidates that could beat the best), or with full_front only those
@@ -534,7 +588,7 @@ static void prune(search *s, int full_front)
         candidate *c = &s->c[i];
         if (c->status != C_PENDING) continue;
         /* the front's last point is the best (the front ascends in both) */
-        double ub = c->ub_samples_per_s * (1.0 + BOUND_REL_SLACK);
+        double ub = fmin(c->ub_samples_per_s, planner_ceiling(s, c)) * (1.0 + BOUND_REL_SLACK);
         int skip = full_front ? opt_dominated_unsimulated(ub, c->static_bytes, fp, nf) : opt_slower_than_best(ub, fp, nf);
         if (skip) c->status = C_PRUNED_BOUND;
     }
@@ -669,7 +723,18 @@ static int run_search(const search_options *o, const job *j, search *s, pg_statu
         if (pending == 0) break;
         int nb = 0;
         while (nb < batch && next < norder) {
-            candidate *c = &s->c[order[next++]];
+            candidate *c = &s->c[order[next]];
+            /* A planner waits for its keep-all sibling (planner_ceiling may then skip it); a sibling that the
+             * least activations ruled out is simulated all the same, for that ceiling: one simulation of a
+             * fixed plan against a planner's several (it ends out of memory, as predicted). */
+            candidate *sib = c->status == C_PENDING ? keep_all_sibling(s, c) : NULL;
+            if (sib && sib->status == C_PRUNED_ACTIVATIONS) {
+                sib->status = C_PENDING;
+                idx[nb++] = sib->index;
+                continue;
+            }
+            if (nb > 0 && sib && sib->status == C_PENDING) break;
+            next++;
             if (c->status == C_PENDING) idx[nb++] = c->index;
         }
         qsort(idx, (size_t)nb, sizeof *idx, cmp_long);

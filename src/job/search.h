@@ -40,6 +40,7 @@ typedef struct candidate {
     char *row;                /* simulated: the sweep row (no '\n') */
     int resumed;              /* simulated by an earlier run (--resume) */
     int planner;              /* recompute=plan or offload=plan: simulated after fixed plans of the same bound */
+    int keeps_order;          /* the plan keeps the schedule's op order (not offload.order=search) */
 } candidate;
 
 typedef struct search {
