@@ -31,6 +31,22 @@ static void warn_ignored(const char *msg, void *ctx)
     fprintf(stderr, "pipegrid: warning: %s\n", msg);
 }
 
+/* A job over several NVLink domains whose last one is only partly used:
+ * its groups that cross a domain boundary go over the NICs, which a user
+ * comparing rack systems at a GPU count that is no multiple of the rack's
+ * (256 GPUs on 72-GPU racks) rarely means.  A warning; the run goes on. */
+static void warn_partial_domain(const experiment *e, int gpus)
+{
+    int domain = platform_cluster_domain_gpus(e);
+    if (domain <= e->cluster_gpus_per_node || gpus <= domain || gpus % domain == 0)
+        return;
+    fprintf(stderr,
+            "pipegrid: warning: cluster.nvlink_domain: the job's %d GPUs fill %d NVLink domains of %d and %d GPUs of "
+            "another; groups across a domain boundary go over the NICs (NVIDIA's GB200/GB300 jobs use 64 GPUs per "
+            "rack: cluster.nvlink_domain=64)\n",
+            gpus, gpus / domain, domain, gpus % domain);
+}
+
 static int schedule_uses_chunks(const char *name)
 {
     return sched_has_flags(name, SCHED_USES_CHUNKS);
@@ -271,6 +287,8 @@ int job_build_platform(job *j, pg_status *st)
     }
     case NET_CLUSTER:
         rc = platform_make_cluster_for(e, needed, &j->plat, st);
+        if (rc == 0)
+            warn_partial_domain(e, needed);
         break;
     default:
         rc = platform_load(e->platform_path, &j->plat, st);
