@@ -151,7 +151,9 @@ static void pair_a2a_done(void *arg)
         pair_tail(rs);
 }
 
-static void pair_first_done(rank_state *rs)
+/* The first op of a pair or combined step is done now: recorded, and
+ * kept as the pair's first (its output leaves with the second's end). */
+static sched_op record_pair_first(rank_state *rs)
 {
     sched_op op = rs->running;
     double mid_s = simgrid_get_clock();
@@ -160,6 +162,12 @@ static void pair_first_done(rank_state *rs)
     rs->pair_first = op;
     rs->pair_mid_s = mid_s;
     rs->pair_tail = 0;
+    return op;
+}
+
+static void pair_first_done(rank_state *rs)
+{
+    sched_op op = record_pair_first(rs);
     rs->pair_a2a = ep_comm() && eng_ep_events_arrive(rs, op, pair_a2a_done);
     rs->next++;
     rs->busy = 0;
@@ -191,13 +199,7 @@ static void combined_a2a_done(void *arg)
 
 static void combined_first_done(rank_state *rs)
 {
-    sched_op op = rs->running;
-    double mid_s = simgrid_get_clock();
-    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
-    eng_finish_op(rs, op, rs->op_start_s, mid_s);
-    rs->pair_first = op;
-    rs->pair_mid_s = mid_s;
-    rs->pair_tail = 0;
+    record_pair_first(rs);
     rs->next++;
     rs->running = eng.in->sched->ops[rs->rank][rs->next];
     rs->pair = 4;
