@@ -485,9 +485,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     for (int a = 0; a < r->pp; a++)
         for (int b = 0; b < r->pp; b++) {
             int same_node = (long)a * dp_span / r->gpus_per_node == (long)b * dp_span / r->gpus_per_node;
-            double rate = same_node || !(nic_rate > 0) ? nvl_rate : nic_rate;
-            xfer[a * r->pp + b] = p2p_bytes / rate;
-            port[a * r->pp + b] = rate == nvl_rate;   /* the GPU's NIC (0) or its NVLink port (1) */
+            int nvlink = same_node || !(nic_rate > 0);
+            xfer[a * r->pp + b] = p2p_bytes / (nvlink ? nvl_rate : nic_rate);
+            port[a * r->pp + b] = nvlink;   /* the GPU's NIC (0) or its NVLink port (1) */
             t_comm[a * r->pp + b] = lat + xfer[a * r->pp + b];
         }
     sched_step_sends sends = {.xfer_pair = xfer, .port_pair = port};
@@ -496,16 +496,12 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
      * that sit on other nodes (each tp rank its share), which the simulator sends at the step's end,
      * under the next step's all-to-alls: where the all-to-alls bound the step, those bytes lengthen it. */
     double (*step_comm)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *step_comm);
-    for (int k = 0; combined && k < w.nstages; k++) {
-        int here = s->stage_rank[k];
+    for (int k = 0; combined && k < w.nstages; k++)
         for (int kind = 0; kind < OP_KIND_COUNT; kind++) {
-            int to = kind == OP_F ? k + 1 : kind == OP_B || kind == OP_BW ? k - 1 : -1;
-            int crosses = to >= 0 && to < w.nstages && nic_rate > 0 &&
-                          (long)here * dp_span / r->gpus_per_node !=
-                              (long)s->stage_rank[to] * dp_span / r->gpus_per_node;
-            step_comm[k][kind] = comm[k][kind] + (crosses ? p2p_bytes / nic_rate : 0.0);
+            int to = sched_output_stage(s, kind, k);
+            size_t pair = to < 0 ? 0 : (size_t)s->stage_rank[k] * (size_t)r->pp + (size_t)s->stage_rank[to];
+            step_comm[k][kind] = comm[k][kind] + (to >= 0 && !port[pair] ? xfer[pair] : 0.0);   /* its NIC */
         }
-    }
     sched_times t;
     rc = combined ? sched_eval_combined(s, (const double (*)[OP_KIND_COUNT])dur, (const double (*)[OP_KIND_COUNT])comm,
                                         (const double (*)[OP_KIND_COUNT])step_comm, t_comm, &sends, &t, st)

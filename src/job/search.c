@@ -323,13 +323,16 @@ static int least_peak_over(const job *j, strbuf *oom, int *noom)
     if (!planner && job_build_plan((job *)j, &plan, &st) != 0) return 0;   /* the simulation will say why */
     for (int r = 0; r < j->sched.pp; r++) {
         double least = planner ? job_least_planner_bytes(j, r) : job_least_peak_bytes(j, &plan, r);
-        double bytes = job_rank_static_bytes(j, r) + memory_dynamic_footprint_bytes(&j->wl, least);   /* static has the headroom's */
+        /* static memory has the headroom's */
+        double bytes = job_rank_static_bytes(j, r) + memory_dynamic_footprint_bytes(&j->wl, least);
         double cap = e->memory_capacity_bytes > 0 ? e->memory_capacity_bytes : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
         if (cap > 0 && bytes > cap) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
     }
     if (!planner) plan_free(&plan);
     return *noom > 0;
 }
+
+static int keep_all_sibling_of(const search *s, const candidate *c, int keeps_order);
 
 /* The candidate built in this process as run would build it: invalid, out
  * of memory by its static memory alone or with its least activations, or
@@ -355,7 +358,7 @@ static void assess(const search_options *o, search *s, candidate *c)
         c->exit_code = rc;
     } else {
         c->planner = j.exp.recompute == RECOMPUTE_PLAN || j.exp.offload == OFFLOAD_PLAN;
-        c->keeps_order = !j.exp.offload_order_search;
+        c->sibling = keep_all_sibling_of(s, c, !j.exp.offload_order_search);
         strbuf oom;
         sb_init(&oom);
         for (int r = 0; r < j.sched.pp; r++) {
@@ -524,42 +527,33 @@ static int cmp_long(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Combination index with key k's value replaced by its value vi. */
-static long with_value(const sweep_grid *g, long index, int k, int vi)
-{
-    long stride = 1;
-    for (int i = g->nkeys - 1; i > k; i--) stride *= g->keys[i].nvalues;
-    long digit = (index / stride) % g->keys[k].nvalues;
-    return index + ((long)vi - digit) * stride;
-}
-
-static int value_index(const sweep_key *key, const char *value)
-{
-    for (int v = 0; v < key->nvalues; v++)
-        if (strcmp(key->values[v], value) == 0) return v;
-    return -1;
-}
-
 /* A planner's candidate (recompute=plan, offload=plan, keeping the op
  * order) only adds work to its keep-all sibling, the same candidate with
  * recompute=none and offload=none: more recomputation, copies that can only
  * delay, never an op earlier (a fixed-order schedule's times are monotone
- * in its durations).  The sibling, or NULL when c is no such planner or the
- * grid has no such candidate. */
-static candidate *keep_all_sibling(const search *s, const candidate *c)
+ * in its durations).  The sibling's position, or -1 when c is no such
+ * planner or the grid has no such candidate (set once, by assess). */
+static int keep_all_sibling_of(const search *s, const candidate *c, int keeps_order)
 {
-    if (!c->planner || !c->keeps_order) return NULL;
-    int none_r = value_index(&s->g.keys[K_RECOMPUTE], "none"), none_o = value_index(&s->g.keys[K_OFFLOAD], "none");
-    if (none_r < 0 || none_o < 0) return NULL;
-    long sib = with_value(&s->g, with_value(&s->g, c->index, K_RECOMPUTE, none_r), K_OFFLOAD, none_o);
+    if (!c->planner || !keeps_order) return -1;
+    int none_r = sweep_grid_value_index(&s->g, K_RECOMPUTE, "none");
+    int none_o = sweep_grid_value_index(&s->g, K_OFFLOAD, "none");
+    if (none_r < 0 || none_o < 0) return -1;
+    long sib = sweep_grid_with_value(&s->g, c->index, K_RECOMPUTE, none_r);
+    sib = sweep_grid_with_value(&s->g, sib, K_OFFLOAD, none_o);
     int lo = 0, hi = s->n - 1;
     while (lo <= hi) {   /* s->c ascends by index */
         int mid = lo + (hi - lo) / 2;
-        if (s->c[mid].index == sib) return &s->c[mid];
+        if (s->c[mid].index == sib) return mid;
         if (s->c[mid].index < sib) lo = mid + 1;
         else hi = mid - 1;
     }
-    return NULL;
+    return -1;
+}
+
+static candidate *keep_all_sibling(const search *s, const candidate *c)
+{
+    return c->sibling >= 0 ? &s->c[c->sibling] : NULL;
 }
 
 /* The planner's throughput is at most its keep-all sibling's simulated
@@ -677,6 +671,7 @@ static int run_search(const search_options *o, const job *j, search *s, pg_statu
         candidate *c = &s->c[s->n++];
         memset(c, 0, sizeof *c);
         c->index = i;
+        c->sibling = -1;
     }
     int rc = 0;
     if (s->resume_path) rc = open_resume(s, st);

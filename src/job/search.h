@@ -40,7 +40,8 @@ typedef struct candidate {
     char *row;                /* simulated: the sweep row (no '\n') */
     int resumed;              /* simulated by an earlier run (--resume) */
     int planner;              /* recompute=plan or offload=plan: simulated after fixed plans of the same bound */
-    int keeps_order;          /* the plan keeps the schedule's op order (not offload.order=search) */
+    int sibling;              /* a planner keeping the op order: its keep-all sibling's position (search.c
+                               * planner_ceiling), else -1 */
 } candidate;
 
 typedef struct search {

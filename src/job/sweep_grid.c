@@ -87,6 +87,23 @@ void sweep_grid_combination(const sweep_grid *g, long index, const char **values
     }
 }
 
+long sweep_grid_with_value(const sweep_grid *g, long index, int k, int v)
+{
+    long stride = 1;   /* the keys after k vary faster */
+    for (int i = g->nkeys - 1; i > k; i--)
+        stride *= g->keys[i].nvalues;
+    long digit = (index / stride) % g->keys[k].nvalues;
+    return index + ((long)v - digit) * stride;
+}
+
+int sweep_grid_value_index(const sweep_grid *g, int k, const char *value)
+{
+    for (int v = 0; v < g->keys[k].nvalues; v++)
+        if (strcmp(g->keys[k].values[v], value) == 0)
+            return v;
+    return -1;
+}
+
 void sweep_grid_describe(const sweep_grid *g, long index, strbuf *sb)
 {
     const char **values = pg_xcalloc((size_t)g->nkeys, sizeof *values);

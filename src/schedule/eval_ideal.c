@@ -163,18 +163,22 @@ static int input_in(const sched_index *ix, const double *end_of, const double *l
     return 1;
 }
 
+int sched_output_stage(const schedule *s, int kind, int stage)
+{
+    int to = kind == OP_F ? stage + 1 : kind == OP_B || kind == OP_BW ? stage - 1 : -1;
+    return to >= 0 && to < s->nstages ? to : -1;
+}
+
+/* The rank op's output goes to, or -1: none, or its own rank r. */
+static int send_rank(const schedule *s, const sched_op *op, int r)
+{
+    int to = sched_output_stage(s, op->kind, op->stage);
+    return to < 0 || s->stage_rank[to] == r ? -1 : s->stage_rank[to];
+}
+
 /* Ranks run as far as their inputs allow, in sweeps until every op has run
  * or a sweep runs none (a pair's op cannot wait for a later one of its own
  * rank, so the order is not the plain replay's). */
-/* The rank op's output goes to (the next stage's for F, the previous
- * stage's for a backward), or -1: none, or its own rank. */
-static int send_rank(const schedule *s, const sched_op *op, int r)
-{
-    int to = op->kind == OP_F ? op->stage + 1 : op->kind == OP_B || op->kind == OP_BW ? op->stage - 1 : -1;
-    if (to < 0 || to >= s->nstages || s->stage_rank[to] == r)
-        return -1;
-    return s->stage_rank[to];
-}
 
 int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
                         const double (*step_comm)[OP_KIND_COUNT], const double *t_comm_pair,
@@ -220,7 +224,8 @@ int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT
                 }
                 if (paired && sends) {   /* both outputs leave at t1: through one port, each waits for the other */
                     int to_a = send_rank(s, a, r), to_b = send_rank(s, &s->ops[r][i + 1], r);
-                    if (to_a >= 0 && to_b >= 0 && sends->port_pair[r * s->pp + to_a] == sends->port_pair[r * s->pp + to_b]) {
+                    const int *port = sends->port_pair + (size_t)r * (size_t)s->pp;
+                    if (to_a >= 0 && to_b >= 0 && port[to_a] == port[to_b]) {
                         late_of[g] = sends->xfer_pair[r * s->pp + to_b];
                         late_of[g + 1] = sends->xfer_pair[r * s->pp + to_a];
                     }

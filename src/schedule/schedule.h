@@ -201,6 +201,9 @@ int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT
                         const double (*step_comm)[OP_KIND_COUNT], const double *t_comm_pair,
                         const sched_step_sends *sends, sched_times *out, pg_status *st);
 void sched_times_free(const schedule *s, sched_times *t);
+/* The stage that takes the output of an op of `kind` on `stage` (F: the next
+ * stage's input, B and BW: the previous stage's gradient), or -1: none. */
+int sched_output_stage(const schedule *s, int kind, int stage);
 
 /* Peak number of live activations on a rank under times t, in units of one
  * whole rank's share (M_B): +1/v when an F starts, -1/v when the W or BW of

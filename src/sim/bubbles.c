@@ -180,14 +180,13 @@ void bubbles_compute(const schedule *s, const timeline *tl, bubble_breakdown *ou
             if (mine[i]->start_s > mine[i - 1]->end_s) {
                 const tl_op *partner = NULL;
                 tl_op next;
-                if (pair_next) {
-                    size_t k = msg_index(s, mine[i]->kind < OP_KIND_COUNT ? mine[i]->kind : 0, mine[i]->stage,
-                                         mine[i]->mb);
-                    if (mine[i]->kind < OP_KIND_COUNT && k < npair && pair_next[k].stage >= 0) {
-                        next = (tl_op){.rank = mine[i]->rank, .stage = pair_next[k].stage, .mb = pair_next[k].mb,
-                                       .kind = (uint8_t)pair_next[k].kind};
-                        partner = &next;
-                    }
+                const sched_op *p = pair_next && mine[i]->kind < OP_KIND_COUNT && mine[i]->stage >= 0 &&
+                                            mine[i]->stage < s->nstages && mine[i]->mb >= 0 && mine[i]->mb < s->m
+                                        ? &pair_next[msg_index(s, mine[i]->kind, mine[i]->stage, mine[i]->mb)]
+                                        : NULL;
+                if (p && p->stage >= 0) {
+                    next = (tl_op){.rank = mine[i]->rank, .stage = p->stage, .mb = p->mb, .kind = p->kind};
+                    partner = &next;
                 }
                 split_gap(s, tl, msgs, mine[i], partner, mine[i - 1]->end_s, mine[i]->start_s, first_backward_s,
                           last_forward_end_s, &out[r]);

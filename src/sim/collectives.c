@@ -146,11 +146,6 @@ static int ring_edge_count(const coll_ring *r)
     return r->channels > 1 ? 2 * r->nsim : r->nsim;
 }
 
-static size_t ring_edges(const coll_ring *r)
-{
-    return (size_t)ring_edge_count(r);
-}
-
 /* Transfer e's source: member e, or a channel ring's member e / 2. */
 static sg_host_t edge_src(const coll_ring *r, int e)
 {
@@ -178,6 +173,15 @@ static double edge_weight(const coll_ring *r, int e)
     return r->channels > 1 && e % 2 == 0 ? (double)(r->channels - 1) : 1.0;
 }
 
+/* The bytes of one edge of ring r (edge_weight times for a channel ring's
+ * transfers): FUSED, all steps of count collectives of kind k; STEPWISE,
+ * scale steps' worth. */
+static double ring_chunk(const coll_ring *r, coll_kind k, int count, double bytes_per_gpu, double scale, int fused)
+{
+    double edge = fused ? (double)coll_steps(k, r->n) * count * bytes_per_gpu / r->n : scale * bytes_per_gpu / r->n;
+    return r->share * edge;
+}
+
 /* Start the edges of every ring of rs into comms; returns how many.  An
  * edge of a ring of n carries, FUSED (fused = 1), the bytes of all steps of
  * count collectives of kind k, steps x count x bytes_per_gpu / n; STEPWISE,
@@ -190,8 +194,7 @@ static size_t start_edges(const coll_rings *rs, double bytes_per_gpu, double sca
         const coll_ring *r = &rs->ring[i];
         if (r->n <= 1)
             continue;
-        double chunk = r->share * (fused ? (double)coll_steps(k, r->n) * count * bytes_per_gpu / r->n
-                                         : scale * bytes_per_gpu / r->n);
+        double chunk = ring_chunk(r, k, count, bytes_per_gpu, scale, fused);
         for (int e = 0; e < ring_edge_count(r); e++)
             comms[started++] = sgx_sendto_async(edge_src(r, e), edge_dst(r, e), edge_weight(r, e) * chunk);
     }
@@ -202,7 +205,7 @@ static size_t rings_edges(const coll_rings *rs)
 {
     size_t total = 0;
     for (int i = 0; i < rs->count; i++)
-        total += ring_edges(&rs->ring[i]);
+        total += (size_t)ring_edge_count(&rs->ring[i]);
     return total;
 }
 
@@ -339,8 +342,7 @@ static void job_round(coll_job *j)
         const coll_ring *r = &j->rs->ring[i];
         if (r->n <= 1 || (!j->fused && j->s >= coll_steps(j->k, r->n)))
             continue;
-        double chunk = r->share * (j->fused ? (double)coll_steps(j->k, r->n) * j->count * j->bytes / r->n
-                                            : j->bytes / r->n);
+        double chunk = ring_chunk(r, j->k, j->count, j->bytes, 1.0, j->fused);
         for (int e = 0; e < ring_edge_count(r); e++) {
             j->pending++;
             sgx_transfer(edge_src(r, e), edge_dst(r, e), edge_weight(r, e) * chunk, job_edge_done, j);
@@ -368,7 +370,7 @@ long coll_start(coll_kind k, const coll_rings *rs, double bytes, int count, coll
         for (int s = 0; s < coll_steps(k, max_n); s++)
             for (int i = 0; i < rs->count; i++)
                 if (s < coll_steps(k, rs->ring[i].n))
-                    transfers += (long)count * (long)ring_edges(&rs->ring[i]);
+                    transfers += (long)count * (long)ring_edge_count(&rs->ring[i]);
     }
     job_round(j);
     return transfers;
