@@ -65,8 +65,18 @@
 
 void arch_gpt(arch *a, int layers, int hidden, int heads, int seq, int vocab)
 {
+    arch_gpt_unnamed(a, layers, hidden, heads, seq, vocab);
+    arch_gpt_name(a);
+}
+
+void arch_gpt_name(arch *a)
+{
+    snprintf(a->name, sizeof a->name, "gpt L%d h%d a%d", a->layers, a->hidden, a->heads);
+}
+
+void arch_gpt_unnamed(arch *a, int layers, int hidden, int heads, int seq, int vocab)
+{
     memset(a, 0, sizeof *a);
-    snprintf(a->name, sizeof a->name, "gpt L%d h%d a%d", layers, hidden, heads);
     a->layers = layers;
     a->hidden = hidden;
     a->heads = heads;

@@ -110,6 +110,11 @@ typedef struct arch_run {
 /* A GPT-2/3 decoder of the gpt.* keys: MHA, GeLU 4h MLP, LayerNorm, learned
  * positions (seq rows), tied embeddings, biases and dropout. */
 void arch_gpt(arch *a, int layers, int hidden, int heads, int seq, int vocab);
+/* The same without its display name (a->name empty), for the cost model's
+ * inner loops, which rebuild the architecture per evaluation and never
+ * print it; arch_gpt_name gives it the name arch_gpt does. */
+void arch_gpt_unnamed(arch *a, int layers, int hidden, int heads, int seq, int vocab);
+void arch_gpt_name(arch *a);
 
 /* 0, or PG_EXIT_INPUT naming what is inconsistent (what = a file or key
  * prefix for the message, e.g. "hf:llama.json"). */

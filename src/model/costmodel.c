@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,37 @@ static double tile_busy_flops(double sms, double m, double n, double k, double g
     return waves * sms * FLOPS_PER_MAC * t.rows * t.cols * ceil(k / split) / rate;
 }
 
+/* The tile search is a pure function of five numbers, and a fit or a
+ * planner asks it for the same few hundred GEMM shapes millions of times
+ * (calibrate re-times every row for each parameter vector it tries): the
+ * last answers are remembered in a small direct-mapped table.  A hit
+ * returns the number the search computed for exactly these inputs, so
+ * results are the same bit for bit; the table is per process (SimGrid's
+ * simulations and the process pool's children are single-threaded). */
+#define GEMM_MEMO_SLOTS 1024   /* a power of two */
+typedef struct gemm_memo {
+    double sm_count, m, n, k, groups, busy;
+} gemm_memo;
+static gemm_memo gemm_memo_table[GEMM_MEMO_SLOTS];
+
+static size_t gemm_memo_slot(double sm_count, double m, double n, double k, double groups)
+{
+    double in[] = {sm_count, m, n, k, groups};
+    /* the inputs' bits folded with SplitMix64's finalizer: whole numbers as
+     * doubles have all-zero low mantissa bits, which a plain FNV leaves
+     * unmixed into the slot's bits */
+    uint64_t h = 0;
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        uint64_t bits;
+        memcpy(&bits, &in[i], sizeof bits);
+        h += bits + UINT64_C(0x9e3779b97f4a7c15);
+        h = (h ^ (h >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        h = (h ^ (h >> 27)) * UINT64_C(0x94d049bb133111eb);
+        h ^= h >> 31;
+    }
+    return (size_t)h & (GEMM_MEMO_SLOTS - 1);
+}
+
 /* The busy FLOPs of the tile shape that finishes first (costmodel.h); the
  * plain 2MNK x groups when the SM count is unknown. */
 double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, double groups)
@@ -299,12 +331,17 @@ double costmodel_gemm_busy_flops(int sm_count, double m, double n, double k, dou
     double flops = FLOPS_PER_MAC * m * n * k * groups;
     if (sm_count <= 0 || flops <= 0)
         return flops;
+    gemm_memo *slot = &gemm_memo_table[gemm_memo_slot(sm_count, m, n, k, groups)];
+    if (slot->busy > 0 && slot->sm_count == sm_count && slot->m == m && slot->n == n && slot->k == k &&
+        slot->groups == groups)
+        return slot->busy;
     double best = HUGE_VAL;
     for (size_t i = 0; i < sizeof GEMM_TILES / sizeof GEMM_TILES[0]; i++) {
         double busy = tile_busy_flops(sm_count, m, n, k, groups, GEMM_TILES[i]);
         if (busy < best)
             best = busy;
     }
+    *slot = (gemm_memo){sm_count, m, n, k, groups, best};
     return best;
 }
 
@@ -519,7 +556,7 @@ static dims dims_of(const gpt_shape *m)
     if (m->arch)
         d.a = *m->arch;
     else
-        arch_gpt(&d.a, m->layers, m->hidden, m->heads, m->seq, m->vocab);
+        arch_gpt_unnamed(&d.a, m->layers, m->hidden, m->heads, m->seq, m->vocab);
     const arch *a = &d.a;
     double cp = m->cp > 1 ? m->cp : 1, ep = m->ep > 1 ? m->ep : 1;
     d.s = m->seq;
@@ -1141,6 +1178,11 @@ int gpt_shape_check(const gpt_shape *m, pg_status *st)
     dims d = dims_of(m);
     arch_run r = run_of(m);
     int rc = arch_check(&d.a, d.a.name, st);
+    if (rc && !m->arch) {   /* again with the name arch_gpt gives it, for the message */
+        arch_gpt_name(&d.a);
+        pg_status_clear(st);
+        rc = arch_check(&d.a, d.a.name, st);
+    }
     return rc ? rc : arch_run_check(&d.a, &r, st);
 }
 
@@ -1279,6 +1321,8 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         return pg_fail_key(st, PG_EXIT_INPUT, "precision", "%s needs a GPU with %s tensor cores (%s has none)",
                            experiment_precision_word(m->fp8), m->fp8 == PRECISION_NVFP4 ? "FP4" : "FP8", g->name);
     }
+    if (!m->arch)
+        arch_gpt_name(&d.a);
     snprintf(w->name, sizeof w->name, "%.60s L%d h%d s%d b%d tp%d", a->name, a->layers, a->hidden, m->seq,
              m->micro_batch, m->tp);
     snprintf(w->source, sizeof w->source, "pipegrid cost model (src/model/costmodel.c) with %.400s",
