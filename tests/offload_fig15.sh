@@ -147,6 +147,37 @@ for sched, v in sorted(mfu_by.items()):
 PY
 report_verdicts "figure 15 bars" "$TMP/bar-verdicts"
 
+# validate reads the same file (rows.c's Figure 15 loader) and simulates each bar with an MFU as the runs above
+# ran it: the 16 bars with a time predicted, each the bar run's iteration, so measured / predicted is pipegrid's
+# MFU over the figure's; the out-of-memory bars skipped with their reason; calibrate, which fits with the
+# surrogate, refuses the file (the surrogate has no GIS, offload or LGD).
+expect_rc "figure 15: validate predicts the file with the simulator" 0 "$BIN" validate "$FIG15_CSV" --format csv
+cp "$TMP/out" "$TMP/validate.csv"
+python3 - "$TMP" >"$TMP/validate-verdicts" 2>&1 <<'PY'
+import csv, json, os, sys
+d = sys.argv[1]
+bars = [l.strip().split(",") for l in open(os.path.join(d, "bars"))]
+want = {"%s %s s%s" % (m, s, q): float(mfu) for m, s, q, act, mfu in bars if act != "OOM"}
+rows = list(csv.DictReader(open(os.path.join(d, "validate.csv"))))
+print("%s validate: every bar with a time is a row (%d of %d)" % (
+    "ok" if sorted(r["label"] for r in rows) == sorted(want) else "bad", len(rows), len(want)))
+for r in rows:
+    model, sched, seq = r["label"].split()
+    j = json.load(open(os.path.join(d, "bar-%s-%s.json" % (sched, seq[1:]))))
+    pred_s, run_s = float(r["predicted_ms"]) / 1e3, j["iteration_seconds"]
+    ratio = float(r["measured_ms"]) / float(r["predicted_ms"])
+    good = abs(pred_s / run_s - 1) < 1e-9 and abs(ratio / (100 * j["mfu"] / want[r["label"]]) - 1) < 1e-9
+    print("%s validate: %s is the bar's run (%.4f s against %.4f s; measured / predicted %.4f = MFU %.1f / %.0f)" % (
+        "ok" if good else "bad", r["label"], pred_s, run_s, ratio, 100 * j["mfu"], want[r["label"]]))
+PY
+report_verdicts "figure 15" "$TMP/validate-verdicts"
+expect_rc "figure 15: validate's text lists the out-of-memory bars as skipped" 0 "$BIN" validate "$FIG15_CSV"
+if grep -q "6 x out of memory in the paper's run" "$TMP/out" && grep -q "not in the surrogate: 16 rows" "$TMP/out"; then
+    ok "figure 15: validate's text says what it skipped and what the surrogate leaves out"
+else not_ok "figure 15: validate's text says what it skipped and what the surrogate leaves out" "$(head -12 "$TMP/out")"; fi
+expect_rc "figure 15: calibrate refuses a file the surrogate cannot model" 2 "$BIN" calibrate "$FIG15_CSV" -o "$TMP/f.yaml"
+expect_err "figure 15: calibrate says why" "no row to predict on GPU type a100-80g with the surrogate"
+
 if slow "figure 15: the three models against the paper's text, PP against TP (37 runs, up to 32 stages)"; then
 SEQ=8192
 # Table 2's models as Figure 15 runs them: name, GPUs (= stages), batch, chunks per rank (38 + 2, 46 + 2 and

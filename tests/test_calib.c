@@ -638,6 +638,44 @@ START_TEST(test_loaders_account_for_every_row)
     ck_assert_int_gt(nvfp4, 5);
     ck_assert_int_gt(mxfp8, 20);
     calib_rows_free(&r);
+
+    /* PipeOffload's Figure 15: the 16 bars with an MFU are jobs (the schedule, chunks, layers of the edge
+     * stages, preset, LGD and host link of the figure's runs), the 6 out-of-memory bars are listed */
+    r = load_shipped("data/validation/pipeoffload/fig15_10.5b.csv");
+    ck_assert_str_eq(r.source, "pipeoffload_fig15");
+    ck_assert_int_eq(r.n, 16);
+    ck_assert_int_eq(skipped_with(&r, "out of memory in the paper's run"), 6);
+    ck_assert_int_eq(r.nskip, 6);
+    const train_row *one_f = &r.row[0], *po_h = NULL;
+    for (int i = 0; i < r.n; i++)
+        if (strcmp(r.row[i].label, "10.5B PO-H s16384") == 0)
+            po_h = &r.row[i];
+    ck_assert_ptr_nonnull(po_h);
+    ck_assert_str_eq(one_f->schedule, "1f1b");
+    ck_assert_int_eq(one_f->first_layers, 4);
+    ck_assert_int_eq(one_f->vp, 1);
+    ck_assert_str_eq(po_h->schedule, "gis-h");
+    ck_assert_str_eq(po_h->offload_preset, "po-h");
+    ck_assert_int_eq(po_h->vp, 5);
+    ck_assert_int_eq(po_h->first_layers, 0);
+    ck_assert_int_eq(po_h->last_layers, 0);
+    ck_assert_int_eq(po_h->recompute, ROW_RECOMPUTE_LGD);
+    ck_assert(po_h->host_link_measured && po_h->flash && po_h->has_arch);
+    ck_assert_int_eq(po_h->pp * po_h->tp * po_h->dp, 8);
+    ck_assert_int_eq(po_h->global_batch, 64);
+    /* 63 % MFU on 8 A100s (312 TFLOP/s): Megatron's model FLOPs of 64 samples of 16384 tokens, by hand for
+     * the 10.5B (38 layers, h 5120, 40 heads of 128, 8 key/value heads, GeLU MLP 4h, vocabulary 32000,
+     * untied head): per token and layer 2 (h (q + 2 kv) + h o + 2 h 4h) + 2 x 2 s h (QK^T, AV over the whole
+     * s x s), plus the head's 2 h V; x3 for forward and backward */
+    double h = 5120, s_len = 16384, kv = 8 * 128, V = 32000;
+    double layer = 2 * (h * (h + 2 * kv) + h * h + 2 * h * 4 * h) + 2 * 2 * s_len * h;
+    double flops = 3 * 64 * s_len * (38 * layer + 2 * h * V);
+    ck_assert_double_eq_tol(po_h->measured_mfu, 0.63, 1e-12);
+    ck_assert_double_eq_tol(po_h->measured_s / (flops / (0.63 * 312e12 * 8)), 1.0, 1e-9);
+    /* the surrogate models none of them: calibrate leaves them out, validate simulates them */
+    ck_assert_ptr_nonnull(iter_row_unmodelled(po_h));
+    ck_assert_ptr_nonnull(iter_row_unmodelled(one_f));   /* LGD and 4 layers on the edge stages */
+    calib_rows_free(&r);
 }
 END_TEST
 

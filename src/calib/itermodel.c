@@ -22,6 +22,7 @@
 void calib_row_defaults(train_row *r)
 {
     snprintf(r->gpu, sizeof r->gpu, "a100-80g");
+    r->first_layers = r->last_layers = -1;
     r->kind = ROW_ITERATION;
     r->vp = r->cp = r->ep = 1;
     r->recompute = ROW_RECOMPUTE_FULL;
@@ -394,10 +395,27 @@ static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown
     return 0;
 }
 
+const char *iter_row_unmodelled(const train_row *r)
+{
+    if (r->schedule[0] && strcmp(r->schedule, "1f1b") != 0 && strcmp(r->schedule, "interleaved") != 0)
+        return "the surrogate runs Megatron's 1F1B and interleaved schedules only";
+    if (r->offload_preset[0])
+        return "the surrogate has no activation offload";
+    if (r->recompute == ROW_RECOMPUTE_LGD)
+        return "the surrogate has no LGD recomputation";
+    if (r->first_layers >= 0 || r->last_layers >= 0)
+        return "the surrogate spreads the layers evenly over the stages";
+    return NULL;
+}
+
 int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown *out, pg_status *st)
 {
     memset(out, 0, sizeof *out);
     const train_row *r = &set->row[i];
+    if (iter_row_unmodelled(r)) {
+        out->total_s = NAN;
+        return 0;
+    }
     if (r->kind == ROW_LAYER) {
         int rc = predict_layer(g, r, out, st);
         if (rc)
@@ -617,7 +635,7 @@ static error_stats relative_errors(const iter_set *set, const double *pred, cons
     error_stats e = {0, 0.0, 0.0, -1};
     double sum = 0.0;
     for (int i = 0; i < set->n; i++) {
-        if ((mask && !mask[i]) || isnan(pred[i]))
+        if ((mask && !mask[i]) || isnan(pred[i]) || (ref && isnan(ref[i])))
             continue;
         double r = ref ? ref[i] : set->row[i].measured_s;
         double err = fabs(pred[i] - r) / r;
@@ -647,10 +665,12 @@ error_stats iter_gap(const iter_set *set, const double *pred, const double *ref)
  * of it).  Without padding, so that two equal jobs are equal bytes. */
 typedef struct job_id {
     char gpu[sizeof ((train_row *)0)->gpu];
+    char schedule[sizeof ((train_row *)0)->schedule];
+    char offload_preset[sizeof ((train_row *)0)->offload_preset];
     int kind, gpus, global_batch, micro_batch, hidden, heads, layers, seq, vocab, tp, dp, pp, vp, cp, ep;
     int sequence_parallel, flash, fp8, doc_len, tp_overlap, expert_tp1, recompute, dp_overlap, zero1, sharding,
         shard_group;
-    int gpus_per_node, has_arch;
+    int gpus_per_node, has_arch, first_layers, last_layers, host_link_measured;
     double grad_bytes, nic_bw, capacity_factor, pred;
 } job_id;
 
@@ -659,11 +679,12 @@ typedef struct job_row {
     int row;
 } job_row;
 
-#define JOB_ID_INTS 28
+#define JOB_ID_INTS 31
 #define JOB_ID_DOUBLES 4
 /* compared as bytes: no padding may hide between the fields */
-_Static_assert(sizeof(job_id) ==
-                   sizeof ((job_id *)0)->gpu + JOB_ID_INTS * sizeof(int) + JOB_ID_DOUBLES * sizeof(double),
+_Static_assert(sizeof(job_id) == sizeof ((job_id *)0)->gpu + sizeof ((job_id *)0)->schedule +
+                                     sizeof ((job_id *)0)->offload_preset + JOB_ID_INTS * sizeof(int) +
+                                     JOB_ID_DOUBLES * sizeof(double),
                "job_id has padding");
 
 static void job_id_of(const train_row *r, double pred, job_id *out)
@@ -675,9 +696,13 @@ static void job_id_of(const train_row *r, double pred, job_id *out)
                     .fp8 = r->fp8, .doc_len = r->doc_len, .tp_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
                     .recompute = (int)r->recompute, .dp_overlap = r->dp_overlap, .zero1 = r->zero1,
                     .sharding = (int)r->sharding, .shard_group = r->shard_group,
-                    .gpus_per_node = r->gpus_per_node, .has_arch = r->has_arch, .grad_bytes = r->grad_bytes,
-                    .nic_bw = r->nic_bw, .capacity_factor = r->capacity_factor, .pred = pred};
+                    .gpus_per_node = r->gpus_per_node, .has_arch = r->has_arch, .first_layers = r->first_layers,
+                    .last_layers = r->last_layers, .host_link_measured = r->host_link_measured,
+                    .grad_bytes = r->grad_bytes, .nic_bw = r->nic_bw, .capacity_factor = r->capacity_factor,
+                    .pred = pred};
     memcpy(out->gpu, r->gpu, sizeof out->gpu);
+    memcpy(out->schedule, r->schedule, sizeof out->schedule);
+    memcpy(out->offload_preset, r->offload_preset, sizeof out->offload_preset);
 }
 
 static int job_row_cmp(const void *a, const void *b)

@@ -35,7 +35,8 @@
 typedef enum {
     ROW_RECOMPUTE_FULL = 0,         /* activation checkpointing of every layer (vTrain, Korthikanti "full") */
     ROW_RECOMPUTE_SELECTIVE,        /* Megatron's selective: the attention core only */
-    ROW_RECOMPUTE_NONE
+    ROW_RECOMPUTE_NONE,
+    ROW_RECOMPUTE_LGD               /* PipeOffload's: norm outputs, activation function, dropout masks */
 } row_recompute;
 
 /* What a row measures. */
@@ -83,7 +84,19 @@ typedef struct train_row {
     double nic_bw;                  /* inter-node bytes/s per GPU, each direction (datasheet of the system) */
     int has_arch;                   /* arch below describes the model; 0 = GPT of the five numbers above */
     arch arch;
+    /* A job beyond Megatron's schedules (PipeOffload's Figure 15): the
+     * simulator runs it; the surrogate does not (iter_row_unmodelled). */
+    char schedule[20];              /* a generator's name; "" = 1f1b, or interleaved when vp > 1 */
+    int first_layers, last_layers;  /* stage.first_layers / last_layers; < 0 = the simulator's default */
+    char offload_preset[8];         /* offload.preset; "" = none */
+    int host_link_measured;         /* cluster.host_link=measured */
+    double measured_mfu;            /* > 0: the source gave MFU (0..1), measured_s derived from it */
 } train_row;
+
+/* NULL when the surrogate (iter_predict) models row r; else why not (its
+ * schedule, memory plan or recomputation): iter_predict then gives NAN and
+ * calibrate, which fits with the surrogate, leaves the row out. */
+const char *iter_row_unmodelled(const train_row *r);
 
 
 /* A row's gradient buckets (dp.bucket_bytes): Megatron's when the reduction

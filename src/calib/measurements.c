@@ -25,6 +25,22 @@ static void append_rows(calib_rows *dst, calib_rows *src, int k)
     }
 }
 
+/* The rows the surrogate models; the others to skip with the reason. */
+static void keep_surrogate_rows(calib_rows *rows)
+{
+    int *keep = pg_xcalloc((size_t)rows->n + 1, sizeof *keep);
+    char(*why)[200] = pg_xcalloc((size_t)rows->n + 1, sizeof *why);
+    for (int i = 0; i < rows->n; i++) {
+        const char *no = iter_row_unmodelled(&rows->row[i]);
+        keep[i] = no == NULL;
+        if (no)
+            snprintf(why[i], sizeof why[i], "%s", no);
+    }
+    calib_rows_keep(rows, keep, why);
+    free(keep);
+    free(why);
+}
+
 int calib_measurements_load(const calib_load_opts *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st)
 {
     int rc = 0;
@@ -49,9 +65,12 @@ int calib_measurements_load(const calib_load_opts *a, gpu_params *g, calib_rows 
         g->nlayer_profiles = 0;
     if (rc == 0) {
         calib_rows_keep_gpu(rows, g->name);
+        if (a->surrogate_rows)
+            keep_surrogate_rows(rows);
         if (rows->n == 0)
-            rc = pg_fail(st, PG_EXIT_INPUT, "%s: no row to predict on GPU type %s (%d rows skipped)", a->files[0], g->name,
-                         rows->nskip);
+            rc = pg_fail(st, PG_EXIT_INPUT, "%s: no row to predict on GPU type %s%s (%d rows skipped; line %d: %s)",
+                         a->files[0], g->name, a->surrogate_rows ? " with the surrogate" : "", rows->nskip,
+                         rows->nskip ? rows->skip[0].line : 0, rows->nskip ? rows->skip[0].reason : "none");
     }
     if (rc == 0)
         rc = iter_set_prepare(set, rows->row, rows->n, st);

@@ -21,6 +21,8 @@ typedef struct calib_load_opts {
     const char *gpu;            /* GPU type or parameter file; NULL: the first row's type */
     int keep_regressions;       /* predict the rows of documented software regressions too */
     int no_layer_profiles;      /* drop the parameter file's measured layer profiles */
+    int surrogate_rows;         /* keep only the rows the surrogate models (calibrate, validate --surrogate);
+                                 * the others go to skip with iter_row_unmodelled's reason */
 } calib_load_opts;
 
 int calib_measurements_load(const calib_load_opts *a, gpu_params *g, calib_rows *rows, iter_set *set,

@@ -11,6 +11,7 @@
 
 #define SET_MAX 256
 #define MS_PER_S 1000.0
+#define PCT_PER_UNIT 100.0
 
 static void add(row_experiment *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(row_experiment *x, const char *fmt, ...)
@@ -31,7 +32,7 @@ static const char *on_off(int v)
 
 static const char *recompute_name(row_recompute r)
 {
-    return r == ROW_RECOMPUTE_FULL ? "full" : r == ROW_RECOMPUTE_SELECTIVE ? "selective" : "none";
+    return r == ROW_RECOMPUTE_FULL ? "full" : r == ROW_RECOMPUTE_SELECTIVE ? "selective" : r == ROW_RECOMPUTE_LGD ? "lgd" : "none";
 }
 
 /* The row's data-parallel sharding: Megatron's distributed optimizer
@@ -109,10 +110,16 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     add(x, "pp=%d", r->pp);
     add(x, "cp=%d", r->cp);
     add(x, "ep=%d", r->ep);
-    /* Megatron's interleaved 1F1B when a rank holds several model chunks */
-    add(x, "schedule=%s", r->vp > 1 ? "interleaved" : "1f1b");
+    /* the row's schedule, else Megatron's: interleaved 1F1B when a rank holds several model chunks */
+    add(x, "schedule=%s", r->schedule[0] ? r->schedule : r->vp > 1 ? "interleaved" : "1f1b");
     if (r->vp > 1)
         add(x, "chunks=%d", r->vp);
+    if (r->first_layers >= 0)
+        add(x, "stage.first_layers=%d", r->first_layers);
+    if (r->last_layers >= 0)
+        add(x, "stage.last_layers=%d", r->last_layers);
+    if (r->offload_preset[0])
+        add(x, "offload.preset=%s", r->offload_preset);
     add(x, "attention=%s", r->flash ? "flash" : "legacy");
     add(x, "precision=%s", experiment_precision_word((precision_kind)r->fp8));
     add(x, "recompute=%s", recompute_name(r->recompute));
@@ -129,6 +136,8 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     add(x, "cluster.gpus_per_node=%d", r->gpus_per_node);
     add(x, "cluster.nodes=%d", (r->gpus + r->gpus_per_node - 1) / r->gpus_per_node);
     rack_domain(x, r);
+    if (r->host_link_measured)
+        add(x, "cluster.host_link=measured");
     /* the NIC's datasheet rate, where the row's system differs from the GPU type's */
     const gpu_system *gs = gpu_system_find(r->gpu);
     if (r->nic_bw > 0 && (gs == NULL || gs->nic_bw != r->nic_bw))
@@ -185,8 +194,11 @@ void row_experiment_free(row_experiment *x)
 
 void row_experiment_yaml(const row_experiment *x, const train_row *r, const char *source, strbuf *out)
 {
-    sb_appendf(out, "# %s line %d: %s\n# measured iteration: %.6g ms on %d GPUs (%s)\n", source, r->line, r->label,
+    sb_appendf(out, "# %s line %d: %s\n# measured iteration: %.6g ms on %d GPUs (%s)", source, r->line, r->label,
                MS_PER_S * r->measured_s, r->gpus, r->gpu);
+    if (r->measured_mfu > 0)
+        sb_appendf(out, ", from the source's MFU of %.4g %%", PCT_PER_UNIT * r->measured_mfu);
+    sb_append(out, "\n");
     if (x->unmodelled[0])
         sb_appendf(out, "# not simulated: %s\n", x->unmodelled);
     sb_appendf(out, "name: %s-line-%d\n", source, r->line);

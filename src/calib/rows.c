@@ -7,6 +7,7 @@
 #include "calib/row_experiment.h"
 #include "calib/rows.h"
 #include "model/hfconfig.h"
+#include "model/platform.h"
 #include "util/datapath.h"
 #include "util/csv.h"
 #include "util/pglimits.h"
@@ -881,6 +882,123 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
     return more < 0 ? st->code : 0;
 }
 
+/* ---- PipeOffload's Figure 15 ------------------------------------------------------------ */
+
+/* The figure's setting (the file's header; arXiv 2503.01328v2 Table 2 and
+ * Appendix B): pure pipeline parallelism over one node of 8 A100 80GB, micro
+ * batch 1, 64 microbatches; the interleaved family with one transformer
+ * layer a stage and the embedding and head on stages of their own (5 chunks
+ * a rank for the 10.5B's 38 layers), 1F1B with 4 layers on the first and
+ * last stages; LGD recomputation on every schedule (PipeOffload's script,
+ * examples/pretrain_offload.sh, passes --recompute-lgd), flash attention,
+ * the host link PipeOffload measured; PO-H and PO-F are the presets on
+ * GIS-H.  docs/offload.md, "Figure 15's bars". */
+#define FIG15_GPUS 8
+#define FIG15_MICROBATCHES 64
+#define FIG15_CHUNKS 5
+#define FIG15_1F1B_EDGE_LAYERS 4
+#define PCT_PER_UNIT 100.0
+static const struct {
+    const char *label, *schedule, *preset;
+    int chunks, edge_layers;
+} FIG15_SCHEDULES[] = {
+    {"1F1B", "1f1b", "", 1, FIG15_1F1B_EDGE_LAYERS},
+    {"1F1B-I", "interleaved", "", FIG15_CHUNKS, 0},
+    {"GIS", "gis", "", FIG15_CHUNKS, 0},
+    {"GIS-H", "gis-h", "", FIG15_CHUNKS, 0},
+    {"PO-H", "gis-h", "po-h", FIG15_CHUNKS, 0},
+    {"PO-F", "gis-h", "po-f", FIG15_CHUNKS, 0},
+};
+
+/* Row r's model from profiles/models/pipeoffload-MODEL.json (MODEL as the
+ * file names it, lower case): 0, or why not in why. */
+static int fig15_model(const char *model, train_row *r, char *why, size_t len)
+{
+    char name[96], rel[160], path[4096];
+    snprintf(name, sizeof name, "%s", model);
+    for (char *p = name; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    snprintf(rel, sizeof rel, "profiles/models/pipeoffload-%s.json", name);
+    pg_status st;
+    pg_status_clear(&st);
+    if (datapath_find(rel, path, sizeof path) != 0) {
+        snprintf(why, len, "model '%s': %s not found", model, rel);
+        return -1;
+    }
+    if (hfconfig_load(path, &r->arch, &st) != 0) {
+        snprintf(why, len, "%.190s", st.msg);
+        return -1;
+    }
+    r->has_arch = 1;
+    r->layers = r->arch.layers;
+    r->hidden = r->arch.hidden;
+    r->heads = r->arch.heads;
+    r->vocab = r->arch.vocab;
+    return 0;
+}
+
+/* The iteration time a row's MFU stands for: the model FLOPs of one
+ * iteration (Megatron's count, the one pipegrid's own MFU uses: arch.h
+ * arch_flops_per_sample) over MFU x the GPUs' dense peak. */
+static double time_of_mfu(const train_row *r, double mfu)
+{
+    const gpu_system *sys = gpu_system_find(r->gpu);
+    arch_run run = {.seq = r->seq, .micro_batch = r->micro_batch, .tp = r->tp, .cp = r->cp, .ep = r->ep,
+                    .flash = r->flash};
+    double flops = arch_flops_per_sample(&r->arch, &run) * r->global_batch;
+    return sys && mfu > 0 ? flops / (mfu * sys->speed_flops * r->gpus) : 0.0;
+}
+
+static int load_fig15(csv *c, calib_rows *out, pg_status *st)
+{
+    sink k = {out, 0, 0};
+    snprintf(out->source, sizeof out->source, "pipeoffload_fig15");
+    int more;
+    while ((more = csv_next(c, st)) > 0) {
+        train_row *r = add_row(&k);
+        r->line = c->lineno;
+        const char *model = get(c, col(c, "model")), *sched = get(c, col(c, "schedule"));
+        char why[200] = "";
+        if (get_int(c, "seq", 0, 1, &r->seq, st))
+            return st->code;
+        snprintf(r->label, sizeof r->label, "%s %s s%d", model, sched, r->seq);
+        r->split_key = fnv1a(r->label);
+        size_t which = 0, nsched = sizeof FIG15_SCHEDULES / sizeof FIG15_SCHEDULES[0];
+        while (which < nsched && strcmp(FIG15_SCHEDULES[which].label, sched) != 0)
+            which++;
+        const char *mfu_text = get(c, col(c, "mfu_pct"));
+        double mfu_pct = 0.0;
+        if (which == nsched)
+            snprintf(why, sizeof why, "schedule '%s': not one of Figure 15's", sched);
+        else if (strcmp(get(c, col(c, "activation_gb")), "OOM") == 0 || mfu_text[0] == '\0')
+            snprintf(why, sizeof why, "out of memory in the paper's run: no time to compare "
+                                      "(tests/offload_fig15.sh checks the simulated peak)");
+        else if (get_double(c, "mfu_pct", &mfu_pct, st))
+            return st->code;
+        if (why[0] == '\0')
+            fig15_model(model, r, why, sizeof why);
+        if (why[0]) {
+            add_skip(out, &k.cap_skip, r->line, r->label, why);
+            out->n--;
+            continue;
+        }
+        r->gpus = r->pp = r->gpus_per_node = FIG15_GPUS;
+        r->nic_bw = 0.0;   /* one node: no NIC on the pipeline's path */
+        r->tp = r->dp = r->micro_batch = 1;
+        r->global_batch = FIG15_MICROBATCHES;
+        r->vp = FIG15_SCHEDULES[which].chunks;
+        snprintf(r->schedule, sizeof r->schedule, "%s", FIG15_SCHEDULES[which].schedule);
+        snprintf(r->offload_preset, sizeof r->offload_preset, "%s", FIG15_SCHEDULES[which].preset);
+        r->first_layers = r->last_layers = FIG15_SCHEDULES[which].edge_layers;
+        r->recompute = ROW_RECOMPUTE_LGD;
+        r->flash = 1;
+        r->host_link_measured = 1;
+        r->measured_mfu = mfu_pct / PCT_PER_UNIT;
+        r->measured_s = time_of_mfu(r, r->measured_mfu);
+    }
+    return more < 0 ? st->code : 0;
+}
+
 /* ---- dispatch ------------------------------------------------------------------------ */
 
 int calib_rows_load(const char *path, unsigned flags, calib_rows *out, pg_status *st)
@@ -905,10 +1023,12 @@ int calib_rows_load(const char *path, unsigned flags, calib_rows *out, pg_status
         rc = load_korthikanti(&c, 1, out, st);
     else if (col(&c, "step_time_s") >= 0)
         rc = load_summary(&c, path, flags, out, st);
+    else if (col(&c, "mfu_pct") >= 0)
+        rc = load_fig15(&c, out, st);
     else
         rc = pg_fail_at(st, PG_EXIT_INPUT, (pg_origin){path, c.lineno}, NULL,
                         "not a known table of measurements (no 'iteration time (ms)', 'meas_iter_s', "
-                        "'meas_fwd_ms' or 'step_time_s' column)");
+                        "'meas_fwd_ms', 'step_time_s' or 'mfu_pct' column)");
     fclose(c.f);
     if (rc == 0 && out->n == 0 && out->nskip == 0)
         rc = pg_fail(st, PG_EXIT_INPUT, "%s: no data rows", path);

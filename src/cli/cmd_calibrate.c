@@ -148,7 +148,7 @@ int cmd_calibrate(int argc, char **argv)
     gpu_params g;
     calib_rows rows;
     iter_set set = {0};
-    if (measurements_load(&a, &g, &rows, &set, &st))
+    if (measurements_load(&a, 1, &g, &rows, &set, &st))
         return cli_report_error(&st);
     int n = rows.n;
     if (rows.nskip > 0)

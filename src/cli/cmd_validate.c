@@ -171,10 +171,11 @@ static void report_csv(const validate_args *a, const iter_set *set, const double
         sb_reset(&line);
         sb_appendf(&line, "%d,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", r->line, holdout[i] ? "holdout" : "fit", r->gpus,
                    r->global_batch, r->micro_batch, r->hidden, r->heads, r->layers, r->seq, r->tp, r->dp, r->pp);
+        double by_sur = isnan(sur[i]) ? NAN : 1e3;   /* no breakdown where the surrogate has no prediction */
         const double num[] = {1e3 * r->measured_s,     1e3 * pred[i],           pred[i] / r->measured_s - 1,
-                              1e3 * sur[i],            pred[i] / sur[i] - 1,    1e3 * bd[i].pipeline_s,
-                              1e3 * bd[i].embed_sync_s, 1e3 * bd[i].dp_allreduce_s, 1e3 * bd[i].optimizer_s,
-                              1e3 * bd[i].overhead_s,  factor[i]};
+                              1e3 * sur[i],            pred[i] / sur[i] - 1,    by_sur * bd[i].pipeline_s,
+                              by_sur * bd[i].embed_sync_s, by_sur * bd[i].dp_allreduce_s, by_sur * bd[i].optimizer_s,
+                              by_sur * bd[i].overhead_s, factor[i]};
         for (size_t k = 0; k < sizeof num / sizeof num[0]; k++) {
             sb_append(&line, ",");
             if (isfinite(num[k]))   /* empty, as every CSV of pipegrid writes a number it does not have */
@@ -195,6 +196,13 @@ static void report_gap(const iter_set *set, const double *sim_s, const double *s
     error_stats gap = iter_gap(set, sim_s, sur_s), sur = iter_errors(set, sur_s, NULL);
     printf("  surrogate:     %5d  MAPE %6.2f %%  (the analytic iteration model calibrate fits with)\n", sur.n,
            PCT * sur.mape);
+    int unmodelled = 0, first = -1;
+    for (int i = 0; i < set->n; i++)
+        if (iter_row_unmodelled(&set->row[i]) && unmodelled++ == 0)
+            first = i;
+    if (unmodelled)
+        printf("  not in the surrogate: %d rows, the simulator's alone (e.g. line %d: %s)\n", unmodelled,
+               set->row[first].line, iter_row_unmodelled(&set->row[first]));
     if (gap.n > 0)
         printf("  sim/surrogate: %5d  mean |gap| %5.2f %%  max %5.2f %% (line %d)\n", gap.n, PCT * gap.mape,
                PCT * gap.max_err, set->row[gap.worst].line);
@@ -210,7 +218,7 @@ int cmd_validate(int argc, char **argv)
     gpu_params g;
     calib_rows rows;
     iter_set set = {0};
-    if (measurements_load(&a, &g, &rows, &set, &st))
+    if (measurements_load(&a, a.surrogate_only, &g, &rows, &set, &st))
         return cli_report_error(&st);
     a.gpu_path = g.path;
     /* the simulations run these parameters, whatever file they came from */

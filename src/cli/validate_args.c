@@ -111,9 +111,11 @@ int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, 
 }
 
 
-int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st)
+int measurements_load(const validate_args *a, int surrogate_rows, gpu_params *g, calib_rows *rows, iter_set *set,
+                      pg_status *st)
 {
     calib_load_opts o = {.files = a->files, .nfiles = a->nfiles, .gpu = a->gpu,
-                         .keep_regressions = a->keep_regressions, .no_layer_profiles = a->no_layer_profiles};
+                         .keep_regressions = a->keep_regressions, .no_layer_profiles = a->no_layer_profiles,
+                         .surrogate_rows = surrogate_rows};
     return calib_measurements_load(&o, g, rows, set, st);
 }

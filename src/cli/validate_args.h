@@ -43,7 +43,9 @@ typedef struct validate_args {
 int validate_args_parse(int argc, char **argv, int calibrate, validate_args *a, pg_status *st);
 
 /* The measured rows, the GPU parameters and the prepared rows of a's
- * files (calib/measurements.h). */
-int measurements_load(const validate_args *a, gpu_params *g, calib_rows *rows, iter_set *set, pg_status *st);
+ * files (calib/measurements.h); surrogate_rows: only the rows the
+ * surrogate models (calibrate, validate --surrogate). */
+int measurements_load(const validate_args *a, int surrogate_rows, gpu_params *g, calib_rows *rows, iter_set *set,
+                      pg_status *st);
 
 #endif
