@@ -397,8 +397,8 @@ static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown
 
 const char *iter_row_unmodelled(const train_row *r)
 {
-    if (r->schedule[0] && strcmp(r->schedule, "1f1b") != 0 && strcmp(r->schedule, "interleaved") != 0)
-        return "the surrogate runs Megatron's 1F1B and interleaved schedules only";
+    if (r->schedule[0])
+        return "the row names its own schedule; the surrogate runs Megatron's, 1F1B or interleaved by vp";
     if (r->offload_preset[0])
         return "the surrogate has no activation offload";
     if (r->recompute == ROW_RECOMPUTE_LGD)

@@ -86,7 +86,8 @@ typedef struct train_row {
     arch arch;
     /* A job beyond Megatron's schedules (PipeOffload's Figure 15): the
      * simulator runs it; the surrogate does not (iter_row_unmodelled). */
-    char schedule[20];              /* a generator's name; "" = 1f1b, or interleaved when vp > 1 */
+    char schedule[20];              /* the generator the source names; "" = Megatron's: 1f1b, or
+                                     * interleaved when vp > 1 */
     int first_layers, last_layers;  /* stage.first_layers / last_layers; < 0 = the simulator's default */
     char offload_preset[8];         /* offload.preset; "" = none */
     int host_link_measured;         /* cluster.host_link=measured */
