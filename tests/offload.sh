@@ -197,6 +197,15 @@ assert j["capacities_planned"] == 1, j["capacities_planned"]
 assert abs(j["planned_capacity_bytes"] - 40 * 2**30) <= 1e-9 * 40 * 2**30, j["planned_capacity_bytes"]
 assert abs(j["makespan"] - floor) <= 1e-9 * floor, (j["makespan"], floor)
 assert j["oom_ranks"] == 0 and j["makespan"] <= p32["makespan"] * (1 + 1e-9), (j["makespan"], p32["makespan"])'
+# offload.time_limit: the MILP's budget; 0 plans with the greedy start and PipeOffload's rules alone, never slower
+# than them (the greedy plan is what the MILP starts from); a bad value names the key
+expect_rc "offload=plan at 32 GiB with offload.time_limit=0 (greedy only) runs" 0 "$BIN" run "${U[@]}" \
+    --set memory.capacity=32GiB --set offload.capacities=0 --set offload.time_limit=0
+expect_py "the MILP is never slower than its greedy start (32 GiB)" '
+g = j["makespan"]
+assert p32["makespan"] <= g * (1 + 1e-9), (p32["makespan"], g)'
+expect_rc "offload.time_limit=-1 is refused" 2 "$BIN" run "${U[@]}" --set offload.time_limit=-1
+expect_err "... naming the key" "key 'offload.time_limit': expected a duration"
 expect_rc "PipeOffload's heuristic at 32 GiB runs" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB \
     --set offload=full --set offload.rules=pipeoffload
 cp "$TMP/out" "$TMP/po32.json"

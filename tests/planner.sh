@@ -174,6 +174,28 @@ slow = [float(r["samples_per_second"]) for r in every if r["schedule"] == "gpipe
 assert len(slow) == 3 and max(slow) <= keep, slow
 PY
 
+# ---- optimize's planning budget for offload=plan (search.h SEARCH_PLANNER_SETS) ----
+# every candidate a planner: each plans once, at its capacity, with a 2 s MILP, says so, writes the budget into
+# -o's experiment, and `run` of that file replays the plan optimize found; a budget key the user gives is kept
+expect_rc "optimize offload planners with optimize's budget" 0 "$BIN" optimize "$TMP/small.yaml" --grid tp=2 --grid pp=2 \
+    --grid schedule=1f1b,zb-h1 --grid recompute=none --grid offload=plan -j 2 -o "$TMP/budget.yaml"
+if grep -q "^pipegrid: optimize: its [1-9][0-9]* offload=plan candidates planned with offload.time_limit=2s offload.capacities=0 " "$TMP/err"
+then ok "optimize says which budget its planners had"
+else not_ok "optimize says which budget its planners had" "$(tail -3 "$TMP/err")"; fi
+best=$(grep -- '<- best' "$TMP/out" | awk '{print $1}')
+if grep -q '^offload.time_limit: 2s$' "$TMP/budget.yaml" && grep -q '^offload.capacities: 0$' "$TMP/budget.yaml"
+then ok "-o writes the budget with the plan"
+else not_ok "-o writes the budget with the plan" "$(cat "$TMP/budget.yaml")"; fi
+expect_rc "run the written plan" 0 "$BIN" run "$TMP/budget.yaml" --format json
+replayed=$(python3 -c 'import json, sys; print("%.4f" % json.load(open(sys.argv[1]))["samples_per_second"])' "$TMP/out")
+if [ -n "$best" ] && [ "$replayed" = "$best" ]; then ok "run replays the plan optimize chose ($best samples/s)"
+else not_ok "run replays the plan optimize chose" "optimize $best, run $replayed"; fi
+expect_rc "optimize with the user's offload.time_limit" 0 "$BIN" optimize "$TMP/small.yaml" --grid tp=2 --grid pp=2 \
+    --grid schedule=1f1b --grid recompute=none --grid offload=plan --set offload.time_limit=5s -j 2 -o "$TMP/budget5.yaml"
+if grep -q "planned with offload.capacities=0 (optimize" "$TMP/err" && grep -q '^offload.time_limit: 5s$' "$TMP/budget5.yaml"
+then ok "a budget key the user gives is the user's"
+else not_ok "a budget key the user gives is the user's" "$(tail -2 "$TMP/err"; cat "$TMP/budget5.yaml")"; fi
+
 # ---- planners: what any plan must hold at a backward (job_least_planner_bytes) ----
 # at 5.36 GiB (static memory and headroom 5.31 GiB) no plan can hold one microbatch's activations at its
 # backward, kept, reloaded or recomputed: every candidate, planners included, is skipped unsimulated, and the

@@ -117,6 +117,13 @@ int cmd_optimize(int argc, char **argv)
             counts[C_PRUNED_MEMORY], counts[C_PRUNED_ACTIVATIONS], counts[C_PRUNED_BOUND],
             o.full_front ? "a simulated plan beats them on both axes" : "slower than the best simulated plan",
             counts[C_INVALID]);
+    int nbudgeted = 0;
+    for (int i = 0; i < s.n; i++) nbudgeted += s.c[i].status == C_SIMULATED && search_budgeted_planner(&s, &s.c[i]);
+    if (nbudgeted) {
+        fprintf(stderr, "pipegrid: optimize: its %d offload=plan candidates planned with", nbudgeted);
+        for (int i = 0; i < s.nplanner_sets; i++) fprintf(stderr, " %s", s.planner_sets[i]);
+        fprintf(stderr, " (optimize's budget; give these keys to change it)\n");
+    }
     if (best < 0) {
         int noom = nsimoom + counts[C_PRUNED_MEMORY] + counts[C_PRUNED_ACTIVATIONS];
         fprintf(stderr, "pipegrid: optimize: no candidate fits in memory%s; raise memory.capacity or widen the "

@@ -110,6 +110,41 @@ static const char *user_grid(const search_options *o, const char *key)
     return NULL;
 }
 
+/* Whether combination index of the grid plans its offload (offload=plan). */
+static int offload_planner(const sweep_grid *g, long index)
+{
+    const char **values = pg_xcalloc((size_t)g->nkeys + 1, sizeof *values);
+    sweep_grid_combination(g, index, values);
+    int plan = strcmp(values[K_OFFLOAD], "plan") == 0;
+    free(values);
+    return plan;
+}
+
+int search_budgeted_planner(const search *s, const candidate *c)
+{
+    return s->nplanner_sets > 0 && offload_planner(&s->g, c->index);
+}
+
+/* sweep_plan.index_sets: optimize's planning budget for an offload planner. */
+static const char *const *planner_sets(long index, int *n, void *ctx)
+{
+    const search *s = ctx;
+    *n = s->nplanner_sets > 0 && offload_planner(&s->g, index) ? s->nplanner_sets : 0;
+    return *n ? s->planner_sets : NULL;
+}
+
+/* The budget's settings that neither the experiment (file and --set) nor a --grid gives. */
+static void choose_planner_sets(const search_options *o, const job *j, search *s)
+{
+    static const char *const BUDGET[SEARCH_NPLANNER_SETS] = SEARCH_PLANNER_SETS;
+    for (int i = 0; i < SEARCH_NPLANNER_SETS; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(strchr(BUDGET[i], '=') - BUDGET[i]), BUDGET[i]);
+        if (config_find(&j->cfg, key) == NULL && !user_grid(o, key))
+            s->planner_sets[s->nplanner_sets++] = BUDGET[i];
+    }
+}
+
 static int is_own_key(const char *spec)
 {
     for (int k = 0; k < NOWN; k++) {
@@ -745,7 +780,8 @@ static int run_search(const search_options *o, const job *j, search *s, pg_statu
                            .progress_label = "optimize", .progress_done_before = s->nsimulated - nresumed,
                            .progress_oom_before = noom, .progress_failed_before = nfailed,
                            .progress_total = s->nsimulated - nresumed + pending, .quiet_children = 1,
-                           .child = o->child, .tick = search_tick, .tick_ctx = s, .stopped = &s->cut};
+                           .child = o->child, .tick = search_tick, .tick_ctx = s, .stopped = &s->cut,
+                           .index_sets = planner_sets, .index_ctx = s};
         rc = sweep_run(&plan, collect, s, st);
         if (rc != 0 && s->write_failed)
             rc = pg_fail(st, PG_EXIT_INTERNAL, "%s: write error", s->resume_path);
@@ -799,6 +835,12 @@ int search_write_best(const char *path, const config *cfg, const search *s, cons
     sweep_grid_combination(&s->g, c->index, values);
     for (int k = 0; k < s->g.nkeys; k++) config_put(&out, s->g.keys[k].name, values[k], (pg_origin){"optimize", 0});
     free(values);
+    for (int i = 0; search_budgeted_planner(s, c) && i < s->nplanner_sets; i++) {
+        const char *set = s->planner_sets[i], *eq = strchr(set, '=');
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - set), set);
+        config_put(&out, key, eq + 1, (pg_origin){"optimize", 0});
+    }
     for (size_t i = 0; i < out.count; i++) {
         fprintf(f, "%s: ", out.entries[i].key);
         yaml_scalar(f, out.entries[i].value);
@@ -895,6 +937,7 @@ int search_run(const search_options *o, const job *j, search *s, pg_status *st)
             rc = pg_fail(st, PG_EXIT_INPUT, "--time-limit: '%s' is not a number of seconds above 0", o->time_limit);
     }
     if (rc == 0) rc = build_grid(o, j, s, st);
+    if (rc == 0) choose_planner_sets(o, j, s);
     if (rc == 0 && j->have_plat && grid_keeps_platform(&s->g)) s->shared_plat = &j->plat;
     if (rc == 0) {
         sweep_csv_header(&s->g, &s->header);

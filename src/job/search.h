@@ -44,6 +44,19 @@ typedef struct candidate {
                                * planner_ceiling), else -1 */
 } candidate;
 
+/* The planning budget optimize gives its offload=plan candidates, each
+ * setting where the user gives none: `run`'s defaults plan for 60 s a
+ * capacity (offload.time_limit), at the job's capacity and two below it
+ * (offload.capacities, each plan judged by a simulation), which on the
+ * largest orders (DualPipeV with hundreds of microbatches) is minutes a
+ * candidate, and a search has hundreds.  With the budget a planner plans
+ * once, at its capacity, the MILP for 2 s after its greedy start; the
+ * greedy plan and PipeOffload's rules are planned whatever the budget.
+ * Written into -o's experiment with the candidate, so that `run` replays
+ * the plan found (docs/planners.md). */
+#define SEARCH_NPLANNER_SETS 2
+#define SEARCH_PLANNER_SETS {"offload.time_limit=2s", "offload.capacities=0"}
+
 typedef struct search {
     sweep_grid g;
     candidate *c;             /* ascending index */
@@ -67,7 +80,14 @@ typedef struct search {
     long assessed, sim_this_run;
     int cut;                  /* the time limit stopped the search: candidates are left pending */
     job_sched_cache sched_cache;   /* the candidates' schedules, generated once per generator and parameters */
+    /* optimize's budget for its offload=plan candidates: the SEARCH_PLANNER_SETS the experiment, --set and
+     * --grid leave unset */
+    const char *planner_sets[SEARCH_NPLANNER_SETS];
+    int nplanner_sets;
 } search;
+
+/* Whether candidate c ran (or would run) with s->planner_sets. */
+int search_budgeted_planner(const search *s, const candidate *c);
 
 /* What the search varies and how it runs (optimize's options). */
 typedef struct search_options {

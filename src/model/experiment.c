@@ -368,6 +368,9 @@ static const key_spec SCHEMA[] = {
             "offload=plan: also plan for this many capacities of a fixed grid (4 per doubling, from 1 GiB) below "
             "memory.capacity and run the fastest plan that fits: more memory never runs slower than the plans "
             "made for less (src/opt/offload_ladder.h); each costs one more planning"),
+    NUM_KEY("offload.time_limit", offload_time_limit_s, T_DURATION, "seconds", "60s", 0, MAX_DURATION, 0,
+            "offload=plan: time GLPK may spend on each planning's MILP after its greedy warm start (each "
+            "capacity of offload.capacities is one planning); 0 = greedy only"),
     CHOICE_KEY("offload.order", "fixed|search", offload_order_search, "fixed", ORDERS, NO_PATH, 0,
                "offload=plan: keep the schedule's op order (fixed), or also plan zero-bubble orders with "
                "1 to 2 x pp microbatches in flight and keep the fastest that fits (search; one stage per rank)"),
@@ -953,6 +956,7 @@ static const applicability APPLIES[] = {
     {"offload.postpone", offload_has_rules, "offload.rules=pipeoffload"},
     {"offload.order", offload_is_plan, "offload=plan"},
     {"offload.capacities", offload_is_plan, "offload=plan"},
+    {"offload.time_limit", offload_is_plan, "offload=plan"},
     {"offload.copy_model", offload_is_on, "offload=full, selective or plan"},
     {"offload.copy_slots", offload_is_on, "offload=full, selective or plan"},
 };

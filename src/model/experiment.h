@@ -147,6 +147,7 @@ typedef struct experiment {
     int offload_rules;              /* 1: PipeOffload's lifespan filter and reload rule (schedule/plan.h) */
     int offload_preset;             /* OFFLOAD_PRESET_*: PO-H / PO-F (docs/offload.md) */
     int offload_capacities;         /* offload=plan: grid capacities below memory.capacity also planned */
+    double offload_time_limit_s;    /* offload=plan: GLPK time for each planning's MILP; 0 = greedy only */
     int offload_postpone;           /* offload.rules=pipeoffload: postpone warm-up forwards (schedule/plan.h) */
     copy_model_kind offload_copy_model; /* offload.copy_model */
     int offload_copy_slots;         /* offload.copy_slots: unfinished D2H copies a rank may have; 0 = any */

@@ -26,9 +26,6 @@
 /* Memory rows in GiB: byte coefficients next to second-scale times and a
  * big-M make the simplex fail numerically. */
 #define MEM_UNIT_BYTES (1024.0 * 1024.0 * 1024.0)
-/* Safety time limit of the branch and bound (the node limit ends it first
- * on every instance the size cutoff lets through). */
-#define MILP_TIME_LIMIT_S 60
 
 typedef struct milp {
     glp_prob *lp;
@@ -325,8 +322,16 @@ static void callback(glp_tree *tree, void *info)
     }
 }
 
-/* Time the greedy choices with an LP (binaries fixed): the first incumbent. */
-static double *warm_start(milp *z, const int *choice)
+/* Seconds left of the planning's time limit (workclock.h). */
+static double left_s(double deadline_s)
+{
+    double left = deadline_s - workclock_s();
+    return left > 0 ? left : 0;
+}
+
+/* Time the greedy choices with an LP (binaries fixed): the first incumbent;
+ * NULL if the LP does not solve before deadline_s. */
+static double *warm_start(milp *z, const int *choice, double deadline_s)
 {
     const off_model *md = z->md;
     int ncols = glp_get_num_cols(z->lp);
@@ -339,6 +344,7 @@ static double *warm_start(milp *z, const int *choice)
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = workclock_tm_lim_ms(left_s(deadline_s));
     double *x0 = NULL;
     if (glp_simplex(z->lp, &sm) == 0 && glp_get_status(z->lp) == GLP_OPT) {
         x0 = pg_xcalloc((size_t)ncols + 1, sizeof *x0);
@@ -359,6 +365,7 @@ typedef struct solve_ctx {
     int greedy_fits;
     int *choice;
     offload_plan_result *res;
+    double time_limit_s;
     double *x0;
     cb_info cb;
     int ok;
@@ -379,11 +386,15 @@ static void solve_glpk(void *arg)
      * says (the warm start's simplex builds a basis when it has none): off for
      * the whole solve, so that --format json stays JSON */
     int term = glp_term_out(GLP_OFF);
-    c->x0 = c->greedy_fits ? warm_start(z, c->greedy) : NULL;
-    c->cb = (cb_info){{c->x0, 0, workclock_s() + MILP_TIME_LIMIT_S}, OFFLOAD_MILP_MAX_NODES, 0};
+    /* the time limit covers the LPs too: on the largest instances (DualPipeV
+     * with hundreds of microbatches) the root relaxation alone took minutes */
+    double deadline_s = workclock_s() + c->time_limit_s;
+    c->x0 = c->greedy_fits ? warm_start(z, c->greedy, deadline_s) : NULL;
+    c->cb = (cb_info){{c->x0, 0, deadline_s}, OFFLOAD_MILP_MAX_NODES, 0};
     glp_smcp sm;
     glp_init_smcp(&sm);
     sm.msg_lev = GLP_MSG_OFF;
+    sm.tm_lim = workclock_tm_lim_ms(left_s(deadline_s));
     glp_scale_prob(z->lp, GLP_SF_AUTO);
     glp_std_basis(z->lp);
     int lprc = glp_simplex(z->lp, &sm);
@@ -394,7 +405,7 @@ static void solve_glpk(void *arg)
         io.presolve = GLP_OFF;   /* the warm start is in the original columns */
         io.cb_func = callback;
         io.cb_info = &c->cb;
-        io.tm_lim = workclock_tm_lim_ms(MILP_TIME_LIMIT_S);
+        io.tm_lim = workclock_tm_lim_ms(left_s(deadline_s));
         io.mip_gap = 1e-4;
         int rc = glp_intopt(z->lp, &io);
         int ms = glp_mip_status(z->lp);
@@ -415,7 +426,8 @@ static void solve_glpk(void *arg)
 /* Solve; on success choice holds the MILP's plan and 1 is returned.  If GLPK
  * fails inside (it aborts on some numerically hard instances), 0: the
  * caller's greedy plan stands, as when the MILP finds nothing. */
-static int solve(const off_model *md, const int *greedy, int greedy_fits, int *choice, offload_plan_result *res)
+static int solve(const off_model *md, const int *greedy, int greedy_fits, int *choice, double time_limit_s,
+                 offload_plan_result *res)
 {
     solve_ctx c;
     memset(&c, 0, sizeof c);
@@ -424,6 +436,7 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
     c.greedy_fits = greedy_fits;
     c.choice = choice;
     c.res = res;
+    c.time_limit_s = time_limit_s > 0 ? time_limit_s : OFFLOAD_MILP_TIME_LIMIT_S;
     if (glpk_guarded(solve_glpk, &c) != 0) {
         c.z.lp = NULL;   /* freed with GLPK's environment */
         c.ok = 0;
@@ -488,7 +501,7 @@ int offload_plan_build(const offload_plan_input *in, memplan *out, offload_plan_
     } else {
         res->status = OFFLOAD_SOLVED_HEURISTIC;
         res->nbinaries = count_binaries(&md);
-        if (in->use_milp && res->nbinaries <= OFFLOAD_MILP_MAX_BINARIES && solve(&md, greedy, fits, choice, res)) {
+        if (in->use_milp && res->nbinaries <= OFFLOAD_MILP_MAX_BINARIES && solve(&md, greedy, fits, choice, in->milp_time_limit_s, res)) {
             /* keep the MILP's plan unless the greedy one times better (model gaps) */
             if (off_eval(&md, greedy) < off_eval(&md, choice)) memcpy(choice, greedy, (size_t)md.nitems * sizeof *choice);
         }
