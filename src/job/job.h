@@ -106,7 +106,7 @@ int job_build_plan(job *j, memplan *out, pg_status *st);
  * over the capacity is out of memory whatever the timing (optimize's
  * pre-screen).  Microseconds per op. */
 double job_least_peak_bytes(const job *j, const memplan *plan, int rank);
-/* The least activation bytes rank r holds at some moment under any plan a
+/* The least activation bytes each rank r holds (per_rank[r], pp of them) at some moment under any plan a
  * planner (recompute=plan, offload=plan) may choose: each backward needs
  * its activation on the GPU, kept, reloaded or recomputed, whatever was
  * done with it in between; the most of the rank's backwards of the least
@@ -114,7 +114,7 @@ double job_least_peak_bytes(const job *j, const memplan *plan, int rank);
  * at its B: F's allocation plus any recomputation's, under keep, full and
  * selective recomputation; offloading reloads what keep holds).  Below
  * every plan's activation peak: optimize's pre-screen for planners. */
-double job_least_planner_bytes(const job *j, int rank);
+void job_least_planner_bytes(const job *j, double *per_rank);
 /* offload=plan (job_offload.c): the plan the planner chooses among its
  * candidates (opt/offload_order.h: copy models and, with
  * offload.order=search, orders), each simulated in a forked child; the

@@ -94,7 +94,7 @@ static double held_at_backward(const job *j, const memplan *plan, const sched_op
     return f.f_alloc + (op->kind == OP_BW ? f.r_alloc_fused : f.r_alloc);
 }
 
-double job_least_planner_bytes(const job *j, int rank)
+void job_least_planner_bytes(const job *j, double *per_rank)
 {
     static const uint8_t FWD[] = {PLAN_FWD_KEEP, PLAN_FWD_FULL, PLAN_FWD_SELECTIVE};
     enum { NPLANS = sizeof FWD / sizeof FWD[0] };
@@ -106,23 +106,25 @@ double job_least_planner_bytes(const job *j, int rank)
             for (int mb = 0; mb < s->m; mb++)
                 plan_set(&plans[k], st, mb, (plan_choice){.offload = 0, .fwd = FWD[k], .bwd = PLAN_BWD_KEEP});
     }
-    double most = 0.0;
-    for (int i = 0; i < s->nops[rank]; i++) {
-        const sched_op *op = &s->ops[rank][i];
-        if (op->kind != OP_B && op->kind != OP_BW)
-            continue;
-        double least = INFINITY;
-        for (int k = 0; k < NPLANS; k++) {
-            double b = held_at_backward(j, &plans[k], op);
-            if (b < least)
-                least = b;
+    for (int rank = 0; rank < s->pp; rank++) {   /* the plans once for every rank: a search asks for thousands */
+        double most = 0.0;
+        for (int i = 0; i < s->nops[rank]; i++) {
+            const sched_op *op = &s->ops[rank][i];
+            if (op->kind != OP_B && op->kind != OP_BW)
+                continue;
+            double least = INFINITY;
+            for (int k = 0; k < NPLANS; k++) {
+                double b = held_at_backward(j, &plans[k], op);
+                if (b < least)
+                    least = b;
+            }
+            if (least > most)
+                most = least;
         }
-        if (least > most)
-            most = least;
+        per_rank[rank] = most;
     }
     for (int k = 0; k < NPLANS; k++)
         plan_free(&plans[k]);
-    return most;
 }
 
 /* The walk of job.h's job_least_peak_bytes: each rank's ops in their order,

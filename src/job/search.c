@@ -356,14 +356,20 @@ static int least_peak_over(const job *j, strbuf *oom, int *noom)
     pg_status st;
     pg_status_clear(&st);
     if (!planner && job_build_plan((job *)j, &plan, &st) != 0) return 0;   /* the simulation will say why */
+    double *planner_least = NULL;
+    if (planner) {
+        planner_least = pg_xcalloc((size_t)j->sched.pp, sizeof *planner_least);
+        job_least_planner_bytes(j, planner_least);
+    }
     for (int r = 0; r < j->sched.pp; r++) {
-        double least = planner ? job_least_planner_bytes(j, r) : job_least_peak_bytes(j, &plan, r);
+        double least = planner ? planner_least[r] : job_least_peak_bytes(j, &plan, r);
         /* static memory has the headroom's */
         double bytes = job_rank_static_bytes(j, r) + memory_dynamic_footprint_bytes(&j->wl, least);
         double cap = e->memory_capacity_bytes > 0 ? e->memory_capacity_bytes : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
         if (cap > 0 && bytes > cap) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
     }
     if (!planner) plan_free(&plan);
+    free(planner_least);
     return *noom > 0;
 }
 
