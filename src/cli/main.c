@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "config.h"
+#include "job/search.h"
 
 /* One entry per subcommand: its usage lines, printed by `pipegrid --help`
  * (all of them, in this order) and by `pipegrid COMMAND --help` (its own). */
@@ -67,7 +68,8 @@ static const command_usage USAGES[] = {
      "      search tp x pp x dp (same GPUs, same global batch) x schedules x recompute / offload plans, skipping\n"
      "      what memory (static, least activations) or the lower bound rules out; print the Pareto front\n"
      "      (throughput against peak memory); write the fastest plan that fits as an experiment file; past\n"
-     "      --time-limit, print the best so far and exit 5\n"},
+     "      --time-limit, print the best so far and exit 5; offload=plan candidates plan with\n"
+     "      " SEARCH_PLANNER_TIME_SET " " SEARCH_PLANNER_CAPACITY_SET " unless those keys are given\n"},
     {"keys",
      "  pipegrid keys\n"
      "      list every experiment key, its type, default and meaning\n"},

@@ -55,7 +55,9 @@ typedef struct candidate {
  * Written into -o's experiment with the candidate, so that `run` replays
  * the plan found (docs/planners.md). */
 #define SEARCH_NPLANNER_SETS 2
-#define SEARCH_PLANNER_SETS {"offload.time_limit=2s", "offload.capacities=0"}
+#define SEARCH_PLANNER_TIME_SET "offload.time_limit=2s"
+#define SEARCH_PLANNER_CAPACITY_SET "offload.capacities=0"
+#define SEARCH_PLANNER_SETS {SEARCH_PLANNER_TIME_SET, SEARCH_PLANNER_CAPACITY_SET}
 
 typedef struct search {
     sweep_grid g;
