@@ -179,11 +179,12 @@ PY
 # -o's experiment, and `run` of that file replays the plan optimize found; a budget key the user gives is kept
 expect_rc "optimize offload planners with optimize's budget" 0 "$BIN" optimize "$TMP/small.yaml" --grid tp=2 --grid pp=2 \
     --grid schedule=1f1b,zb-h1 --grid recompute=none --grid offload=plan -j 2 -o "$TMP/budget.yaml"
-if grep -q "^pipegrid: optimize: its [1-9][0-9]* offload=plan candidates planned with offload.time_limit=2s offload.capacities=0 " "$TMP/err"
+if grep -q "^pipegrid: optimize: its [1-9][0-9]* offload=plan candidates planned with offload.time_limit=2s offload.capacities=0 recompute.time_limit=2s " "$TMP/err"
 then ok "optimize says which budget its planners had"
 else not_ok "optimize says which budget its planners had" "$(tail -3 "$TMP/err")"; fi
 best=$(grep -- '<- best' "$TMP/out" | awk '{print $1}')
-if grep -q '^offload.time_limit: 2s$' "$TMP/budget.yaml" && grep -q '^offload.capacities: 0$' "$TMP/budget.yaml"
+if grep -q '^offload.time_limit: 2s$' "$TMP/budget.yaml" && grep -q '^offload.capacities: 0$' "$TMP/budget.yaml" &&
+    grep -q '^recompute.time_limit: 2s$' "$TMP/budget.yaml"
 then ok "-o writes the budget with the plan"
 else not_ok "-o writes the budget with the plan" "$(cat "$TMP/budget.yaml")"; fi
 expect_rc "run the written plan" 0 "$BIN" run "$TMP/budget.yaml" --format json
@@ -192,7 +193,8 @@ if [ -n "$best" ] && [ "$replayed" = "$best" ]; then ok "run replays the plan op
 else not_ok "run replays the plan optimize chose" "optimize $best, run $replayed"; fi
 expect_rc "optimize with the user's offload.time_limit" 0 "$BIN" optimize "$TMP/small.yaml" --grid tp=2 --grid pp=2 \
     --grid schedule=1f1b --grid recompute=none --grid offload=plan --set offload.time_limit=5s -j 2 -o "$TMP/budget5.yaml"
-if grep -q "planned with offload.capacities=0 (optimize" "$TMP/err" && grep -q '^offload.time_limit: 5s$' "$TMP/budget5.yaml"
+if grep -q "planned with offload.capacities=0 recompute.time_limit=2s (optimize" "$TMP/err" &&
+    grep -q '^offload.time_limit: 5s$' "$TMP/budget5.yaml"
 then ok "a budget key the user gives is the user's"
 else not_ok "a budget key the user gives is the user's" "$(tail -2 "$TMP/err"; cat "$TMP/budget5.yaml")"; fi
 

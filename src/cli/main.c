@@ -69,7 +69,8 @@ static const command_usage USAGES[] = {
      "      what memory (static, least activations) or the lower bound rules out; print the Pareto front\n"
      "      (throughput against peak memory); write the fastest plan that fits as an experiment file; past\n"
      "      --time-limit, print the best so far and exit 5; offload=plan candidates plan with\n"
-     "      " SEARCH_PLANNER_TIME_SET " " SEARCH_PLANNER_CAPACITY_SET " unless those keys are given\n"},
+     "      " SEARCH_PLANNER_TIME_SET " " SEARCH_PLANNER_CAPACITY_SET " " SEARCH_PLANNER_REMAT_SET "\n"
+     "      unless those keys are given\n"},
     {"keys",
      "  pipegrid keys\n"
      "      list every experiment key, its type, default and meaning\n"},

@@ -50,14 +50,17 @@ typedef struct candidate {
  * (offload.capacities, each plan judged by a simulation), which on the
  * largest orders (DualPipeV with hundreds of microbatches) is minutes a
  * candidate, and a search has hundreds.  With the budget a planner plans
- * once, at its capacity, the MILP for 2 s after its greedy start; the
+ * once, at its capacity, the MILP (and under recompute=full the remat ILP
+ * it weighs) for 2 s after its greedy start; the
  * greedy plan and PipeOffload's rules are planned whatever the budget.
  * Written into -o's experiment with the candidate, so that `run` replays
  * the plan found (docs/planners.md). */
-#define SEARCH_NPLANNER_SETS 2
+#define SEARCH_NPLANNER_SETS 3
 #define SEARCH_PLANNER_TIME_SET "offload.time_limit=2s"
 #define SEARCH_PLANNER_CAPACITY_SET "offload.capacities=0"
-#define SEARCH_PLANNER_SETS {SEARCH_PLANNER_TIME_SET, SEARCH_PLANNER_CAPACITY_SET}
+#define SEARCH_PLANNER_REMAT_SET "recompute.time_limit=2s"   /* the remat ILP offload=plan weighs under
+                                                               * recompute=full (20 s a planning in run) */
+#define SEARCH_PLANNER_SETS {SEARCH_PLANNER_TIME_SET, SEARCH_PLANNER_CAPACITY_SET, SEARCH_PLANNER_REMAT_SET}
 
 typedef struct search {
     sweep_grid g;
