@@ -327,7 +327,8 @@ START_TEST(test_ladder_runs_the_fastest)
     ck_assert_int_eq(platform_make_ideal(PP, 0.0, 1e12, cap, &plat, &st), 0);
     int rank_gpu[PP] = {0, 1, 2, 3};
     offload_order_input in = {.plan = {.exp = &e, .sched = &s, .wl = &wl, .plat = &plat, .rank_gpu = rank_gpu,
-                                       .allow_offload = 1, .allow_recompute = 2, .use_milp = 1},
+                                       .allow_offload = 1, .allow_recompute = 2,
+                                       .milp_time_limit_s = OFFLOAD_MILP_TIME_LIMIT_S},
                               .judge = judge_saving_is_faster};
     schedule best;
     memplan p;

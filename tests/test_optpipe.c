@@ -70,7 +70,7 @@ static int plan_job(fixture *fx, int allow_recompute, int use_milp, memplan *p, 
 {
     offload_plan_input in = {.exp = &fx->e, .sched = &fx->s, .wl = &fx->wl, .plat = &fx->plat,
                              .rank_gpu = fx->rank_gpu, .allow_offload = 1, .allow_recompute = allow_recompute,
-                             .use_milp = use_milp};
+                             .milp_time_limit_s = use_milp ? OFFLOAD_MILP_TIME_LIMIT_S : 0.0};
     pg_status st;
     pg_status_clear(&st);
     return offload_plan_build(&in, p, res, &st);
@@ -202,7 +202,7 @@ START_TEST(order_search_beats_the_given_order)
     sched_params params = {.pp = PP, .m = M, .chunks = 1, .t_f = T_F, .t_b = 1, .t_w = 1, .w_fraction = 0.4324};
     offload_order_input in = {.plan = {.exp = &fx.e, .sched = &fx.s, .wl = &fx.wl, .plat = &fx.plat,
                                        .rank_gpu = fx.rank_gpu, .allow_offload = 1, .allow_recompute = 2,
-                                       .use_milp = 1},
+                                       .milp_time_limit_s = OFFLOAD_MILP_TIME_LIMIT_S},
                               .params = &params, .search = 1};
     schedule best;
     memplan p;

@@ -418,21 +418,39 @@ static int note_int(const char *notes, const char *word)
     return p ? atoi(p + strlen(word)) : 0;
 }
 
+/* A shipped config.json (rel: a path under the data directory) into a:
+ * 0; 1 when no data directory has it; -1 when it does not load (err:
+ * hfconfig_load's message, which names the file and key). */
+static int shipped_arch(const char *rel, arch *a, char *err, size_t len)
+{
+    char path[4096];
+    if (datapath_find(rel, path, sizeof path) != 0)
+        return 1;
+    pg_status st;
+    pg_status_clear(&st);
+    if (hfconfig_load(path, a, &st) != 0) {
+        size_t n = strlen(st.msg) < len ? strlen(st.msg) : len - 1;   /* as much of the message as fits */
+        memcpy(err, st.msg, n);
+        err[n] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
 /* A model whose architecture models.csv states only in free text, from its
  * shipped config (row_model_profile): m->ok, or m->why saying which file is
  * missing or disagrees with the structured columns models.csv does give. */
 static int model_from_profile(const csv *c, model_entry *m, const char *profile, int layers, int hidden, int heads)
 {
-    char path[4096];
-    if (datapath_find(profile, path, sizeof path) != 0) {
+    char err[sizeof m->why];
+    int rc = shipped_arch(profile, &m->a, err, sizeof err);
+    if (rc > 0) {
         snprintf(m->why, sizeof m->why, "'%s': architecture only in models.csv's free text and %s not found",
                  m->key, profile);
         return 0;
     }
-    pg_status st;
-    pg_status_clear(&st);
-    if (hfconfig_load(path, &m->a, &st) != 0) {
-        snprintf(m->why, sizeof m->why, "%.100s", st.msg);   /* names the file and key */
+    if (rc < 0) {
+        snprintf(m->why, sizeof m->why, "%.100s", err);
         return 0;
     }
     if ((layers > 0 && layers != m->a.layers) || (hidden > 0 && hidden != m->a.hidden) ||
@@ -914,21 +932,16 @@ static const struct {
  * file names it, lower case): 0, or why not in why. */
 static int fig15_model(const char *model, train_row *r, char *why, size_t len)
 {
-    char name[96], rel[160], path[4096];
+    char name[96], rel[160];
     snprintf(name, sizeof name, "%s", model);
     for (char *p = name; *p; p++)
         *p = (char)tolower((unsigned char)*p);
     snprintf(rel, sizeof rel, "profiles/models/pipeoffload-%s.json", name);
-    pg_status st;
-    pg_status_clear(&st);
-    if (datapath_find(rel, path, sizeof path) != 0) {
+    int rc = shipped_arch(rel, &r->arch, why, len);
+    if (rc > 0)
         snprintf(why, len, "model '%s': %s not found", model, rel);
+    if (rc != 0)
         return -1;
-    }
-    if (hfconfig_load(path, &r->arch, &st) != 0) {
-        snprintf(why, len, "%.190s", st.msg);
-        return -1;
-    }
     r->has_arch = 1;
     r->layers = r->arch.layers;
     r->hidden = r->arch.hidden;

@@ -238,8 +238,7 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
     /* recompute is the planner's ceiling (opt/offload_milp.h) */
     offload_order_input in = {
         .plan = {.exp = e, .sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
-                 .allow_offload = 1, .use_milp = e->offload_time_limit_s > 0,
-                 .milp_time_limit_s = e->offload_time_limit_s,
+                 .allow_offload = 1, .milp_time_limit_s = e->offload_time_limit_s,
                  .allow_recompute = e->recompute == RECOMPUTE_NONE        ? 0
                                     : e->recompute == RECOMPUTE_SELECTIVE ? 1
                                                                           : 2},

@@ -113,11 +113,15 @@ static const char *user_grid(const search_options *o, const char *key)
 /* Whether combination index of the grid plans its offload (offload=plan). */
 static int offload_planner(const sweep_grid *g, long index)
 {
-    const char **values = pg_xcalloc((size_t)g->nkeys + 1, sizeof *values);
-    sweep_grid_combination(g, index, values);
-    int plan = strcmp(values[K_OFFLOAD], "plan") == 0;
-    free(values);
-    return plan;
+    return strcmp(g->keys[K_OFFLOAD].values[sweep_grid_value_at(g, index, K_OFFLOAD)], "plan") == 0;
+}
+
+/* The key of a "KEY=VALUE" setting into key[len]; its value. */
+static const char *setting_key(const char *set, char *key, size_t len)
+{
+    const char *eq = strchr(set, '=');
+    snprintf(key, len, "%.*s", (int)(eq - set), set);
+    return eq + 1;
 }
 
 int search_budgeted_planner(const search *s, const candidate *c)
@@ -139,7 +143,7 @@ static void choose_planner_sets(const search_options *o, const job *j, search *s
     static const char *const BUDGET[SEARCH_NPLANNER_SETS] = SEARCH_PLANNER_SETS;
     for (int i = 0; i < SEARCH_NPLANNER_SETS; i++) {
         char key[64];
-        snprintf(key, sizeof key, "%.*s", (int)(strchr(BUDGET[i], '=') - BUDGET[i]), BUDGET[i]);
+        setting_key(BUDGET[i], key, sizeof key);
         if (config_find(&j->cfg, key) == NULL && !user_grid(o, key))
             s->planner_sets[s->nplanner_sets++] = BUDGET[i];
     }
@@ -842,10 +846,9 @@ int search_write_best(const char *path, const config *cfg, const search *s, cons
     for (int k = 0; k < s->g.nkeys; k++) config_put(&out, s->g.keys[k].name, values[k], (pg_origin){"optimize", 0});
     free(values);
     for (int i = 0; search_budgeted_planner(s, c) && i < s->nplanner_sets; i++) {
-        const char *set = s->planner_sets[i], *eq = strchr(set, '=');
         char key[64];
-        snprintf(key, sizeof key, "%.*s", (int)(eq - set), set);
-        config_put(&out, key, eq + 1, (pg_origin){"optimize", 0});
+        const char *value = setting_key(s->planner_sets[i], key, sizeof key);
+        config_put(&out, key, value, (pg_origin){"optimize", 0});
     }
     for (size_t i = 0; i < out.count; i++) {
         fprintf(f, "%s: ", out.entries[i].key);

@@ -57,6 +57,8 @@ void sweep_grid_free(sweep_grid *g);
 /* values[k] = the value of key k in combination index (borrowed pointers). */
 void sweep_grid_combination(const sweep_grid *g, long index, const char **values);
 
+/* The number of key k's value in combination index. */
+int sweep_grid_value_at(const sweep_grid *g, long index, int k);
 /* Combination index with key k's value replaced by its value number v. */
 long sweep_grid_with_value(const sweep_grid *g, long index, int k, int v);
 /* The number of key k's value `value`, or -1 when the grid does not have it. */

@@ -87,13 +87,23 @@ void sweep_grid_combination(const sweep_grid *g, long index, const char **values
     }
 }
 
-long sweep_grid_with_value(const sweep_grid *g, long index, int k, int v)
+/* How many combinations one step of key k's value moves: the keys after k vary faster. */
+static long key_stride(const sweep_grid *g, int k)
 {
-    long stride = 1;   /* the keys after k vary faster */
+    long stride = 1;
     for (int i = g->nkeys - 1; i > k; i--)
         stride *= g->keys[i].nvalues;
-    long digit = (index / stride) % g->keys[k].nvalues;
-    return index + ((long)v - digit) * stride;
+    return stride;
+}
+
+int sweep_grid_value_at(const sweep_grid *g, long index, int k)
+{
+    return (int)((index / key_stride(g, k)) % g->keys[k].nvalues);
+}
+
+long sweep_grid_with_value(const sweep_grid *g, long index, int k, int v)
+{
+    return index + ((long)v - sweep_grid_value_at(g, index, k)) * key_stride(g, k);
 }
 
 int sweep_grid_value_index(const sweep_grid *g, int k, const char *value)

@@ -20,9 +20,8 @@ typedef struct offload_plan_input {
     const int *rank_gpu;        /* [pp] */
     int allow_offload;          /* 0: recompute only */
     int allow_recompute;        /* 0: offload only; 1: also selective recompute; 2: also full */
-    int use_milp;               /* 0: greedy only */
-    double milp_time_limit_s;   /* the MILP's time limit (work units under PIPEGRID_DETERMINISTIC, opt/workclock.h);
-                                   0 = OFFLOAD_MILP_TIME_LIMIT_S (offload_milp.h) */
+    double milp_time_limit_s;   /* the MILP's time limit (work units under PIPEGRID_DETERMINISTIC, opt/workclock.h;
+                                   offload.time_limit, OFFLOAD_MILP_TIME_LIMIT_S by default); 0: greedy only */
     int copy_uncontended;       /* 1: a copy gets its whole PCIe route; 0: the route divided among the pipeline
                                    ranks behind the same uplink (conservative: as if they always copied at once) */
 } offload_plan_input;

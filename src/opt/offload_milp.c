@@ -436,7 +436,7 @@ static int solve(const off_model *md, const int *greedy, int greedy_fits, int *c
     c.greedy_fits = greedy_fits;
     c.choice = choice;
     c.res = res;
-    c.time_limit_s = time_limit_s > 0 ? time_limit_s : OFFLOAD_MILP_TIME_LIMIT_S;
+    c.time_limit_s = time_limit_s;
     if (glpk_guarded(solve_glpk, &c) != 0) {
         c.z.lp = NULL;   /* freed with GLPK's environment */
         c.ok = 0;
@@ -501,7 +501,8 @@ int offload_plan_build(const offload_plan_input *in, memplan *out, offload_plan_
     } else {
         res->status = OFFLOAD_SOLVED_HEURISTIC;
         res->nbinaries = count_binaries(&md);
-        if (in->use_milp && res->nbinaries <= OFFLOAD_MILP_MAX_BINARIES && solve(&md, greedy, fits, choice, in->milp_time_limit_s, res)) {
+        if (in->milp_time_limit_s > 0 && res->nbinaries <= OFFLOAD_MILP_MAX_BINARIES &&
+            solve(&md, greedy, fits, choice, in->milp_time_limit_s, res)) {
             /* keep the MILP's plan unless the greedy one times better (model gaps) */
             if (off_eval(&md, greedy) < off_eval(&md, choice)) memcpy(choice, greedy, (size_t)md.nitems * sizeof *choice);
         }

@@ -59,10 +59,10 @@
 
 #define OFFLOAD_MILP_MAX_BINARIES 2000
 #define OFFLOAD_MILP_MAX_NODES 40
-/* The branch and bound's time limit when the input gives none (the default
- * of the key offload.time_limit): on most instances the size cutoff lets
- * through the node limit ends it first; on the largest (DualPipeV's
- * hundreds of microbatches) each node's LP is slow and this ends it. */
+/* The default time limit of a planning's MILP, its LPs included (the key
+ * offload.time_limit's 60s): on most instances the size cutoff lets through
+ * the node limit ends it first; on the largest (DualPipeV's hundreds of
+ * microbatches) each LP is slow and this ends it. */
 #define OFFLOAD_MILP_TIME_LIMIT_S 60.0
 
 typedef enum {

@@ -179,7 +179,6 @@ static int send_rank(const schedule *s, const sched_op *op, int r)
 /* Ranks run as far as their inputs allow, in sweeps until every op has run
  * or a sweep runs none (a pair's op cannot wait for a later one of its own
  * rank, so the order is not the plain replay's). */
-
 int sched_eval_combined(const schedule *s, const double (*compute)[OP_KIND_COUNT], const double (*comm)[OP_KIND_COUNT],
                         const double (*step_comm)[OP_KIND_COUNT], const double *t_comm_pair,
                         const sched_step_sends *sends, sched_times *out, pg_status *st)
