@@ -124,6 +124,37 @@ expect_err "... naming the key" "key 'gpt.doc_len': 9000 is longer than gpt.seq 
 expect_rc "gpt.doc_len with legacy attention exits 2" 2 "$BIN" run "${PACK[@]}" --set gpt.doc_len=512 --set attention=legacy
 expect_err "... naming the key" "key 'gpt.doc_len': packed documents need attention=flash"
 
+# ---- lora.rank / lora.targets: LoRA fine-tuning (frozen base weights, trained adapters) ----
+LORA=(--set workload=hf:"$TEST_HERE/../profiles/models/llama3-8b.json" --set gpt.seq=4096 --set pp=2 --set dp=4
+      --set microbatches=8 --set network=cluster --set cluster.gpu=h100-sxm --set memory.zero1=true --format json)
+expect_rc "full training" 0 "$BIN" run "${LORA[@]}"
+cp "$TMP/out" full.json
+expect_rc "lora.rank=32" 0 "$BIN" run "${LORA[@]}" --set lora.rank=32
+cp "$TMP/out" lora.json
+expect_rc "lora.rank=32 lora.targets=qkv" 0 "$BIN" run "${LORA[@]}" --set lora.rank=32 --set lora.targets=qkv
+if python3 -c '
+import json, sys
+f, l, q = (json.load(open(p)) for p in sys.argv[1:4])
+fi, li = f["iteration"], l["iteration"]
+# no base-weight gradients: a fraction of the reduction and of the optimizer step, less static memory, less work
+assert li["dp_allreduce_busy_seconds"] < 0.02 * fi["dp_allreduce_busy_seconds"], (li, fi)
+assert li["optimizer_seconds"] < 0.02 * fi["optimizer_seconds"], (li, fi)
+assert l["max_peak_memory_bytes"] < f["max_peak_memory_bytes"] - 20e9, (l["max_peak_memory_bytes"], f["max_peak_memory_bytes"])
+assert l["total_busy_seconds"] < f["total_busy_seconds"], (l["total_busy_seconds"], f["total_busy_seconds"])
+# adapters on one layer of four cost less than on all
+assert q["total_busy_seconds"] < l["total_busy_seconds"], (q["total_busy_seconds"], l["total_busy_seconds"])' \
+    full.json lora.json "$TMP/out" 2>"$TMP/pyerr"; then ok "LoRA: no base gradients to reduce or step, less memory and work"
+else not_ok "LoRA: no base gradients to reduce or step, less memory and work" "$(tail -1 "$TMP/pyerr")"; fi
+expect_rc "lora.rank=-1 exits 2" 2 "$BIN" run "${LORA[@]}" --set lora.rank=-1
+expect_err "... naming the key" "key 'lora.rank'"
+expect_rc "lora.targets=mlp exits 2" 2 "$BIN" run "${LORA[@]}" --set lora.rank=8 --set lora.targets=mlp
+expect_err "... naming the key and its words" "key 'lora.targets'"
+expect_err "... and its words" "all|qkv"
+expect_rc "lora.targets without lora.rank: a warning" 0 "$BIN" run "${LORA[@]}" --set lora.targets=qkv
+expect_err "... saying it needs lora.rank" "key 'lora.targets': ignored: applies only with lora.rank > 0"
+expect_rc "lora.rank with workload=uniform: a warning" 0 "$BIN" run "${U[@]}" --set lora.rank=8
+expect_err "... saying it needs the cost model" "key 'lora.rank': ignored: applies only with workload=gpt"
+
 # ---- kernel_queue.host_waits: where the cost model's host waits for the GPU (the profile's, or set) ----
 KQ=(--set workload=gpt --set gpt.layers=24 --set gpt.hidden=2048 --set gpt.heads=16 --set gpt.seq=1024 --set pp=2
     --set network=cluster --set cluster.gpu=a100-80g --format json)

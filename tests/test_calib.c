@@ -570,11 +570,21 @@ START_TEST(test_loaders_account_for_every_row)
 
     r = load_shipped("data/validation/modern/nemo_perf_summary_2407.csv");
     ck_assert_int_eq(r.n + r.nskip, 54);
-    ck_assert_int_eq(skipped_with(&r, "LoRA"), 9);
+    /* LoRA rows are predicted: NeMo 1.0's default adapters, rank 32 on the QKV projection */
+    ck_assert_int_eq(skipped_with(&r, "LoRA"), 0);
+    int lora = 0;
     for (int i = 0; i < r.n; i++) {
         ck_assert_str_eq(r.row[i].gpu, "h100-sxm");
         ck_assert(r.row[i].has_arch && r.row[i].fp8);
+        if (strstr(r.row[i].label, "LoRA")) {
+            ck_assert_int_eq(r.row[i].lora_rank, 32);
+            ck_assert_int_eq(r.row[i].lora_qkv_only, 1);
+            ck_assert_ptr_nonnull(iter_row_unmodelled(&r.row[i]));   /* the surrogate trains every weight */
+            lora++;
+        } else
+            ck_assert_int_eq(r.row[i].lora_rank, 0);
     }
+    ck_assert_int_eq(lora, 9);
     calib_rows_free(&r);
 
     r = load_shipped("data/validation/modern/mbridge_perf_summary.csv");
@@ -601,9 +611,24 @@ START_TEST(test_loaders_account_for_every_row)
     /* every system has its profile and every precision its recipe (docs/blackwell.md) */
     ck_assert_int_eq(skipped_with(&r, "no profile"), 0);
     ck_assert_int_eq(skipped_with(&r, "FP4"), 0);
-    int h100 = 0, b200 = 0, b300 = 0, gb200 = 0, gb300 = 0, nvfp4 = 0, mxfp8 = 0;
+    int h100 = 0, b200 = 0, b300 = 0, gb200 = 0, gb300 = 0, nvfp4 = 0, mxfp8 = 0, edge_chunks = 0;
+    lora = 0;
+    /* Megatron's layout with the embedding and the loss as chunks of their own (Llama-3.1-405B's 126 layers
+     * at pp 16 x vp 8 on GB200): the first and last model chunks hold no layer */
+    ck_assert_int_eq(skipped_with(&r, "model chunks"), 0);
     for (int i = 0; i < r.n; i++) {
         const train_row *t = &r.row[i];
+        if ((long)t->pp * t->vp > t->layers) {
+            ck_assert_int_eq((long)t->pp * t->vp, t->layers + 2);
+            ck_assert(t->first_layers == 0 && t->last_layers == 0);
+            edge_chunks++;
+        } else
+            ck_assert(t->first_layers < 0 && t->last_layers < 0);
+        /* Megatron-Bridge's LoRA: rank 32 on every linear layer */
+        if (strstr(t->label, "LoRA")) {
+            ck_assert(t->lora_rank == 32 && !t->lora_qkv_only);
+            lora++;
+        }
         h100 += strcmp(t->gpu, "h100-sxm") == 0;
         b200 += strcmp(t->gpu, "b200") == 0;
         b300 += strcmp(t->gpu, "b300") == 0;
@@ -637,6 +662,8 @@ START_TEST(test_loaders_account_for_every_row)
     ck_assert_int_gt(gb300, 40);
     ck_assert_int_gt(nvfp4, 5);
     ck_assert_int_gt(mxfp8, 20);
+    ck_assert_int_eq(edge_chunks, 9);
+    ck_assert_int_eq(lora, 5);
     calib_rows_free(&r);
 
     /* PipeOffload's Figure 15: the 16 bars with an MFU are jobs (the schedule, chunks, layers of the edge

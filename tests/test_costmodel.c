@@ -342,6 +342,69 @@ START_TEST(test_fp8_casts)
 }
 END_TEST
 
+/* LoRA (gpt_shape.lora_rank): every adapted linear layer (in -> out on the
+ * rank) adds its adapter's two GEMMs, 2 T r (in + out) FLOPs, to F, B and
+ * W; W loses the base weights' gradients (its GEMMs, the norms' and
+ * biases'), so it is the adapters' GEMMs alone; FP8 casts write one copy
+ * (no transposed copy for a weight gradient); the head's and embedding's W
+ * is empty; a stage's weights are frozen but its adapters. */
+START_TEST(test_lora_adapters_and_frozen_weights)
+{
+    gpu_params g = load("h100-sxm");
+    const double h = 4096, T = 2048 * 2, t = 2, r = 16;
+    gpt_shape m = shape(4096, 32, 2048, 2, 2), ml = m, mq;
+    ml.lora_rank = (int)r;
+    mq = ml;
+    mq.lora_qkv_only = 1;
+    op_cost c[CM_OPS], cl[CM_OPS], cq[CM_OPS];
+    costmodel_layer(&g, &m, c);
+    costmodel_layer(&g, &ml, cl);
+    costmodel_layer(&g, &mq, cq);
+    double in_out_all = (h + 3 * h / t) + (h / t + h) + (h + 4 * h / t) + (4 * h / t + h);   /* QKV, proj, FC1, FC2 */
+    double in_out_qkv = h + 3 * h / t;
+    for (int op = CM_F; op <= CM_B; op++) {
+        ck_assert_rel(cl[op].gemm_flops - c[op].gemm_flops, 2 * T * r * in_out_all, 1e-12);
+        ck_assert_rel(cq[op].gemm_flops - c[op].gemm_flops, 2 * T * r * in_out_qkv, 1e-12);
+        ck_assert_exact(cl[op].attn_flops, c[op].attn_flops);
+    }
+    ck_assert_rel(cl[CM_W].gemm_flops, 2 * T * r * in_out_all, 1e-12);
+    ck_assert_rel(cq[CM_W].gemm_flops, 2 * T * r * in_out_qkv, 1e-12);
+    ck_assert_exact(cl[CM_W].mem_bytes, 0.0);   /* no norm or bias gradient */
+    ck_assert(cq[CM_W].time_s < c[CM_W].time_s / 10);
+    ck_assert_rel(cl[CM_F].adapter_params, r * in_out_all, 1e-12);
+    ck_assert_rel(cq[CM_F].adapter_params, r * in_out_qkv, 1e-12);
+    ck_assert_exact(c[CM_F].adapter_params, 0.0);
+
+    /* FP8: the cast before each base GEMM reads bf16 and writes one FP8 copy, 3 bytes an element */
+    gpt_shape m8 = ml;
+    m8.fp8 = 1;
+    op_cost c8[CM_OPS];
+    costmodel_layer(&g, &m8, c8);
+    ck_assert_rel(c8[CM_F].mem_bytes - cl[CM_F].mem_bytes, 3.0 * T * (h + h / t + h + 4 * h / t), 1e-9);
+    ck_assert_rel(c8[CM_B].mem_bytes - cl[CM_B].mem_bytes, 3.0 * T * (3 * h / t + h + 4 * h / t + h), 1e-9);
+
+    op_cost hd[CM_OPS], emb[CM_OPS];
+    costmodel_head(&g, &ml, hd);
+    costmodel_embedding(&g, &ml, emb);
+    ck_assert_int_eq(hd[CM_W].kernels, 0);
+    ck_assert_int_eq(emb[CM_W].kernels, 0);
+
+    workload w, wl;
+    pg_status st;
+    m.layers = ml.layers = 8;
+    ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w, &st), 0);
+    ck_assert_int_eq(costmodel_build_shape(&g, &ml, 2, &wl, &st), 0);
+    for (int s = 0; s < 2; s++) {
+        ck_assert_exact(w.stage[s].frozen_param_count, 0.0);
+        ck_assert_exact(wl.stage[s].frozen_param_count, w.stage[s].param_count);
+        ck_assert_rel(stage_trainable_params(&wl.stage[s]), 4 * r * in_out_all, 1e-12);
+        ck_assert_exact(wl.stage[s].act_b_bytes, w.stage[s].act_b_bytes);   /* the adapters need X kept too */
+    }
+    workload_free(&w);
+    workload_free(&wl);
+}
+END_TEST
+
 /* Packed documents (gpt.doc_len): flash attention attends within each
  * document, so the attention core's FLOPs are doc_len / seq of the whole
  * sequence's, in F and B; the linear layers are unchanged. */
@@ -974,6 +1037,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_describe_names_each_parameter_and_its_basis);
     tcase_add_test(tc, test_layer_profile_scales_the_layer_only);
     tcase_add_test(tc, test_layer_profiles_block);
+    tcase_add_test(tc, test_lora_adapters_and_frozen_weights);
     suite_add_tcase(s, tc);
     return s;
 }

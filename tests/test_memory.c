@@ -76,6 +76,27 @@ START_TEST(test_headroom)
 }
 END_TEST
 
+/* Frozen weights (LoRA's base: stage_cost.frozen_param_count) hold their
+ * bf16 weight alone, 2 bytes, whole under every sharding but full; the
+ * trained rest holds B bytes as usual.  1e9 params, 9.9e8 of them frozen,
+ * B = 18, S = 8:
+ *   none       1e7 x 18 + 9.9e8 x 2                      = 1.8e8 + 1.98e9
+ *   optimizer  1e7 x (6 + 12/8) + 9.9e8 x 2              = 7.5e7 + 1.98e9
+ *   full       (1e7 x 18 + 9.9e8 x 2) / 8 + U (2 x 2 + 4), U = 1e9 / 10 layers */
+START_TEST(test_frozen_weights_static)
+{
+    stage_cost c[1] = {{.param_count = 1e9, .frozen_param_count = 9.9e8, .layers = 10}};
+    workload w = {.nstages = 1, .stage = c};
+    int one[] = {0};
+    ck_assert_exact(stage_trainable_params(&c[0]), 1e7);
+    ck_assert_rel(memory_static_bytes(&w, one, 1, 18), 1.8e8 + 1.98e9, 1e-15);
+    ck_assert_rel(memory_static_bytes_zero1(&w, one, 1, 18, 6, 8), 7.5e7 + 1.98e9, 1e-15);
+    memory_sharding sh = {.mode = DP_SHARD_FULL, .group = 8, .weight_bytes_per_param = 2,
+                          .grad_bytes_per_param = 4};
+    ck_assert_rel(memory_static_bytes_sharded(&w, one, 1, 18, &sh), (1.8e8 + 1.98e9) / 8 + 1e8 * 8, 1e-15);
+}
+END_TEST
+
 /* Every sharding mode by hand: 1e9 params in two stages (4e8 in 4 layers,
  * 6e8 in 2 layers: 1e8 and 3e8 per layer, so U = 3e8), B = 18 (bf16
  * weight W = 2, fp32 gradient G = 4, Adam 12), a shard group S = 8:
@@ -523,6 +544,7 @@ static Suite *memory_suite(void)
     tcase_add_test(t, test_zero1_static);
     tcase_add_test(t, test_headroom);
     tcase_add_test(t, test_sharding_static);
+    tcase_add_test(t, test_frozen_weights_static);
     tcase_add_test(t, test_v_places_embedding_and_head_on_rank0);
     tcase_add_test(t, test_selective_defaults);
     tcase_add_test(t, test_plan_selective_longest_first);

@@ -405,6 +405,8 @@ const char *iter_row_unmodelled(const train_row *r)
         return "the surrogate has no LGD recomputation";
     if (r->first_layers >= 0 || r->last_layers >= 0)
         return "the surrogate spreads the layers evenly over the stages";
+    if (r->lora_rank > 0)
+        return "the surrogate trains every weight (no LoRA)";
     return NULL;
 }
 
@@ -670,7 +672,7 @@ typedef struct job_id {
     int kind, gpus, global_batch, micro_batch, hidden, heads, layers, seq, vocab, tp, dp, pp, vp, cp, ep;
     int sequence_parallel, flash, fp8, doc_len, tp_overlap, expert_tp1, recompute, dp_overlap, zero1, sharding,
         shard_group;
-    int gpus_per_node, has_arch, first_layers, last_layers, host_link_measured;
+    int gpus_per_node, has_arch, first_layers, last_layers, host_link_measured, lora_rank, lora_qkv_only;
     double grad_bytes, nic_bw, capacity_factor, pred;
 } job_id;
 
@@ -679,7 +681,7 @@ typedef struct job_row {
     int row;
 } job_row;
 
-#define JOB_ID_INTS 31
+#define JOB_ID_INTS 33
 #define JOB_ID_DOUBLES 4
 /* compared as bytes: no padding may hide between the fields */
 _Static_assert(sizeof(job_id) == sizeof ((job_id *)0)->gpu + sizeof ((job_id *)0)->schedule +
@@ -698,7 +700,7 @@ static void job_id_of(const train_row *r, double pred, job_id *out)
                     .sharding = (int)r->sharding, .shard_group = r->shard_group,
                     .gpus_per_node = r->gpus_per_node, .has_arch = r->has_arch, .first_layers = r->first_layers,
                     .last_layers = r->last_layers, .host_link_measured = r->host_link_measured,
-                    .grad_bytes = r->grad_bytes, .nic_bw = r->nic_bw, .capacity_factor = r->capacity_factor,
+                    .lora_rank = r->lora_rank, .lora_qkv_only = r->lora_qkv_only, .grad_bytes = r->grad_bytes, .nic_bw = r->nic_bw, .capacity_factor = r->capacity_factor,
                     .pred = pred};
     memcpy(out->gpu, r->gpu, sizeof out->gpu);
     memcpy(out->schedule, r->schedule, sizeof out->schedule);

@@ -92,6 +92,10 @@ typedef struct train_row {
     char offload_preset[8];         /* offload.preset; "" = none */
     int host_link_measured;         /* cluster.host_link=measured */
     double measured_mfu;            /* > 0: the source gave MFU (0..1), measured_s derived from it */
+    int lora_rank;                  /* LoRA fine-tuning (experiment.h lora.rank): frozen base weights, adapters of
+                                     * this rank; 0 = full training */
+    int lora_qkv_only;              /* the adapters on the QKV projection alone (lora.targets=qkv), else on every
+                                     * linear layer */
 } train_row;
 
 /* NULL when the surrogate (iter_predict) models row r; else why not (its

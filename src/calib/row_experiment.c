@@ -120,6 +120,10 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
         add(x, "stage.last_layers=%d", r->last_layers);
     if (r->offload_preset[0])
         add(x, "offload.preset=%s", r->offload_preset);
+    if (r->lora_rank > 0) {
+        add(x, "lora.rank=%d", r->lora_rank);
+        add(x, "lora.targets=%s", r->lora_qkv_only ? "qkv" : "all");
+    }
     add(x, "attention=%s", r->flash ? "flash" : "legacy");
     add(x, "precision=%s", experiment_precision_word((precision_kind)r->fp8));
     add(x, "recompute=%s", recompute_name(r->recompute));

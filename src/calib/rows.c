@@ -58,6 +58,18 @@
  * routing the FLOPs equal the dropless run's; the setting still makes it
  * another job, which the split and the MAPE floor must not merge with its
  * dropless twin. */
+/* The summaries' LoRA rows ("finetune-LoRA"): the adapters' rank and
+ * targets are not in the data; the frameworks' defaults.  Megatron-Bridge:
+ * dim 32 on linear_qkv, linear_proj, linear_fc1 and linear_fc2 (its
+ * src/megatron/bridge/peft/lora.py), lora.targets=all; NeMo 1.0 (the 24.07
+ * rows): adapter_dim 32 on attention_qkv alone (NVIDIA/NeMo
+ * examples/nlp/language_modeling/tuning/conf/megatron_gpt_finetuning_config.yaml),
+ * lora.targets=qkv. */
+#define LORA_RECIPE_RANK 32
+/* Megatron's account_for_embedding_in_pipeline_split and
+ * account_for_loss_in_pipeline_split each count one more layer in the
+ * pipeline's split: the embedding's chunk and the loss's. */
+#define MEGATRON_EDGE_CHUNKS 2
 #define TOKEN_DROP_LABEL "(tokendrop)"
 #define TOKEN_DROP_CAPACITY_FACTOR 1.0
 
@@ -798,8 +810,6 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
                                     : find_regression(regs, nregs, get(c, col(c, "source_version")), system, mkey);
         if (!calib_system(system, &gpu, &per_node, &nic))
             snprintf(why, sizeof why, "GPU type '%s': no profile in profiles/gpus", system);
-        else if (strstr(task, "LoRA"))
-            snprintf(why, sizeof why, "LoRA fine-tuning (frozen base weights: no weight gradients in this model)");
         else if (!me)
             snprintf(why, sizeof why, "model '%s' not in models.csv", mkey);
         else if (!me->ok)
@@ -844,6 +854,10 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
          * parallelism 1 (whole experts per rank, ep over consecutive ranks). */
         r->fp8 = row_precision_recipe(prec, gpu);
         r->flash = 1;
+        if (strstr(task, "LoRA")) {
+            r->lora_rank = LORA_RECIPE_RANK;
+            r->lora_qkv_only = strcmp(out->source, "nemo") == 0;
+        }
         if (strstr(task, "packed"))   /* "finetune-SFT (SQuAD packed)": short documents packed per sequence */
             r->doc_len = r->seq < SQUAD_PACKED_DOC_TOKENS ? r->seq : SQUAD_PACKED_DOC_TOKENS;
         r->sequence_parallel = r->tp > 1;
@@ -875,12 +889,17 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         }
         if (why[0] == '\0' && r->arch.moe.experts > 0 && r->arch.moe.experts % r->ep != 0)
             snprintf(why, sizeof why, "%d experts do not split over ep %d", r->arch.moe.experts, r->ep);
-        /* Megatron's pipeline layouts that count the embedding and the loss as layers of their own
-         * (account_for_embedding / account_for_loss) can have more model chunks than transformer layers */
-        if (why[0] == '\0' && (long)r->pp * r->vp > r->layers)
-            snprintf(why, sizeof why, "pp %d x vp %d = %ld model chunks for %d layers (a pipeline layout with the "
-                     "embedding and the loss as chunks of their own: not modelled)", r->pp, r->vp, (long)r->pp * r->vp,
-                     r->layers);
+        /* More model chunks than transformer layers: Megatron's layout that counts the embedding and the
+         * loss as a layer each (account_for_embedding_in_pipeline_split, account_for_loss_in_pipeline_split),
+         * layers + 2 chunks of one layer each, the first chunk the embedding alone, the last the loss alone
+         * (Llama-3.1-405B's 126 layers at pp 16 x vp 8) */
+        long model_chunks = (long)r->pp * (r->vp > 0 ? r->vp : 1);
+        if (why[0] == '\0' && model_chunks == (long)r->layers + MEGATRON_EDGE_CHUNKS)
+            r->first_layers = r->last_layers = 0;
+        else if (why[0] == '\0' && model_chunks > r->layers)
+            snprintf(why, sizeof why, "pp %d x vp %d = %ld model chunks for %d layers (neither one layer per chunk "
+                     "nor Megatron's layout with the embedding and the loss as chunks of their own, %d chunks)",
+                     r->pp, r->vp, model_chunks, r->layers, r->layers + MEGATRON_EDGE_CHUNKS);
         /* experts may be spread over the tensor-parallel ranks too (expert tensor parallelism 1) */
         if (why[0] == '\0' && r->ep > r->dp * r->cp * r->tp)
             snprintf(why, sizeof why, "ep %d exceeds dp x cp x tp = %d", r->ep, r->dp * r->cp * r->tp);

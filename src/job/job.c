@@ -379,7 +379,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         double params = 0;
         for (int s = 0; s < j->wl.nstages; s++)
             if (j->sched.stage_rank[s] == r)
-                params += j->wl.stage[s].param_count / (split ? tp : 1);
+                params += stage_trainable_params(&j->wl.stage[s]) / (split ? tp : 1);
         /* the distributed optimizer steps each replica's 1/dp shard, ZeRO-2/3 its shard group's */
         if (e->dp_sharding != DP_SHARD_NONE && dp > 1)
             params /= e->dp_sharding == DP_SHARD_OPTIMIZER ? dp : e->dp_shard_group;

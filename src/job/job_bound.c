@@ -182,7 +182,7 @@ double job_dp_allreduce_bound(const job *j, const job_parallel *jp, const bound_
     int *group = pg_xcalloc((size_t)dp, sizeof *group);
     double share = par->split_compute ? 1.0 / tp : 1.0;   /* gradsync.c: a stage's gradient per GPU */
     for (int st = 0; st < S; st++) {
-        stage_bytes[st] = j->wl.stage[st].param_count * share * par->grad_bytes_per_param;
+        stage_bytes[st] = stage_trainable_params(&j->wl.stage[st]) * share * par->grad_bytes_per_param;
         buckets[st] = units_pieces(stage_bytes[st], par->bucket_bytes);
     }
     /* all tp groups of a rank reduce each bucket at once: the slowest bounds it */

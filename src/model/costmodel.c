@@ -102,6 +102,7 @@ static const double UNFUSED_SOFTMAX_BWD_BYTES[UNFUSED_SOFTMAX_KERNELS] = {
 
 /* Elementwise kernels of modern decoders. */
 #define RESIDUAL_ADD_BYTES (3 * HALF_BYTES)                /* read x and residual, write y */
+#define ADAPTER_SUM_BYTES (3 * HALF_BYTES)                 /* LoRA: read the base and adapter outputs, write the sum */
 #define ROPE_BYTES (2 * HALF_BYTES)                        /* rotary embedding of q and k: read, write */
 #define SWIGLU_FWD_BYTES (3 * HALF_BYTES)                  /* read gate and up, write out */
 #define SWIGLU_BWD_BYTES (5 * HALF_BYTES)                  /* read dy, gate, up; write dgate, dup */
@@ -138,6 +139,10 @@ typedef struct kctx {
     double main_grad_bytes; /* gpt_shape.main_grad_bytes */
     double scale;        /* the layer's measured profile (costmodel.h), 1 elsewhere: every kernel's launch
                           * and GPU time are scaled by it */
+    int frozen;          /* 1: the weights' gradients are not computed (gpt_shape.lora_rank: a weight-gradient
+                          * GEMM and the norms', biases' and embedding's gradients are left out) */
+    double lora_rank;    /* gpt_shape.lora_rank: rank of the adapters of the adapted linear layers; 0 = none */
+    int lora_qkv_only;   /* gpt_shape.lora_qkv_only */
 } kctx;
 
 /* GEMM shape.  cuBLAS and CUTLASS split a GEMM's M x N output into thread-
@@ -189,9 +194,20 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
 #define SCALE_BYTE 1.0              /* an E8M0 or E4M3 scale */
 
 /* Bytes the cast before a low-precision GEMM moves per element of its bf16
- * input (the comment above), by recipe (precision_kind). */
-static double cast_bytes(int recipe)
+ * input (the comment above), by recipe (precision_kind).  frozen: the
+ * weight has no gradient (LoRA), so no weight-gradient GEMM reads the
+ * transposed copy and the cast writes the GEMM's own copy alone
+ * (Transformer Engine quantizes columnwise only when the weight requires a
+ * gradient). */
+static double cast_bytes(int recipe, int frozen)
 {
+    if (frozen)
+        switch (recipe) {
+        case PRECISION_MXFP8: return HALF_BYTES + FP8_BYTES + SCALE_BYTE / MX_BLOCK;
+        case PRECISION_FP8_BLOCK: return HALF_BYTES + FP8_BYTES + FLOAT_BYTES / FP8_BLOCK;
+        case PRECISION_NVFP4: return HALF_BYTES /* amax */ + HALF_BYTES + FP4_BYTES + SCALE_BYTE / NVFP4_BLOCK;
+        default: return HALF_BYTES + FP8_BYTES;
+        }
     switch (recipe) {
     case PRECISION_MXFP8: return FP8_CAST_TRANSPOSE_BYTES + 2 * SCALE_BYTE / MX_BLOCK;
     case PRECISION_FP8_BLOCK: return FP8_CAST_TRANSPOSE_BYTES + 2 * FLOAT_BYTES / FP8_BLOCK;
@@ -370,6 +386,8 @@ static void k_mem(kctx k, double bytes)
  * bf16). */
 static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out_f, double groups, int lowp)
 {
+    if (which == CM_W && k.frozen)
+        return;
     const double *v = k.g->v;
     double m = which == CM_W ? in_f : rows, n = which == CM_B ? in_f : out_f;
     double kk = which == CM_F ? in_f : which == CM_B ? out_f : rows;
@@ -377,7 +395,7 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
     double peak = lowp ? k.gemm_peak : v[GP_PEAK_FLOPS];
     if (fp8 && which != CM_W) {   /* the forward's input / the backward's output gradient to FP8 / FP4 */
         double elems = rows * (which == CM_F ? in_f : out_f) * groups;
-        k_mem(k, cast_bytes(k.fp8) * elems);
+        k_mem(k, cast_bytes(k.fp8, k.frozen) * elems);
     }
     double busy = costmodel_gemm_busy_flops(k.sm_count, m, n, kk, groups);
     double compute_s = (busy + groups * v[GP_GEMM_HALF_FLOPS]) / (peak * v[GP_GEMM_EFF]);
@@ -403,6 +421,42 @@ static void k_linear_p(kctx k, cm_op which, double rows, double in_f, double out
 static void k_linear(kctx k, cm_op which, double rows, double in_f, double out_f)
 {
     k_linear_p(k, which, rows, in_f, out_f, 1.0, 1);
+}
+
+/* A LoRA adapter beside a frozen linear layer (in_f -> out_f on this rank,
+ * groups experts): Y += (X A) B with A in_f x r and B r x out_f, trained, in
+ * bf16 (its GEMMs are skinny: their operand traffic bounds them).  F: X A,
+ * then (X A) B, added to the base output; B: dY B^T, then its A^T, added to
+ * the base's input gradient; W: the gradients of B and of A.  Issued before
+ * the base GEMM, so that the base stays the op's last GEMM (what a tp
+ * collective overlaps). */
+static void k_adapter(kctx k, cm_op which, double rows, double in_f, double out_f, double groups)
+{
+    double r = k.lora_rank;
+    kctx a = k;
+    a.frozen = 0;
+    if (which == CM_F) {
+        k_linear_p(a, CM_F, rows, in_f, r, groups, 0);
+        k_linear_p(a, CM_F, rows, r, out_f, groups, 0);
+        k_mem(a, ADAPTER_SUM_BYTES * rows * out_f * groups);
+        k.c->adapter_params += r * (in_f + out_f) * groups;
+    } else if (which == CM_B) {
+        k_linear_p(a, CM_B, rows, r, out_f, groups, 0);
+        k_linear_p(a, CM_B, rows, in_f, r, groups, 0);
+        k_mem(a, ADAPTER_SUM_BYTES * rows * in_f * groups);
+    } else {
+        k_linear_p(a, CM_W, rows, r, out_f, groups, 0);
+        k_linear_p(a, CM_W, rows, in_f, r, groups, 0);
+    }
+}
+
+/* A linear layer LoRA may adapt: qkv 1 for the QKV projection (adapted
+ * under either lora.targets), 0 for the others (under targets=all). */
+static void k_target_linear(kctx k, cm_op which, double rows, double in_f, double out_f, double groups, int qkv)
+{
+    if (k.lora_rank > 0 && (qkv || !k.lora_qkv_only))
+        k_adapter(k, which, rows, in_f, out_f, groups);
+    k_linear_p(k, which, rows, in_f, out_f, groups, 1);
 }
 
 /* One attention kernel of flops at efficiency eff (GP_ATTN_EFF for the
@@ -687,7 +741,8 @@ static kctx ctx_of(const gpu_params *g, const gpt_shape *m, op_cost *c)
         /* the bf16 peak scaled by the datasheet ratio, of which the recipe achieves fp8_gemm_eff (the
          * low-precision GEMMs' one fitted efficiency: FP4's is not measured apart) */
         peak *= ratio * g->v[GP_FP8_GEMM_EFF];
-    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes, 1.0};
+    return (kctx){g, c, peak, m->fp8, sys ? sys->sm_count : 0, m->main_grad_bytes, 1.0, m->lora_rank > 0,
+                  m->lora_rank, m->lora_qkv_only};
 }
 
 /* The context of a transformer layer's kernels: at its measured profile's
@@ -744,10 +799,13 @@ static double attn_in_flops(const dims *d)
  * one GEMM of their total width) and the output projection (o/t -> h). */
 static void qkv_linear(kctx k, cm_op which, const dims *d)
 {
-    k_linear(k, which, d->T, d->h, attn_in_flops(d) / (FLOPS_PER_MAC * d->T * d->h));
+    k_target_linear(k, which, d->T, d->h, attn_in_flops(d) / (FLOPS_PER_MAC * d->T * d->h), 1.0, 1);
 }
 
-static void proj_linear(kctx k, cm_op which, const dims *d) { k_linear(k, which, d->T, d->o / d->t, d->h); }
+static void proj_linear(kctx k, cm_op which, const dims *d)
+{
+    k_target_linear(k, which, d->T, d->o / d->t, d->h, 1.0, 0);
+}
 
 /* The attention core: legacy (scores materialised) or flash. */
 /* Keys each query of flash attention meets: the sequence, or its document
@@ -855,12 +913,12 @@ static void act_bwd(kctx k, const dims *d, double elems)
  * through whole experts -- the same FLOPs, other GEMM shapes. */
 static void fc1_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups, double tpd)
 {
-    k_linear_p(k, which, rows / groups, d->h, d->gate * f / tpd, groups, 1);
+    k_target_linear(k, which, rows / groups, d->h, d->gate * f / tpd, groups, 0);
 }
 
 static void fc2_linear(kctx k, cm_op which, const dims *d, double rows, double f, double groups, double tpd)
 {
-    k_linear_p(k, which, rows / groups, f / tpd, d->h, groups, 1);
+    k_target_linear(k, which, rows / groups, f / tpd, d->h, groups, 0);
 }
 
 static void router_linear(kctx k, cm_op which, const dims *d)
@@ -1038,6 +1096,8 @@ static void layer_ops(const gpu_params *g, const gpt_shape *m, const dims *d_in,
     } else if (mamba) {
         mamba_op(w, d, 2);
     }
+    if (w.frozen)
+        return;                                        /* LoRA: norms and biases are frozen too */
     double f_width = moe ? d->a.moe.shared_ffn : d->a.ffn;
     if (bias) {
         if (has_ffn)
@@ -1074,6 +1134,8 @@ void costmodel_embedding(const gpu_params *g, const gpt_shape *m, op_cost out[CM
     if (d.a.dropout)
         k_mem(b, DROPOUT_BWD_BYTES * d.n);             /* the input is token ids: nothing further */
     kctx w = ctx_of(g, m, &out[CM_W]);
+    if (w.frozen)
+        return;                                        /* LoRA: the embedding is frozen */
     k_mem(w, EMBED_GRAD_BYTES * d.n);                  /* word embedding grad (scatter-add) */
     if (d.a.learned_positions)
         k_mem(w, EMBED_GRAD_BYTES * d.n);              /* position embedding grad */
@@ -1097,6 +1159,8 @@ void costmodel_head(const gpu_params *g, const gpt_shape *m, op_cost out[CM_OPS]
     k_allreduce(b, HALF_BYTES * d.n, m->tp);           /* input was copied to the TP region */
     k_mem(b, LN_BWD_BYTES * d.n);
     kctx w = ctx_of(g, m, &out[CM_W]);
+    if (w.frozen)
+        return;                                        /* LoRA: the head and the final norm are frozen */
     k_linear_p(w, CM_W, d.T, d.h, d.V / d.t, 1.0, 0);  /* wgrad of the (tied or own) output embedding */
     k_mem(w, LN_WGRAD_BYTES * d.n);
 }
@@ -1376,6 +1440,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         /* each op one kernel queue (queue_append): the forward runs the embedding, the layers in order and
          * the head; the input and weight gradients the other way round */
         int first_layer = layer;
+        double adapter_params = 0;
         op_queue q[CM_OPS] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
         if (s == 0)
             queue_append(&q[CM_F], &emb[CM_F], sync);
@@ -1397,6 +1462,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             sc->attn_core_bytes += arch_layer_attn_core_bytes(a, &r, layer);
             sc->attn_core_s += core_s[mx];
             sc->param_count += arch_layer_params_gpu(a, &r, layer);
+            adapter_params += kinds[mx][arch_layer_ffn(a, layer)][CM_F].adapter_params;
             sc->fwd_flops += arch_layer_fwd_flops(a, &r, layer) / model_share;
             sc->moe_layers += is_moe;
         }
@@ -1414,9 +1480,11 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         if (s == nstages - 1)
             for (int op = CM_F; op < CM_OPS; op++)
                 queue_append(&q[op], &head[op], sync);
-        if (s == nstages - 1 && a->mtp_layers > 0)
-            add_mtp(g, m, &d, &r, mode, kinds[arch_layer_mixer(a, a->layers - 1)][arch_layer_ffn(a, a->layers - 1)],
-                    head, sync, model_share, q, sc);
+        if (s == nstages - 1 && a->mtp_layers > 0) {
+            const op_cost *mtp_layer = kinds[arch_layer_mixer(a, a->layers - 1)][arch_layer_ffn(a, a->layers - 1)];
+            add_mtp(g, m, &d, &r, mode, mtp_layer, head, sync, model_share, q, sc);
+            adapter_params += a->mtp_layers * mtp_layer[CM_F].adapter_params;
+        }
         for (int op = CM_B; op < CM_OPS; op++) {   /* the gradients run the layers backwards */
             for (int l = layer - 1; l >= first_layer; l--)
                 queue_append(&q[op], &kinds[arch_layer_mixer(a, l)][arch_layer_ffn(a, l)][op], sync);
@@ -1444,6 +1512,10 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             sc->fwd_flops += arch_head_fwd_flops(a, &r) / model_share;
             if (head_ws > sc->workspace_bytes)
                 sc->workspace_bytes = head_ws;
+        }
+        if (m->lora_rank > 0) {   /* every weight counted so far is frozen; the adapters are trained */
+            sc->frozen_param_count = sc->param_count;
+            sc->param_count += adapter_params;
         }
     }
     free(stage_layers);
@@ -1638,6 +1710,7 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .main_grad_bytes = experiment_grad_bytes(e),
         .first_fixed = e->stage_first_layers != STAGE_LAYERS_EVEN, .first_layers = e->stage_first_layers,
         .last_fixed = e->stage_last_layers != STAGE_LAYERS_EVEN, .last_layers = e->stage_last_layers,
+        .lora_rank = e->lora_rank, .lora_qkv_only = e->lora_targets == LORA_TARGETS_QKV,
     };
     rc = costmodel_build_shape(&g, &m, nstages, w, st);
     if (rc == 0) {

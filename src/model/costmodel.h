@@ -269,6 +269,13 @@ typedef struct gpt_shape {
      * zero-initialised: not fixed, the even split's). */
     int first_fixed, last_fixed;
     int first_layers, last_layers;
+    /* LoRA fine-tuning (experiment.h lora.rank): the base weights are
+     * frozen -- no weight-gradient GEMMs, gradients or optimizer state for
+     * them, nor for the embedding, norms and head -- and each adapted linear
+     * layer (Y = X W + X A B) runs its adapter's rank-r GEMMs in bf16 beside
+     * the base GEMM.  0 = full training. */
+    int lora_rank;
+    int lora_qkv_only;   /* 1: adapters on the QKV projection alone (lora.targets=qkv) */
 } gpt_shape;
 
 /* 0, or PG_EXIT_INPUT with a message naming the bad dimension. */
@@ -292,6 +299,7 @@ typedef struct op_cost {
                               * compute is time_s less this; the simulator adds them back as it runs them */
     double last_gemm_s;      /* GPU time of the op's latest linear-layer GEMM (what tp_comm_overlap hides under),
                               * before a measured layer profile's factor (which scales the exposed rest) */
+    double adapter_params;   /* F only: the LoRA adapters' parameters its kernels use (gpt_shape.lora_rank) */
 } op_cost;
 
 /* One transformer layer / the embedding / the head + loss, ops F, B, W. */

@@ -115,6 +115,7 @@ static const choice COPY_MODELS[] = {
     {"duplex", COPY_MODEL_DUPLEX}, {"single", COPY_MODEL_SINGLE}, {"paired", COPY_MODEL_PAIRED}, {NULL, 0}};
 static const choice STAGE_LAYERS_WORDS[] = {{"even", STAGE_LAYERS_EVEN}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
+static const choice LORA_TARGET_WORDS[] = {{"all", LORA_TARGETS_ALL}, {"qkv", LORA_TARGETS_QKV}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
                                     {"lgd", RECOMPUTE_LGD}, {NULL, 0}};
@@ -266,6 +267,13 @@ static const key_spec SCHEMA[] = {
             "workload=gpt and workload=hf:PATH: packed sequences (SFT): documents of this many tokens, each "
             "attending only within itself (flash attention), so attention costs gpt.seq x gpt.doc_len instead "
             "of gpt.seq^2; 0 = one document per sequence"),
+    INT_KEY("lora.rank", lora_rank, "0", 0, MAX_MODEL_DIM,
+            "workload=gpt / hf: LoRA fine-tuning: the base weights are frozen (no weight-gradient GEMMs, no "
+            "gradients to reduce, no optimizer state; the embedding, norms and head too) and adapters of this "
+            "rank (x A B, in bf16) are trained on the linear layers lora.targets names; 0 = full training"),
+    CHOICE_KEY("lora.targets", "all|qkv", lora_targets, "all", LORA_TARGET_WORDS, NO_PATH, 0,
+               "lora.rank > 0: the linear layers with adapters: all (QKV, output projection, both MLP layers, "
+               "experts included: Megatron-Bridge's default) or qkv (the fused QKV projection: NeMo 1.0's)"),
     INT_OR_WORD_KEY("stage.first_layers", "int|even", stage_first_layers, "even", 0, PG_MAX_LAYERS, STAGE_LAYERS_WORDS,
             "workload=gpt / hf: transformer layers on the first pipeline stage (it also holds the embedding; "
             "Megatron's decoder_first_pipeline_num_layers; 0: the embedding alone); the stages not fixed share the "
@@ -901,6 +909,7 @@ int experiment_from_config(const config *c, experiment *e, pg_status *st)
  * under that prefix; the first entry that matches a key decides. */
 static int wl_is_gpt(const experiment *e) { return e->workload == WL_GPT; }
 static int wl_is_modelled(const experiment *e) { return experiment_workload_is_modelled(e); }
+static int lora_is_on(const experiment *e) { return e->lora_rank > 0; }
 static int wl_is_uniform(const experiment *e) { return e->workload == WL_UNIFORM; }
 static int net_is_cluster(const experiment *e) { return e->network == NET_CLUSTER; }
 static int net_is_ideal(const experiment *e) { return e->network == NET_IDEAL; }
@@ -934,6 +943,8 @@ static const applicability APPLIES[] = {
     {"gpt.seq", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
     {"gpt.doc_len", wl_is_modelled, "workload=gpt or workload=hf:PATH"},
     {"stage.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"lora.rank", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"lora.targets", lora_is_on, "lora.rank > 0"},
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"tp.comm_overlap", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},

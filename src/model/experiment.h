@@ -47,6 +47,11 @@ typedef enum { OFFLOAD_PRESET_NONE = 0, OFFLOAD_PRESET_PO_H, OFFLOAD_PRESET_PO_F
 typedef enum { COPY_MODEL_DUPLEX = 0, COPY_MODEL_SINGLE, COPY_MODEL_PAIRED } copy_model_kind;
 /* RECOMPUTE_LGD: PipeOffload's --recompute-lgd (norms, activation function
  * and dropout recomputed in the backward, the GEMM inputs kept). */
+/* The linear layers LoRA adapts (lora.targets): every linear layer of the
+ * attention and the MLP (Megatron-Bridge's default: linear_qkv, linear_proj,
+ * linear_fc1, linear_fc2), or the fused QKV projection alone (NeMo 1.0's
+ * default, attention_qkv). */
+typedef enum { LORA_TARGETS_ALL, LORA_TARGETS_QKV } lora_target;
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PLAN, RECOMPUTE_LGD } recompute_policy;
 /* The linear layers' GEMM recipe (docs/blackwell.md): bf16; fp8 with one
  * scale per tensor (Transformer Engine's delayed or current scaling); MXFP8
@@ -111,6 +116,8 @@ typedef struct experiment {
     double uniform_params;          /* parameters of one rank's share */
     int gpt_layers, gpt_hidden, gpt_heads, gpt_seq, gpt_vocab;
     int gpt_doc_len;                /* gpt.doc_len: packed documents of this many tokens; 0 = one sequence */
+    int lora_rank;                  /* lora.rank: LoRA fine-tuning with adapters of this rank; 0 = full training */
+    int lora_targets;               /* lora.targets: lora_target (which linear layers carry adapters) */
     int stage_first_layers;         /* transformer layers of the first / last pipeline stage (workload=gpt, */
     int stage_last_layers;          /* hf); STAGE_LAYERS_EVEN = the even split's (costmodel.h: the layout) */
     precision_kind precision;       /* GEMM precision (fp8: the GPU's FP8 rate) */

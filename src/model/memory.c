@@ -10,23 +10,28 @@
 #define ATTN_CORE_FLOPS_S 4.0
 #define DENSE_FLOPS_H 24.0
 
-static double stage_params(const workload *w, const int *stages, int n)
+/* The trained parameters of the listed stages (-1: an index outside the
+ * stages); *frozen_bytes, their frozen weights' bytes (LoRA's base, bf16). */
+static double stage_params(const workload *w, const int *stages, int n, double *frozen_bytes)
 {
-    double params = 0;
+    double params = 0, frozen = 0;
     for (int i = 0; i < n; i++) {
         int s = stages[i];
         if (s < 0 || s >= w->nstages)
             return -1;
-        params += w->stage[s].param_count;
+        params += stage_trainable_params(&w->stage[s]);
+        frozen += w->stage[s].frozen_param_count;
     }
+    *frozen_bytes = frozen * MEMORY_BF16_WEIGHT_BYTES;
     return params;
 }
 
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
                            double bytes_per_param)
 {
-    double params = stage_params(w, stages, nstages_on_rank);
-    return params < 0 ? -1 : params * bytes_per_param + memory_headroom_static_bytes(w, nstages_on_rank);
+    double frozen_bytes, params = stage_params(w, stages, nstages_on_rank, &frozen_bytes);
+    return params < 0 ? -1
+                      : params * bytes_per_param + frozen_bytes + memory_headroom_static_bytes(w, nstages_on_rank);
 }
 
 double memory_headroom_static_bytes(const workload *w, int nstages_on_rank)
@@ -49,10 +54,10 @@ double memory_dynamic_room_bytes(const workload *w, double room_bytes)
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
                                  double bytes_per_param, double whole_bytes_per_param, int dp)
 {
-    double params = stage_params(w, stages, nstages_on_rank);
+    double frozen_bytes, params = stage_params(w, stages, nstages_on_rank, &frozen_bytes);
     if (params < 0)
         return -1;
-    double reserved = memory_headroom_static_bytes(w, nstages_on_rank);
+    double reserved = memory_headroom_static_bytes(w, nstages_on_rank) + frozen_bytes;
     if (dp <= 1)
         return params * bytes_per_param + reserved;
     double whole = bytes_per_param < whole_bytes_per_param ? bytes_per_param : whole_bytes_per_param;
@@ -82,7 +87,7 @@ static double largest_layer_params(const workload *w, const int *stages, int n)
 double memory_static_bytes_sharded(const workload *w, const int *stages, int nstages_on_rank,
                                    double bytes_per_param, const memory_sharding *sh)
 {
-    double params = stage_params(w, stages, nstages_on_rank);
+    double frozen_bytes, params = stage_params(w, stages, nstages_on_rank, &frozen_bytes);
     if (params < 0)
         return -1;
     int group = sh->group;
@@ -94,11 +99,11 @@ double memory_static_bytes_sharded(const workload *w, const int *stages, int nst
         return memory_static_bytes_zero1(w, stages, nstages_on_rank, bytes_per_param, weight + grad, group);
     case DP_SHARD_GRADIENTS: {
         double whole = bytes_per_param < weight ? bytes_per_param : weight;
-        return params * (whole + (bytes_per_param - whole) / group) +
+        return params * (whole + (bytes_per_param - whole) / group) + frozen_bytes +
                largest_layer_params(w, stages, nstages_on_rank) * grad + memory_headroom_static_bytes(w, nstages_on_rank);
     }
     case DP_SHARD_FULL:
-        return params * bytes_per_param / group +
+        return (params * bytes_per_param + frozen_bytes) / group +
                largest_layer_params(w, stages, nstages_on_rank) * (MEMORY_FSDP_GATHERED_LAYERS * weight + grad) +
                memory_headroom_static_bytes(w, nstages_on_rank);
     }

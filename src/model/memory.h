@@ -4,7 +4,10 @@
  * (mixed-precision Adam: 2 bytes BF16 weight + 2 gradient + 12 FP32 master
  * weight and two moments = 16 by default).  With ZeRO-1 the optimizer part
  * (everything beyond the BF16 weight and gradient) is sharded over the dp
- * data-parallel replicas.  Activation memory follows the ops (workload.h);
+ * data-parallel replicas.  Frozen weights (LoRA's base, stage_cost's
+ * frozen_param_count) hold their bf16 weight alone (MEMORY_BF16_WEIGHT_BYTES),
+ * whole but under full sharding; "parameters" below are the trained ones.
+ * Activation memory follows the ops (workload.h);
  * the simulator's timeline gives when.
  *
  * Recomputation needs two more numbers per stage: what the stage's input

@@ -23,7 +23,7 @@ double workload_dp_bucket_bytes(const workload *w, double share, double grad_byt
         return 0;   /* one bucket per stage */
     double largest = 0;
     for (int s = 0; s < w->nstages; s++) {
-        double bytes = w->stage[s].param_count * share * grad_bytes_per_param;
+        double bytes = stage_trainable_params(&w->stage[s]) * share * grad_bytes_per_param;
         if (bytes > largest)
             largest = bytes;
     }

@@ -21,6 +21,8 @@ typedef struct stage_cost {
                                   * boundary_bytes it is not 0 on a stage that ends with the LM head (the
                                   * last stage, the only one at pp = 1), whose layers still run them */
     double param_count;          /* parameters held by the stage */
+    double frozen_param_count;   /* of them, weights without gradients (LoRA's frozen base: held in bf16, never
+                                  * reduced, sharded or stepped; stage_trainable_params is the rest) */
     double fwd_flops;            /* model FLOPs of F on one GPU (B + W = 2x), for MFU */
     double workspace_bytes;      /* transient buffers while an op of this stage runs */
     int layers;                  /* transformer layers in the stage (informational) */
@@ -95,6 +97,10 @@ typedef struct workload {
                                   * to it (nstages > 1); both copies' gradients are summed each iteration
                                   * (sim.h embed_sync_bytes); 0 = none (untied, one stage, measured profiles) */
 } workload;
+
+/* Parameters of a stage that are trained: with gradients to reduce, optimizer
+ * state and an update (all of param_count but LoRA's frozen base). */
+static inline double stage_trainable_params(const stage_cost *c) { return c->param_count - c->frozen_param_count; }
 
 /* Release w's stages (w itself is the caller's); NULL and a zeroed w are no-ops. */
 void workload_free(workload *w);

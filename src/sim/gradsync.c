@@ -6,7 +6,7 @@
  *     groups of dp GPUs), bucket after bucket (one NCCL stream), FUSED unless
  *     stepwise_collectives (STEPWISE: 4x the wall time at 512 GPUs, the
  *     same iteration to 1e-5 there).
- *     A stage's gradient (param_count, / tp when the times are the group's,
+ *     A stage's gradient (its trained parameters, stage_trainable_params, / tp when the times are the group's,
  *     x grad_bytes_per_param) is cut into equal buckets of at most
  *     bucket_bytes.  Without overlap every bucket is ready when the rank has
  *     run its whole list (Megatron's finalize_model_grads); with overlap the
@@ -351,7 +351,7 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
         int st = ops[i].stage;
         if (last[st] != i)
             continue;
-        double bytes = in->wl->stage[st].param_count * share * par->grad_bytes_per_param;
+        double bytes = stage_trainable_params(&in->wl->stage[st]) * share * par->grad_bytes_per_param;
         if (bytes <= 0)
             continue;
         int nb = units_pieces(bytes, par->bucket_bytes);   /* buckets of at most bucket_bytes */
@@ -414,7 +414,7 @@ static void gather_setup(const sim_input *in, dp_rank *dr)
         if (op->kind != OP_F || seen[op->stage])
             continue;
         seen[op->stage] = 1;
-        dr->gather_bytes[dr->ngather] = in->wl->stage[op->stage].param_count * share * par->param_bytes_per_param;
+        dr->gather_bytes[dr->ngather] = stage_trainable_params(&in->wl->stage[op->stage]) * share * par->param_bytes_per_param;
         dr->op_gather[i] = dr->ngather++;
     }
     free(seen);
@@ -452,7 +452,7 @@ static void layer_setup(const sim_input *in, dp_rank *dr)
         dr->op_piece[i] = npieces;
         if (!gathers && !reduces)
             continue;
-        double params = c->param_count * share;
+        double params = c->param_count * share, trained = stage_trainable_params(c) * share;
         dr->piece_gather = pg_xrealloc(dr->piece_gather, (size_t)(npieces + n) * sizeof *dr->piece_gather);
         dr->piece_reduce = pg_xrealloc(dr->piece_reduce, (size_t)(npieces + n) * sizeof *dr->piece_reduce);
         for (int j = 0; j < n; j++)
@@ -465,7 +465,7 @@ static void layer_setup(const sim_input *in, dp_rank *dr)
                     lc_add(dr, COLL_ALLGATHER, params * par->param_bytes_per_param / n, op->stage);
             if (reduces)
                 dr->piece_reduce[npieces + j] =
-                    lc_add(dr, COLL_REDUCE_SCATTER, params * par->grad_bytes_per_param / n, op->stage);
+                    lc_add(dr, COLL_REDUCE_SCATTER, trained * par->grad_bytes_per_param / n, op->stage);
         }
         npieces += n;
     }
@@ -474,8 +474,8 @@ static void layer_setup(const sim_input *in, dp_rank *dr)
     /* the rank's gradient and parameters per GPU (HSDP's all-reduce, ZeRO-2's gather) */
     for (int st = 0; st < s->nstages; st++)
         if (s->stage_rank[st] == dr->rank) {
-            dr->grad_bytes += in->wl->stage[st].param_count * share * par->grad_bytes_per_param;
-            dr->param_bytes += in->wl->stage[st].param_count * share * par->param_bytes_per_param;
+            dr->grad_bytes += stage_trainable_params(&in->wl->stage[st]) * share * par->grad_bytes_per_param;
+            dr->param_bytes += stage_trainable_params(&in->wl->stage[st]) * share * par->param_bytes_per_param;
         }
 }
 

@@ -33,6 +33,9 @@
 /* FLOPs of one microbatch through one stage: forward, plus backward for the
  * input gradient and for the weights, each about as costly as the forward. */
 #define FLOPS_PER_FWD_FLOP 3.0
+/* A stage of frozen weights (LoRA): forward and input gradient; its weights
+ * have no gradient (the adapters' few FLOPs are not model FLOPs). */
+#define FLOPS_PER_FWD_FLOP_FROZEN 2.0
 /* An offload round trip: one D2H copy after F, one H2D copy before the backward. */
 #define COPIES_PER_ROUND_TRIP 2.0
 
@@ -333,7 +336,9 @@ static void throughput(const metrics_input *in, run_metrics *out)
     double gpus_per_rank = rank_gpus(in);
     double model_flops = 0, peak_flops_per_s = 0;
     for (int s = 0; s < in->wl->nstages; s++)
-        model_flops += in->wl->stage[s].fwd_flops * gpus_per_rank * FLOPS_PER_FWD_FLOP * in->sched->m;
+        model_flops += in->wl->stage[s].fwd_flops * gpus_per_rank *
+                       (in->wl->stage[s].frozen_param_count > 0 ? FLOPS_PER_FWD_FLOP_FROZEN : FLOPS_PER_FWD_FLOP) *
+                       in->sched->m;
     for (int r = 0; r < out->pp; r++) {
         int g = out->rank[r].gpu;
         if (g < 0 || in->plat->gpu[g].speed_flops <= 0) return;   /* unknown peak: MFU 0 */
