@@ -10,7 +10,8 @@
 #     replay (sim.engine=actors) on every job kind: plain pipelines, tp / cp
 #     groups with their collectives, dp buckets (overlapped, small, stepwise,
 #     symmetric blocks), the optimizer step, the distributed optimizer (its
-#     gathers overlapped or not), the hierarchical all-reduce, ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
+#     gathers overlapped or not), the hierarchical all-reduce, ZeRO-2/3, FSDP and HSDP's per-layer collectives,
+#     ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
 #     memory, every collective's time) equals the actor replay's to 1e-9 with
 #     the same event count, and so do ep's all-to-alls and DualPipeV's
 #     overlapped pairs; memory plans (offload, recompute), which it does not
@@ -144,6 +145,14 @@ engine "distributed optimizer with overlap (gathers under the forwards), interle
     --set tp=4 --set pp=2 --set microbatches=8 --set memory.zero1=true --set dp.overlap=true --set schedule=interleaved
 engine "hierarchical all-reduce" "$EV" "${GPT[@]}" --set dp=4 --set tp=4 --set pp=2 --set microbatches=4 \
     --set dp.algorithm=hierarchical
+engine "ZeRO-2 (per-layer reduce-scatters, the updated parameters gathered)" "$EV" "${GPT[@]}" --set dp=4 --set tp=2 \
+    --set pp=2 --set microbatches=8 --set dp.sharding=gradients
+engine "FSDP (per-layer gathers in F and B), interleaved" "$EV" "${GPT[@]}" --set dp=4 --set tp=2 --set pp=2 \
+    --set microbatches=8 --set dp.sharding=full --set schedule=interleaved
+engine "HSDP (shard groups of 2 of dp 8, the all-reduce across them), zb-h1" "$EV" "${GPT[@]}" --set dp=8 --set tp=2 \
+    --set pp=2 --set microbatches=8 --set dp.sharding=full --set dp.shard_group=2 --set schedule=zb-h1
+engine "FSDP, tp 8, no pipeline, every replica" "$EV" "${GPT[@]}" --set dp=4 --set tp=8 --set pp=1 --set microbatches=4 \
+    --set dp.sharding=full --set dp.replicas=all
 engine "offload=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
 engine "recompute=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
 engine "MoE ep 2" "$EV" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4

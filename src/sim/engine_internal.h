@@ -122,6 +122,8 @@ typedef struct rank_state {
     int ncolls, coll;           /* par: its collectives after the compute, and the one running */
     int gather;                 /* par: the parameter gather the running op waits for, -1 none */
     int gather_wait;            /* par: its compute ended before that gather */
+    int lfirst, lpieces, lpiece;/* par, ZeRO-2/3: the running op's per-layer pieces (dp_rank.op_piece), 0 none */
+    int lc_wait;                /* par, ZeRO-2/3: the layer gather its next piece waits for, -1 none */
     eng_coll colls[ENG_OP_COLLS_MAX]; /* par: those collectives */
     double coll_start_s;
     double a2a_start_s;         /* par: when it arrived at its all-to-alls */
@@ -298,6 +300,9 @@ void eng_op_communication(rank_state *rs, sched_op op, int with_a2a);
 /* gradsync.c */
 void eng_dp_start_actors(void);
 void eng_dp_finished(dp_rank *dr);
+int eng_dp_sharded(void);
+int eng_dp_shard_group(void);
+void eng_lc_issue(dp_rank *dr, int k);
 void eng_dp_signal(dp_rank *dr, int bucket);
 void eng_dp_setup(const sim_input *in);
 void eng_run_compute(rank_state *rs, int i, double ref_s);

@@ -7,8 +7,9 @@
  * hierarchical rings, with or without overlap), the tied embedding's
  * all-reduce, the optimizer barrier and step, the distributed optimizer's
  * reduce-scatter and parameter gathers (overlapped with the forwards or
- * not), expert-parallel all-to-alls, DualPipeV's overlapped pairs, Megatron's
- * combined 1F1B steps.  Everything
+ * not), ZeRO-2/3 and FSDP's per-layer gathers and reduce-scatters (HSDP's
+ * all-reduce across the shard groups), expert-parallel all-to-alls,
+ * DualPipeV's overlapped pairs, Megatron's combined 1F1B steps.  Everything
  * else runs on the actor replay (replay.c), the reference, which this one
  * reproduces exactly on its scope (tests/test_eventreplay.c record by
  * record; tests/replay.sh the whole report on every job kind).
@@ -243,6 +244,17 @@ static void start_colls(rank_state *rs)
     next_coll(rs);
 }
 
+/* The running op's compute is over: its collectives, once its stage's
+ * parameters are gathered (eng_run_compute's wait_gather). */
+static void compute_done(rank_state *rs)
+{
+    if (rs->gather >= 0 && eng.dpr[rs->rank].gathered <= rs->gather) {
+        rs->gather_wait = 1;
+        return;
+    }
+    start_colls(rs);
+}
+
 /* A piece of the running op's compute ended: its bucket is ready (with
  * overlap), then the next piece or the collectives. */
 static void piece_end(void *arg)
@@ -254,11 +266,42 @@ static void piece_end(void *arg)
         start_piece(rs);
         return;
     }
-    if (rs->gather >= 0 && eng.dpr[rs->rank].gathered <= rs->gather) {
-        rs->gather_wait = 1;   /* its stage's parameters are not gathered yet (eng_run_compute's wait_gather) */
+    compute_done(rs);
+}
+
+/* ZeRO-2/3 (gradsync.c's run_pieces): the running op's compute in one
+ * piece per layer; piece j waits for its layer's parameter gather, issues
+ * the next layer's gather before it runs and its layer's gradient
+ * reduce-scatter after. */
+static void layer_piece_end(void *arg);
+
+static void start_layer_piece(rank_state *rs)
+{
+    dp_rank *dr = &eng.dpr[rs->rank];
+    int j = rs->lpiece, k = dr->piece_gather[rs->lfirst + j];
+    if (k >= 0 && dr->lc_done <= k) {
+        rs->lc_wait = k;   /* eng_events_layer_gathered resumes it */
         return;
     }
-    start_colls(rs);
+    rs->lc_wait = -1;
+    if (j + 1 < rs->lpieces)
+        eng_lc_issue(dr, dr->piece_gather[rs->lfirst + j + 1]);
+    double ref_s = actmem_op_ref_s(&eng.in->wl->stage[rs->running.stage], rs->running.kind);
+    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
+    sgx_at(simgrid_get_clock() + eng_group_seconds(rs, ref_s / rs->lpieces), layer_piece_end, rs);
+}
+
+static void layer_piece_end(void *arg)
+{
+    rank_state *rs = arg;
+    dp_rank *dr = &eng.dpr[rs->rank];
+    eng_lc_issue(dr, dr->piece_reduce[rs->lfirst + rs->lpiece]);
+    if (++rs->lpiece < rs->lpieces) {
+        start_layer_piece(rs);
+        return;
+    }
+    rs->lpieces = 0;
+    compute_done(rs);
 }
 
 static void start_piece(rank_state *rs)
@@ -285,6 +328,14 @@ static void start_par_op(rank_state *rs)
         dr->fwd_started[rs->gather]++;
         eng_events_reducer(dr);
     }
+    if (dr && dr->op_piece && dr->op_piece[rs->next + 1] > dr->op_piece[rs->next]) {
+        rs->lfirst = dr->op_piece[rs->next];
+        rs->lpieces = dr->op_piece[rs->next + 1] - rs->lfirst;
+        rs->lpiece = 0;
+        eng_lc_issue(dr, dr->piece_gather[rs->lfirst]);
+        start_layer_piece(rs);
+        return;
+    }
     start_piece(rs);
 }
 
@@ -296,7 +347,10 @@ static void start_par_op(rank_state *rs)
  * the tied embedding's all-reduce, the optimizer barrier, the step and the
  * distributed optimizer's gather.  Called whenever something it may wait
  * for happens. */
-enum { RED_GATHERS, RED_BUCKETS, RED_EMBED, RED_EMBED_WAIT, RED_OPT, RED_OPT_WAIT, RED_STEP, RED_GATHER, RED_DONE };
+enum {
+    RED_GATHERS, RED_LAYERS, RED_BUCKETS, RED_CROSS, RED_EMBED, RED_EMBED_WAIT, RED_OPT, RED_OPT_WAIT, RED_STEP,
+    RED_GATHER, RED_SHARD_GATHER, RED_DONE
+};
 
 static void reducer_done_step(void *arg);
 
@@ -319,6 +373,34 @@ static void reducer_coll_end(void *arg)
                 start_colls(rs);
             }
         }
+    } else if (dr->ev_state == RED_LAYERS) {
+        int k = dr->ev_busy - 1;
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->lc_bytes[k], .rank = dr->rank,
+                       .replica = -1, .stage = dr->lc_stage[k], .mb = -1, .count = k,
+                       .kind = dr->lc_kind[k] == COLL_ALLGATHER ? TLC_DP_ALLGATHER : TLC_DP_REDUCE_SCATTER};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->lc_done = k + 1;
+        /* the reducer goes on first (as its actor does), then the pieces that waited for this gather */
+        eng_events_reducer(dr);
+        for (int d = 0; d < eng.nrep; d++) {
+            rank_state *rs = &eng.rep[d].ranks[dr->rank];
+            if (rs->lpieces > 0 && rs->lc_wait >= 0 && rs->lc_wait < dr->lc_done)
+                start_layer_piece(rs);
+        }
+        return;
+    } else if (dr->ev_state == RED_CROSS) {
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->grad_bytes / eng_dp_shard_group(),
+                       .rank = dr->rank, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLREDUCE};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->ev_state = RED_EMBED;
+    } else if (dr->ev_state == RED_SHARD_GATHER) {
+        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->param_bytes, .rank = dr->rank,
+                       .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
+        timeline_add_coll(eng.tl, &rec);
+        dr->ev_busy = 0;
+        dr->ev_state = RED_DONE;
     } else if (dr->ev_state == RED_BUCKETS) {
         int b = dr->ev_busy - 1;
         tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->bucket_bytes[b], .rank = dr->rank,
@@ -340,7 +422,7 @@ static void reducer_coll_end(void *arg)
                        .rank = dr->rank, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
         timeline_add_coll(eng.tl, &rec);
         dr->ev_busy = 0;
-        dr->ev_state = RED_DONE;
+        dr->ev_state = RED_SHARD_GATHER;
     }
     eng_events_reducer(dr);
 }
@@ -364,7 +446,7 @@ void eng_events_reducer(dp_rank *dr)
         case RED_GATHERS: {
             int k = dr->gathered;
             if (!(dist && eng.par->overlap) || k >= dr->ngather) {
-                dr->ev_state = RED_BUCKETS;
+                dr->ev_state = RED_LAYERS;
                 break;
             }
             if (k > 0 && dr->fwd_started[k - 1] < eng.nrep)
@@ -373,6 +455,19 @@ void eng_events_reducer(dp_rank *dr)
             dr->ev_start_s = simgrid_get_clock();
             eng.events += coll_start(COLL_ALLGATHER, &dr->flat, dr->gather_bytes[k], 1, COLL_FUSED, reducer_coll_end,
                                      dr);
+            continue;
+        }
+        case RED_LAYERS: {   /* ZeRO-2/3: each layer collective once every replica has issued it */
+            int k = dr->lc_done;
+            if (!eng_dp_sharded() || k >= dr->nlc) {
+                dr->ev_state = RED_BUCKETS;
+                break;
+            }
+            if (dr->lc_issued[k] < eng.nrep)
+                return;
+            dr->ev_busy = k + 1;
+            dr->ev_start_s = simgrid_get_clock();
+            eng.events += coll_start(dr->lc_kind[k], &dr->shard, dr->lc_bytes[k], 1, COLL_FUSED, reducer_coll_end, dr);
             continue;
         }
         case RED_BUCKETS: {
@@ -391,9 +486,19 @@ void eng_events_reducer(dp_rank *dr)
             }
             if (dr->finished < eng.nrep)
                 return;
-            dr->ev_state = RED_EMBED;
+            dr->ev_state = RED_CROSS;
             break;
         }
+        case RED_CROSS:   /* HSDP: the sharded gradient all-reduced across the shard groups */
+            if (eng_dp_sharded() && dr->cross.count > 0 && dr->grad_bytes > 0) {
+                dr->ev_busy = 1;
+                dr->ev_start_s = simgrid_get_clock();
+                eng.events += coll_start(COLL_ALLREDUCE, &dr->cross, dr->grad_bytes / eng_dp_shard_group(), 1,
+                                         COLL_FUSED, reducer_coll_end, dr);
+                continue;
+            }
+            dr->ev_state = RED_EMBED;
+            break;
         case RED_EMBED:
             if (eng.embed_rings.count > 0 && (dr->rank == eng.embed_ranks[0] || dr->rank == eng.embed_ranks[1])) {
                 dr->ev_state = RED_EMBED_WAIT;
@@ -444,6 +549,16 @@ void eng_events_reducer(dp_rank *dr)
                 eng.events += coll_start(COLL_ALLGATHER, &dr->flat,
                                          dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
                                          1, COLL_FUSED, reducer_coll_end, dr);
+                continue;
+            }
+            dr->ev_state = RED_SHARD_GATHER;
+            break;
+        case RED_SHARD_GATHER:   /* ZeRO-2: the updated parameters gathered over the shard group */
+            if (eng_dp_sharded() && eng.par->sharding == DP_SHARD_GRADIENTS) {
+                dr->ev_busy = 1;
+                dr->ev_start_s = simgrid_get_clock();
+                eng.events += coll_start(COLL_ALLGATHER, &dr->shard, dr->param_bytes, 1, COLL_FUSED,
+                                         reducer_coll_end, dr);
                 continue;
             }
             dr->ev_state = RED_DONE;
@@ -523,11 +638,8 @@ static void start_all(void *arg)
 /* Whether the job is in this replay's scope (header): no memory plan. */
 int eng_events_eligible(const sim_input *in)
 {
-    /* memory plans, and ZeRO-2/3's per-layer collectives (gradsync.c), run on
-     * the actor replay only */
-    const sim_parallel *par = in->par;
-    int layerwise = par && par->dp > 1 && (par->sharding == DP_SHARD_GRADIENTS || par->sharding == DP_SHARD_FULL);
-    return plan_is_empty(in->plan) && !layerwise;
+    /* memory plans (their copy engines, copyengine.c) run on the actor replay only */
+    return plan_is_empty(in->plan);
 }
 
 void eng_events_start(void)

@@ -127,12 +127,14 @@ static void wait_gather(dp_rank *dr, int k)
     }
 }
 
-static int sharded(void)
+/* ZeRO-2 / ZeRO-3: per-layer collectives over shard groups (header). */
+int eng_dp_sharded(void)
 {
     return eng.dp > 1 && (eng.par->sharding == DP_SHARD_GRADIENTS || eng.par->sharding == DP_SHARD_FULL);
 }
 
-static int shard_group(void)
+/* Replicas a shard spans. */
+int eng_dp_shard_group(void)
 {
     return eng.par->shard_group > 0 ? eng.par->shard_group : eng.dp;
 }
@@ -168,7 +170,7 @@ static void cross_group_allreduce(dp_rank *dr)
 {
     if (dr->cross.count == 0 || !(dr->grad_bytes > 0))
         return;
-    double bytes = dr->grad_bytes / shard_group(), start_s = simgrid_get_clock();
+    double bytes = dr->grad_bytes / eng_dp_shard_group(), start_s = simgrid_get_clock();
     eng.events += coll_run(COLL_ALLREDUCE, &dr->cross, bytes, 1, COLL_FUSED);
     tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
                    .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLREDUCE};
@@ -183,7 +185,7 @@ static void reducer_actor(int argc, char **argv)
     int dist = eng.par->distributed_optimizer && eng.dp > 1;
     if (dist && eng.par->overlap)
         gather_stages(dr);
-    if (sharded())
+    if (eng_dp_sharded())
         layer_collectives(dr);
     for (int b = 0; b < dr->nbuckets; b++) {
         while (dr->ready[b] < eng.nrep) {
@@ -208,7 +210,7 @@ static void reducer_actor(int argc, char **argv)
         dr->waiting = dr->nbuckets;
         sg_sem_acquire(dr->wake);
     }
-    if (sharded())
+    if (eng_dp_sharded())
         cross_group_allreduce(dr);
     if (eng.embed_rings.count > 0 && (dr->rank == eng.embed_ranks[0] || dr->rank == eng.embed_ranks[1]))
         embed_sync(dr);
@@ -223,15 +225,20 @@ static void reducer_actor(int argc, char **argv)
     if (dist && !eng.par->overlap)
         param_gather(dr, &dr->flat, dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
                      -1);
-    if (sharded() && eng.par->sharding == DP_SHARD_GRADIENTS)
+    if (eng_dp_sharded() && eng.par->sharding == DP_SHARD_GRADIENTS)
         param_gather(dr, &dr->shard, dr->param_bytes, -1);
 }
 
-/* A layer collective issued by one replica (header). */
-static void lc_issue(dp_rank *dr, int k)
+/* A layer collective issued by one replica (header); -1: none. */
+void eng_lc_issue(dp_rank *dr, int k)
 {
     if (k < 0)
         return;
+    if (eng.events_mode) {
+        dr->lc_issued[k]++;
+        eng_events_reducer(dr);
+        return;
+    }
     if (++dr->lc_issued[k] >= eng.nrep && dr->lc_waiting == k) {
         dr->lc_waiting = -1;
         sg_sem_release(dr->wake);
@@ -251,13 +258,13 @@ static void lc_wait(dp_rank *dr, int k)
 static void run_pieces(rank_state *rs, dp_rank *dr, int i, double ref_s)
 {
     int first = dr->op_piece[i], n = dr->op_piece[i + 1] - first;
-    lc_issue(dr, dr->piece_gather[first]);
+    eng_lc_issue(dr, dr->piece_gather[first]);
     for (int j = 0; j < n; j++) {
         lc_wait(dr, dr->piece_gather[first + j]);
         if (j + 1 < n)
-            lc_issue(dr, dr->piece_gather[first + j + 1]);
+            eng_lc_issue(dr, dr->piece_gather[first + j + 1]);
         eng_group_execute(rs, ref_s / n);
-        lc_issue(dr, dr->piece_reduce[first + j]);
+        eng_lc_issue(dr, dr->piece_reduce[first + j]);
     }
 }
 
@@ -502,7 +509,7 @@ static void add_group_rings(const sim_input *in, coll_rings *rings, int r, int f
  * replica 0's groups only. */
 static void shard_rings(const sim_input *in, dp_rank *dr, sg_host_t *hosts, int *node)
 {
-    int sg = shard_group(), ngroups = eng.dp / sg;
+    int sg = eng_dp_shard_group(), ngroups = eng.dp / sg;
     for (int grp = 0; grp < (eng.mirror ? 1 : ngroups); grp++)
         add_group_rings(in, &dr->shard, dr->rank, grp * sg, 1, sg, hosts, node);
     for (int k = 0; ngroups > 1 && k < (eng.mirror ? 1 : sg); k++)
@@ -525,7 +532,7 @@ void eng_dp_setup(const sim_input *in)
         dr->waiting = -1;
         dr->wake = sg_sem_init(0);
         dr->host = eng.rep[0].ranks[r].host;
-        if (dp > 1 && sharded()) {
+        if (dp > 1 && eng_dp_sharded()) {
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
             layer_setup(in, dr);
             shard_rings(in, dr, hosts, node);
