@@ -14,8 +14,8 @@
 #     ep's all-to-alls run without actors, and the whole JSON report (makespan, peak
 #     memory, every collective's time) equals the actor replay's to 1e-9 with
 #     the same event count, and so do ep's all-to-alls and DualPipeV's
-#     overlapped pairs; memory plans (offload, recompute), which it does not
-#     carry, fall back to the actor replay and say so (simulator.engine).
+#     overlapped pairs, and memory plans (offload's copy engines and streams,
+#     admission, PipeOffload's postponed forwards and reload slots, recompute).
 #  3. Both are deterministic: the same job twice, the same report and trace.
 #   tests/replay.sh [BIN]
 . "$(dirname "$0")/lib.sh" replay
@@ -153,8 +153,37 @@ engine "HSDP (shard groups of 2 of dp 8, the all-reduce across them), zb-h1" "$E
     --set pp=2 --set microbatches=8 --set dp.sharding=full --set dp.shard_group=2 --set schedule=zb-h1
 engine "FSDP, tp 8, no pipeline, every replica" "$EV" "${GPT[@]}" --set dp=4 --set tp=8 --set pp=1 --set microbatches=4 \
     --set dp.sharding=full --set dp.replicas=all
-engine "offload=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
-engine "recompute=full" actors "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
+engine "offload=full" "$EV" "${GPT[@]}" --set pp=4 --set microbatches=8 --set offload=full
+engine "recompute=full" "$EV" "${GPT[@]}" --set pp=4 --set microbatches=8 --set recompute=full
+# memory plans on a slow measured host link, so that copies stall and slots fill: copy engines (duplex),
+# one stream per GPU (single) or per pair (paired), admission, PipeOffload's presets (postponed forwards,
+# reload slots), recompute with tp x dp groups, DualPipeV (no pairs under a plan)
+OFF=(--set workload=gpt --set gpt.layers=16 --set gpt.hidden=4096 --set gpt.heads=32 --set gpt.seq=4096
+     --set network=cluster --set cluster.gpu=a100-80g --set cluster.host_link=measured --format json)
+engine "offload=full, copy slots 1" "$EV" "${OFF[@]}" --set pp=4 --set microbatches=16 --set offload=full \
+    --set offload.copy_slots=1
+engine "offload=selective, one copy stream per GPU" "$EV" "${OFF[@]}" --set pp=4 --set microbatches=16 \
+    --set offload=selective --set offload.ratio=0.5 --set offload.copy_model=single
+engine "offload=full, a copy stream per pair of GPUs, tp 2, dp 2" "$EV" "${OFF[@]}" --set pp=4 --set tp=2 --set dp=2 \
+    --set cluster.nodes=2 --set microbatches=16 --set offload=full --set offload.copy_model=paired
+engine "PO-H on GIS-H (postponed forwards, reload slots)" "$EV" "${OFF[@]}" --set pp=4 --set microbatches=16 \
+    --set schedule=gis-h --set chunks=2 --set offload.preset=po-h
+engine "PO-F on GIS-H" "$EV" "${OFF[@]}" --set pp=4 --set microbatches=16 --set schedule=gis-h --set chunks=2 \
+    --set offload.preset=po-f
+engine "recompute=selective, tp 2 x dp 2, interleaved" "$EV" "${GPT[@]}" --set pp=2 --set tp=2 --set dp=2 \
+    --set microbatches=8 --set recompute=selective --set schedule=interleaved
+# the plan cases above are not vacuous: their copies run and the compute stalls for them
+for args in "--set pp=4 --set offload=full --set offload.copy_slots=1" \
+            "--set pp=4 --set tp=2 --set dp=2 --set cluster.nodes=2 --set offload=full --set offload.copy_model=paired"; do
+    # shellcheck disable=SC2086
+    "$BIN" run "${OFF[@]}" --set microbatches=16 $args >"$TMP/plan.json" 2>/dev/null
+    if python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert sum(d["offload_bytes"]) > 0 and sum(d["offload_stall_seconds"]) > 0 and d["simulator"]["engine"] == "without actors", d["simulator"]' \
+        "$TMP/plan.json" 2>"$TMP/pyerr"; then ok "memory plan ($args): copies and stalls, without actors"
+    else not_ok "memory plan ($args): copies and stalls, without actors" "$(tail -1 "$TMP/pyerr")"; fi
+done
+engine "DualPipeV with offload=full (no pairs under a plan)" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 \
+    --set ep=4 --set microbatches=8 --set schedule=dualpipe-v --set offload=full
 engine "MoE ep 2" "$EV" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
 engine "MoE tp 2 x cp 2, ep 4 in blocks, overlap" "$EV" "${MOE[@]}" --set tp=2 --set cp=2 --set pp=2 --set dp=8 \
     --set ep=4 --set microbatches=4 --set dp.overlap=true --set tp.sequence_parallel=true

@@ -225,10 +225,9 @@ static const key_spec SCHEMA[] = {
                "smallest block of replicas that repeats where replicas share nodes or ep groups, exactly the "
                "same results; all = every replica (the report says which ran)"),
     CHOICE_KEY("sim.engine", "auto|actors", sim_engine, "auto", SIM_ENGINES, NO_PATH, 0,
-               "the replay: auto = the replay without actors where it applies (every job without a memory "
-               "plan), else the actor replay; actors = "
-               "the actor replay always (the reference, the same results; simulator.engine in the JSON says "
-               "which ran)"),
+               "the replay: auto = the replay without actors (kernel timers and one-sided transfers, every job "
+               "kind); actors = one SimGrid actor per GPU (the reference, the same results and event count; "
+               "simulator.engine in the JSON says which ran)"),
     CHOICE_KEY("collectives.mode", "fused|stepwise", collectives_stepwise, "fused", COLL_MODES, NO_PATH, 0,
                "tp and dp ring collectives: each ring edge's steps as one transfer plus the other steps' "
                "latencies (fused), or step by step (stepwise: the same time uncontended, slower to simulate)"),

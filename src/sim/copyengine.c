@@ -5,7 +5,8 @@
  *
  * Memory plan (sim_input.plan, schedule/plan.h; NULL or empty: none of
  * this runs, and the compute loop pays one test per op).  Each rank gets
- * two more actors, its copy engines: D2H and H2D, each serving its queue in
+ * two copy engines (two more actors in the actor replay, state machines
+ * without actors: the end of this file): D2H and H2D, each serving its queue in
  * order with blocking one-sided transfers (sg_host_sendto) over the
  * platform's route between the GPU and its node's host-memory host, so
  * GPUs sharing a PCIe-switch uplink or a host link share its bandwidth.
@@ -51,80 +52,129 @@ size_t eng_item_of(int stage, int mb)
     return (size_t)stage * (size_t)eng.in->sched->m + (size_t)mb;
 }
 
+static void ev_kick(copy_engine *ce);
+
 static void copy_push(copy_engine *ce, int item)
 {
     ce->queue[ce->tail++] = item;
     if (ce->dir == COPY_D2H)
         ce->rs->d2h_unfinished++;
-    sg_sem_release(ce->stream ? ce->stream->work : ce->work);
+    if (eng.events_mode)
+        ev_kick(ce);
+    else
+        sg_sem_release(ce->stream ? ce->stream->work : ce->work);
 }
 
+/* The decisions below are the plan's, for both replays; the waits are the
+ * actor replay's (eng_plan_reach, _before, _after) or the replay without
+ * actors' continuations (eventreplay.c). */
+
 /* Reached op i of rs's list: queue the reloads the prefetch rule (or the
- * plan's reload_at) triggers there, and hold a forward the plan postpones
- * (header). */
-void eng_plan_reach(rank_state *rs, int i)
+ * plan's reload_at) triggers there (header). */
+void eng_plan_reach_queue(rank_state *rs, int i)
 {
     for (int t = rs->trig_first[i]; t < rs->trig_first[i + 1]; t++)
         copy_push(&rs->h2d, rs->trig_items[t]);
-    /* The plan's warm-up postponement (schedule/plan.h f_release_s): a
-     * forward it releases later starts no earlier. */
-    sched_op op = eng.in->sched->ops[rs->rank][i];
-    if (eng.plan->f_release_s && op.kind == OP_F)
-        sg_actor_sleep_until(eng.plan->f_release_s[eng_item_of(op.stage, op.mb)]);
 }
 
-/* After op ran: an offloaded F queues its D2H copy, then, past the rank's
- * copy slots, waits for the oldest unfinished one to end (admission). */
-void eng_plan_after(rank_state *rs, sched_op op)
+/* The plan's warm-up postponement (schedule/plan.h f_release_s): the date
+ * before which forward op does not start; -1 for none. */
+double eng_plan_release_s(sched_op op)
+{
+    if (eng.plan->f_release_s && op.kind == OP_F)
+        return eng.plan->f_release_s[eng_item_of(op.stage, op.mb)];
+    return -1.0;
+}
+
+/* Whether op (B / BW) must wait for its activation to come back. */
+int eng_plan_reload_pending(const rank_state *rs, sched_op op)
+{
+    size_t item = eng_item_of(op.stage, op.mb);
+    return (op.kind == OP_B || op.kind == OP_BW) && eng.flow[item].offload_bytes > 0 && !rs->rep->reloaded[item];
+}
+
+/* Whether a recompute runs before op: R before B / BW, RW before W; its
+ * record kind and reference seconds. */
+int eng_plan_recompute(sched_op op, int *kind, double *ref_s)
+{
+    const act_flow *f = &eng.flow[eng_item_of(op.stage, op.mb)];
+    if ((op.kind == OP_B || op.kind == OP_BW) && f->has_r) {
+        *kind = TL_OP_R;
+        *ref_s = f->r_ref_s;
+        return 1;
+    }
+    if (op.kind == OP_W && f->has_rw) {
+        *kind = TL_OP_RW;
+        *ref_s = f->rw_ref_s;
+        return 1;
+    }
+    return 0;
+}
+
+/* After op ran: an offloaded F queues its D2H copy; 1 if the rank is then
+ * past its copy slots and must wait for the oldest unfinished one to end
+ * (admission). */
+int eng_plan_offload(rank_state *rs, sched_op op)
 {
     size_t item = eng_item_of(op.stage, op.mb);
     if (op.kind != OP_F || eng.flow[item].offload_bytes <= 0)
-        return;
+        return 0;
     copy_push(&rs->d2h, (int)item);
     int slots = eng.in->copy_slots;
-    if (slots <= 0 || rs->d2h_unfinished <= slots)
-        return;
-    double start_s = simgrid_get_clock();
-    while (rs->d2h_unfinished > slots) {
-        rs->waiting_admission = 1;
-        sg_sem_acquire(rs->wake);
-    }
-    XBT_DEBUG("rank %d replica %d: admission after F stage %d mb %d [%.9f, %.9f]", rs->rank, rs->rep->index,
-              op.stage, op.mb, start_s, simgrid_get_clock());
+    return slots > 0 && rs->d2h_unfinished > slots;
+}
+
+/* A wait of the compute for a reload or a copy slot, from start_s to now. */
+void eng_plan_record_stall(const rank_state *rs, sched_op op, double start_s)
+{
+    XBT_DEBUG("rank %d replica %d: stall before / after op kind %d stage %d mb %d [%.9f, %.9f]", rs->rank,
+              rs->rep->index, op.kind, op.stage, op.mb, start_s, simgrid_get_clock());
     tl_stall rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage, .mb = op.mb};
     if (rs->record)
         timeline_add_stall(eng.tl, &rec);
 }
 
-/* A recompute op of ref_s reference seconds, before op. */
-static void recompute(rank_state *rs, sched_op op, int kind, double ref_s)
+/* Reached op i of rs's list: its reloads queued, and a forward the plan
+ * postpones held (actor replay). */
+void eng_plan_reach(rank_state *rs, int i)
 {
-    double start_s = simgrid_get_clock();
-    eng_group_execute(rs, ref_s);
-    eng_record_op(rs, op, kind, start_s, simgrid_get_clock());
+    eng_plan_reach_queue(rs, i);
+    double release_s = eng_plan_release_s(eng.in->sched->ops[rs->rank][i]);
+    if (release_s >= 0)
+        sg_actor_sleep_until(release_s);
 }
 
-/* Before op runs: its activation back from host memory, then its recompute. */
+/* After op ran (actor replay): its D2H queued, then the admission wait. */
+void eng_plan_after(rank_state *rs, sched_op op)
+{
+    if (!eng_plan_offload(rs, op))
+        return;
+    double start_s = simgrid_get_clock();
+    while (rs->d2h_unfinished > eng.in->copy_slots) {
+        rs->waiting_admission = 1;
+        sg_sem_acquire(rs->wake);
+    }
+    eng_plan_record_stall(rs, op, start_s);
+}
+
+/* Before op runs (actor replay): its activation back from host memory,
+ * then its recompute. */
 void eng_plan_before(rank_state *rs, sched_op op)
 {
-    size_t item = eng_item_of(op.stage, op.mb);
-    const act_flow *f = &eng.flow[item];
-    replica *rep = rs->rep;
-    if (op.kind == OP_B || op.kind == OP_BW) {
-        if (f->offload_bytes > 0 && !rep->reloaded[item]) {
-            double start_s = simgrid_get_clock();
-            rs->waiting_reload = (int)item;
-            while (!rep->reloaded[item])
-                sg_sem_acquire(rs->wake);
-            tl_stall rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = rs->rank, .stage = op.stage,
-                            .mb = op.mb};
-            if (rs->record)
-                timeline_add_stall(eng.tl, &rec);
-        }
-        if (f->has_r)
-            recompute(rs, op, TL_OP_R, f->r_ref_s);
-    } else if (op.kind == OP_W && f->has_rw) {
-        recompute(rs, op, TL_OP_RW, f->rw_ref_s);
+    if (eng_plan_reload_pending(rs, op)) {
+        size_t item = eng_item_of(op.stage, op.mb);
+        double start_s = simgrid_get_clock();
+        rs->waiting_reload = (int)item;
+        while (!rs->rep->reloaded[item])
+            sg_sem_acquire(rs->wake);
+        eng_plan_record_stall(rs, op, start_s);
+    }
+    int kind;
+    double ref_s;
+    if (eng_plan_recompute(op, &kind, &ref_s)) {
+        double start_s = simgrid_get_clock();
+        eng_group_execute(rs, ref_s);
+        eng_record_op(rs, op, kind, start_s, simgrid_get_clock());
     }
 }
 
@@ -147,22 +197,27 @@ static int copy_transfer(const rank_state *rs, copy_dir dir, double bytes)
     return rs->tp;
 }
 
-/* One copy of item by ce, now, over its GPU's route to or from host memory;
- * then the waits it ends are released (an H2D waiting for this D2H, the
- * compute waiting for this reload or for a copy slot). */
-static void copy_one(copy_engine *ce, int item)
+/* The plan's reload slot (schedule/plan.h reload_release_s): the date before
+ * which ce's copy of item does not start (on a shared stream it holds the
+ * stream, as a slot placed backwards from the B does); -1 none. */
+static double copy_release_s(const copy_engine *ce, int item)
+{
+    return ce->dir == COPY_H2D && eng.plan->reload_release_s ? eng.plan->reload_release_s[item] : -1.0;
+}
+
+/* The waits a copy's end releases. */
+typedef struct copy_wakes {
+    int h2d;         /* the duplex H2D engine waited for this D2H */
+    int compute;     /* the compute waited for this reload, or for this copy slot */
+} copy_wakes;
+
+/* ce's copy of item ran from start_s to now: recorded, the activation
+ * offloaded or reloaded, and what that ends (header). */
+static copy_wakes copy_finished(copy_engine *ce, int item, double start_s)
 {
     rank_state *rs = ce->rs;
     replica *rep = rs->rep;
-    double bytes = eng.flow[item].offload_bytes;
-    /* The plan's reload slot (schedule/plan.h reload_release_s): an H2D copy
-     * starts no earlier (on a shared stream it holds the stream, as a slot
-     * placed backwards from the B does). */
-    if (ce->dir == COPY_H2D && eng.plan->reload_release_s)
-        sg_actor_sleep_until(eng.plan->reload_release_s[item]);
-    double start_s = simgrid_get_clock();
-    eng.events += copy_transfer(rs, ce->dir, bytes);
-    double end_s = simgrid_get_clock();
+    double bytes = eng.flow[item].offload_bytes, end_s = simgrid_get_clock();
     int m = eng.in->sched->m;
     XBT_DEBUG("rank %d replica %d: %s of stage %d mb %d, %.0f bytes [%.9f, %.9f]", rs->rank, rep->index,
               ce->dir == COPY_D2H ? "D2H" : "H2D", item / m, item % m, bytes, start_s, end_s);
@@ -170,24 +225,42 @@ static void copy_one(copy_engine *ce, int item)
                    .mb = item % m, .dir = (uint8_t)ce->dir};
     if (rs->record)
         timeline_add_copy(eng.tl, &rec);
+    copy_wakes w = {0, 0};
     if (ce->dir == COPY_D2H) {
         rep->offloaded[item] = 1;
         rs->d2h_unfinished--;
         if (rs->h2d.waiting_item == item) {
             rs->h2d.waiting_item = -1;
-            sg_sem_release(rs->h2d.wake);
+            w.h2d = 1;
         }
         if (rs->waiting_admission && rs->d2h_unfinished <= eng.in->copy_slots) {
             rs->waiting_admission = 0;
-            sg_sem_release(rs->wake);
+            w.compute = 1;
         }
     } else {
         rep->reloaded[item] = 1;
         if (rs->waiting_reload == item) {
             rs->waiting_reload = -1;
-            sg_sem_release(rs->wake);
+            w.compute = 1;
         }
     }
+    return w;
+}
+
+/* One copy of item by ce (actor replay), over its GPU's route to or from
+ * host memory; then the waits it ends are released. */
+static void copy_one(copy_engine *ce, int item)
+{
+    double release_s = copy_release_s(ce, item);
+    if (release_s >= 0)
+        sg_actor_sleep_until(release_s);
+    double start_s = simgrid_get_clock();
+    eng.events += copy_transfer(ce->rs, ce->dir, eng.flow[item].offload_bytes);
+    copy_wakes w = copy_finished(ce, item, start_s);
+    if (w.h2d)
+        sg_sem_release(ce->rs->h2d.wake);
+    if (w.compute)
+        sg_sem_release(ce->rs->wake);
 }
 
 /* Duplex: one engine serves its queue in order; an H2D copy waits for the
@@ -240,6 +313,118 @@ static void stream_actor(int argc, char **argv)
         copy_engine *ce = cs->engine[k];
         copy_one(ce, ce->queue[ce->head++]);
     }
+}
+
+/* ---- the copy engines without actors (eventreplay.c's replay) ------------
+ * Each engine (duplex) or stream (single / paired) is a state machine
+ * taking its actor's steps: kicked when work is queued or a D2H its next
+ * H2D waits for ends, it starts its next copy if it can; a copy is one
+ * transfer per GPU of the group, over; its end is recorded as copy_one's,
+ * then the engine goes on first (as its actor does) and the waits it ended
+ * are resumed. */
+
+static void ev_stream_next(copy_stream *cs);
+static void ev_engine_next(copy_engine *ce);
+
+static void ev_kick(copy_engine *ce)
+{
+    if (ce->stream)
+        ev_stream_next(ce->stream);
+    else
+        ev_engine_next(ce);
+}
+
+static void ev_transfer_end(void *arg, double start_s, double finish_s)
+{
+    (void)start_s;
+    (void)finish_s;
+    copy_engine *ce = arg;
+    if (--ce->pending > 0)
+        return;
+    rank_state *rs = ce->rs;
+    copy_wakes w = copy_finished(ce, ce->item, ce->start_s);
+    if (ce->stream)
+        ce->stream->busy = 0;
+    else
+        ce->busy = 0;
+    ev_kick(ce);
+    if (w.h2d)
+        ev_engine_next(&rs->h2d);
+    if (w.compute)
+        (ce->dir == COPY_D2H ? eng_events_admitted : eng_events_reloaded)(rs);
+}
+
+/* ce's copy of ce->item, now (copy_transfer's transfers). */
+static void ev_transfer(void *arg)
+{
+    copy_engine *ce = arg;
+    const rank_state *rs = ce->rs;
+    double bytes = eng.flow[ce->item].offload_bytes;
+    ce->start_s = simgrid_get_clock();
+    if (rs->tp_cpu == NULL) {
+        ce->pending = 1;
+        if (ce->dir == COPY_D2H)
+            sgx_transfer(rs->host, rs->cpu, bytes, ev_transfer_end, ce);
+        else
+            sgx_transfer(rs->cpu, rs->host, bytes, ev_transfer_end, ce);
+        eng.events++;
+        return;
+    }
+    ce->pending = rs->tp;
+    for (int t = 0; t < rs->tp; t++) {
+        if (ce->dir == COPY_D2H)
+            sgx_transfer(rs->tp_host[t], rs->tp_cpu[t], bytes, ev_transfer_end, ce);
+        else
+            sgx_transfer(rs->tp_cpu[t], rs->tp_host[t], bytes, ev_transfer_end, ce);
+    }
+    eng.events += rs->tp;
+}
+
+/* ce copies item: from its reload slot, else now. */
+static void ev_copy(copy_engine *ce, int item)
+{
+    ce->item = item;
+    double release_s = copy_release_s(ce, item);
+    if (release_s > simgrid_get_clock())
+        sgx_at(release_s, ev_transfer, ce);
+    else
+        ev_transfer(ce);
+}
+
+/* Duplex (copy_actor): the next queued item, an H2D once its D2H has ended. */
+static void ev_engine_next(copy_engine *ce)
+{
+    if (ce->busy || ce->head >= ce->tail)
+        return;
+    int item = ce->queue[ce->head];
+    if (ce->dir == COPY_H2D && !ce->rs->rep->offloaded[item]) {
+        ce->waiting_item = item;
+        return;
+    }
+    ce->head++;
+    ce->busy = 1;
+    ev_copy(ce, item);
+}
+
+/* Single / paired (stream_actor): the next ready engine after the last served. */
+static void ev_stream_next(copy_stream *cs)
+{
+    if (cs->busy)
+        return;
+    int queued = 0;
+    for (int e = 0; e < cs->nengines; e++)
+        queued += cs->engine[e]->tail - cs->engine[e]->head;
+    if (queued == 0)
+        return;
+    int k = cs->last;
+    do
+        k = (k + 1) % cs->nengines;
+    while (!engine_ready(cs->engine[k]) && k != cs->last);
+    xbt_assert(engine_ready(cs->engine[k]), "copy stream with work but no ready engine");
+    cs->last = k;
+    cs->busy = 1;
+    copy_engine *ce = cs->engine[k];
+    ev_copy(ce, ce->queue[ce->head++]);
 }
 
 /* Seconds op takes on rs's GPU (ideal: no waiting). */
@@ -413,6 +598,13 @@ static void streams_setup(void)
                 cs->total += cs->engine[e]->total;
             }
         }
+}
+
+/* Without actors: the streams of the single and paired copy models. */
+void eng_plan_events_start(void)
+{
+    if (eng.plan && eng.in->copy_model != COPY_MODEL_DUPLEX)
+        streams_setup();
 }
 
 /* The copy engines' actors ("d2hR", "h2dR", ".rD" for replica d > 0) for

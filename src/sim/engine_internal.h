@@ -89,6 +89,11 @@ typedef struct copy_engine {
     int waiting_item;           /* H2D: item whose D2H it waits for, -1 */
     struct rank_state *rs;
     struct copy_stream *stream; /* single / paired: the stream serving it; NULL: its own actor (duplex) */
+    /* the replay without actors: the engine as a state machine (copyengine.c) */
+    int busy;                   /* duplex: a copy is running (or waits for its reload slot) */
+    int item;                   /* the item it copies */
+    int pending;                /* its transfers not ended (one per GPU of the group) */
+    double start_s;             /* when they started */
 } copy_engine;
 
 /* single / paired copy models: one copy stream serving the engines of one
@@ -100,6 +105,7 @@ typedef struct copy_stream {
     int total;                  /* copies of the whole run */
     sg_sem_t work;              /* one token per queued copy */
     sg_host_t host;             /* where its actor lives */
+    int busy;                   /* without actors: a copy is running */
 } copy_stream;
 
 typedef struct rank_state {
@@ -143,6 +149,9 @@ typedef struct rank_state {
     int waiting_reload;         /* item whose H2D the compute actor waits for, -1 */
     int d2h_unfinished;         /* D2H copies queued and not ended (admission) */
     int waiting_admission;      /* the compute actor waits for a copy slot */
+    int reached;                /* without actors: the op whose reloads are queued (eng_plan_reach_queue); -1 none */
+    int release_wait;           /* without actors: a forward waits for its plan release date */
+    double stall_start_s;       /* without actors: since when it waits for a reload or a copy slot */
     /* tensor / data parallelism only (par != NULL) */
     int tp;
     sg_host_t *tp_host;         /* [tp] */
@@ -291,6 +300,15 @@ void eng_plan_before(rank_state *rs, sched_op op);
 void eng_plan_reach(rank_state *rs, int i);
 void eng_plan_after(rank_state *rs, sched_op op);
 void eng_plan_free(void);
+/* What eng_plan_reach / before / after decide, for both replays (the actor
+ * replay waits on semaphores, the replay without actors in continuations): */
+void eng_plan_reach_queue(rank_state *rs, int i);     /* queue the reloads triggered at op i */
+double eng_plan_release_s(sched_op op);               /* the plan's start date of forward op; -1 none */
+int eng_plan_reload_pending(const rank_state *rs, sched_op op); /* op waits for its activation's reload */
+int eng_plan_recompute(sched_op op, int *kind, double *ref_s); /* a recompute before op: its kind, ref seconds */
+int eng_plan_offload(rank_state *rs, sched_op op);    /* after op: queue its D2H; 1 if the op must wait for a slot */
+void eng_plan_record_stall(const rank_state *rs, sched_op op, double start_s);
+void eng_plan_events_start(void);                     /* without actors: the copy streams */
 /* tpgroup.c */
 int eng_op_colls(const rank_state *rs, sched_op op, eng_coll *list);
 void eng_record_coll(const rank_state *rs, sched_op op, const eng_coll *c, double start_s, double end_s);
@@ -324,8 +342,9 @@ int eng_ep_events_arrive(rank_state *rs, sched_op op, sgx_fn release);
  * recorded under first. */
 int eng_ep_events_arrive_combined(rank_state *rs, sched_op first, sched_op second, sgx_fn release);
 /* eventreplay.c */
-int eng_events_eligible(const sim_input *in);
 void eng_events_reducer(dp_rank *dr);
+void eng_events_reloaded(rank_state *rs);   /* the reload rs waited for has ended */
+void eng_events_admitted(rank_state *rs);   /* rs's copy slot is free */
 void eng_events_start(void);
 void eng_events_free(void);
 /* deadlock.c */

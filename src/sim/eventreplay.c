@@ -1,18 +1,20 @@
 /* eventreplay.c: the replay without actors (engine_internal.h; the
  * decision and its measurements: docs/architecture.md).
  *
- * Scope.  sim_run takes this path (sim.engine=auto) for every job without a
- * memory plan: plain pipelines, tp / cp groups with their
+ * Scope.  sim_run takes this path (sim.engine=auto) for every job: plain
+ * pipelines, tp / cp groups with their
  * collectives, data-parallel buckets (ring, channel, mirror, block or
  * hierarchical rings, with or without overlap), the tied embedding's
  * all-reduce, the optimizer barrier and step, the distributed optimizer's
  * reduce-scatter and parameter gathers (overlapped with the forwards or
  * not), ZeRO-2/3 and FSDP's per-layer gathers and reduce-scatters (HSDP's
  * all-reduce across the shard groups), expert-parallel all-to-alls,
- * DualPipeV's overlapped pairs, Megatron's combined 1F1B steps.  Everything
- * else runs on the actor replay (replay.c), the reference, which this one
- * reproduces exactly on its scope (tests/test_eventreplay.c record by
- * record; tests/replay.sh the whole report on every job kind).
+ * DualPipeV's overlapped pairs, Megatron's combined 1F1B steps, and memory
+ * plans (copyengine.c's copy engines and streams as state machines, the
+ * compute's reload and admission waits and recomputes as continuations).
+ * The actor replay (replay.c) is the reference, which this one reproduces
+ * exactly (tests/test_eventreplay.c record by record; tests/replay.sh the
+ * whole report and the event count on every job kind).
  *
  * Mechanism.  Nothing runs in an actor: an op is a SimGrid kernel timer at
  * now + its duration (t x flops_per_ref_s / the host's speed: a GPU runs one
@@ -86,20 +88,38 @@ static void send_output(rank_state *rs, sched_op op)
     eng.events++;
 }
 
-/* The running op is over: recorded from start_s, its output sent, the
- * rank on to its next op (and its reducer told when it has run them all). */
-static void finish_running(rank_state *rs, double start_s)
+/* The rank on to its next op (and its reducer told when it has run them all). */
+static void advance(rank_state *rs)
 {
-    sched_op op = rs->running;
-    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
-    eng_finish_op(rs, op, start_s, simgrid_get_clock());
-    send_output(rs, op);
     rs->next++;
     rs->busy = 0;
     rs->pair = 0;
     if (eng.dpr && rs->next == eng.in->sched->nops[rs->rank])
         eng_dp_finished(&eng.dpr[rs->rank]);
     try_next(rs);
+}
+
+/* The running op is over: recorded from start_s, its output sent, its
+ * activation's offload queued (a memory plan: past the copy slots the rank
+ * waits for one, eng_events_admitted), the rank on. */
+static void finish_running(rank_state *rs, double start_s)
+{
+    sched_op op = rs->running;
+    rs->rep->done[eng_done_index(op.kind, op.stage, op.mb)] = 1;
+    eng_finish_op(rs, op, start_s, simgrid_get_clock());
+    send_output(rs, op);
+    if (eng.plan && eng_plan_offload(rs, op)) {
+        rs->stall_start_s = simgrid_get_clock();
+        rs->waiting_admission = 1;
+        return;
+    }
+    advance(rs);
+}
+
+void eng_events_admitted(rank_state *rs)
+{
+    eng_plan_record_stall(rs, rs->running, rs->stall_start_s);
+    advance(rs);
 }
 
 static void op_end(void *arg)
@@ -588,21 +608,107 @@ static int input_ready(rank_state *rs, sched_op op)
     return !rs->stopped;
 }
 
+/* The running op's compute, now. */
+static void run_op(rank_state *rs)
+{
+    sched_op op = rs->running;
+    rs->op_start_s = simgrid_get_clock();
+    if (eng.par != NULL) {
+        start_par_op(rs);
+        return;
+    }
+    double seconds = actmem_op_ref_s(&eng.in->wl->stage[op.stage], op.kind) * rs->flops_per_ref_s /
+                     sg_host_get_speed(rs->host);
+    eng.events++;
+    sgx_at(rs->op_start_s + seconds, op_end, rs);
+}
+
+/* ---- memory plans: copyengine.c's decisions, its waits as continuations ---- */
+
+/* A forward held to its plan release date may go on. */
+static void release_end(void *arg)
+{
+    rank_state *rs = arg;
+    rs->release_wait = 0;
+    try_next(rs);
+}
+
+/* rs reaches its next op (once): the reloads it triggers are queued, and
+ * a forward the plan postpones waits for its date; 1 if it may start. */
+static int plan_reached(rank_state *rs, sched_op op)
+{
+    if (rs->reached != rs->next) {
+        rs->reached = rs->next;
+        eng_plan_reach_queue(rs, rs->next);
+        double release_s = eng_plan_release_s(op);
+        if (release_s > simgrid_get_clock()) {
+            rs->release_wait = 1;
+            sgx_at(release_s, release_end, rs);
+        }
+    }
+    return !rs->release_wait;
+}
+
+static void recompute_end(void *arg)
+{
+    rank_state *rs = arg;
+    int kind;
+    double ref_s;
+    eng_plan_recompute(rs->running, &kind, &ref_s);
+    eng_record_op(rs, rs->running, kind, rs->op_start_s, simgrid_get_clock());
+    run_op(rs);
+}
+
+/* The recompute before the running op (R before B, RW before W), then the op. */
+static void plan_recompute(rank_state *rs)
+{
+    int kind;
+    double ref_s;
+    if (!eng_plan_recompute(rs->running, &kind, &ref_s)) {
+        run_op(rs);
+        return;
+    }
+    rs->op_start_s = simgrid_get_clock();   /* the recompute's record start */
+    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
+    sgx_at(rs->op_start_s + eng_group_seconds(rs, ref_s), recompute_end, rs);
+}
+
+/* Before the running op: its activation back from host memory (a stall
+ * until eng_events_reloaded), then its recompute. */
+static void plan_before(rank_state *rs)
+{
+    sched_op op = rs->running;
+    if (eng_plan_reload_pending(rs, op)) {
+        rs->stall_start_s = simgrid_get_clock();
+        rs->waiting_reload = (int)eng_item_of(op.stage, op.mb);
+        return;
+    }
+    plan_recompute(rs);
+}
+
+void eng_events_reloaded(rank_state *rs)
+{
+    eng_plan_record_stall(rs, rs->running, rs->stall_start_s);
+    plan_recompute(rs);
+}
+
 static void try_next(rank_state *rs)
 {
     const schedule *s = eng.in->sched;
     if (rs->busy || rs->stopped || rs->next >= s->nops[rs->rank])
         return;
     sched_op op = s->ops[rs->rank][rs->next];
+    if (eng.plan && !plan_reached(rs, op))
+        return;
     if (!input_ready(rs, op))
         return;
-    int paired = eng.par != NULL && rs->pair == 0 && op.overlap_next && rs->next + 1 < s->nops[rs->rank];
+    /* a memory plan runs no pairs (as the actor replay) */
+    int paired = eng.par != NULL && !eng.plan && rs->pair == 0 && op.overlap_next && rs->next + 1 < s->nops[rs->rank];
     int combined = paired && eng.par->combined_pairs;
     if (combined && !input_ready(rs, s->ops[rs->rank][rs->next + 1]))
         return;   /* a combined step starts once both inputs are in */
     rs->busy = 1;
     rs->running = op;
-    rs->op_start_s = simgrid_get_clock();
     if (eng.par != NULL) {
         if (combined) {
             rs->pair = 3;
@@ -611,13 +717,11 @@ static void try_next(rank_state *rs)
         } else if (paired && eng.par->overlap_pairs) {
             rs->pair = 1;
         }
-        start_par_op(rs);
-        return;
     }
-    double seconds = actmem_op_ref_s(&eng.in->wl->stage[op.stage], op.kind) * rs->flops_per_ref_s /
-                     sg_host_get_speed(rs->host);
-    eng.events++;
-    sgx_at(rs->op_start_s + seconds, op_end, rs);
+    if (eng.plan)
+        plan_before(rs);
+    else
+        run_op(rs);
 }
 
 static void start_all(void *arg)
@@ -635,16 +739,11 @@ static void start_all(void *arg)
         eng_events_reducer(&eng.dpr[r]);
 }
 
-/* Whether the job is in this replay's scope (header): no memory plan. */
-int eng_events_eligible(const sim_input *in)
-{
-    /* memory plans (their copy engines, copyengine.c) run on the actor replay only */
-    return plan_is_empty(in->plan);
-}
-
 void eng_events_start(void)
 {
     sgx_events_init();
+    if (eng.plan)
+        eng_plan_events_start();
     sgx_at(0.0, start_all, NULL);
 }
 

@@ -375,15 +375,16 @@ static double cpu_seconds(void)
     return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
-/* The replay without actors where it applies (sim_input.engine; AUTO
- * reads PIPEGRID_ENGINE=actors|events, for comparisons). */
+/* The replay without actors unless the actor replay is asked for
+ * (sim_input.engine; AUTO reads PIPEGRID_ENGINE=actors|events, for
+ * comparisons). */
 static int use_events(const sim_input *in)
 {
     sim_engine want = in->engine;
     const char *env = getenv("PIPEGRID_ENGINE");
     if (want == SIM_ENGINE_AUTO && env != NULL && strcmp(env, "actors") == 0)
         want = SIM_ENGINE_ACTORS;
-    return want != SIM_ENGINE_ACTORS && eng_events_eligible(in);
+    return want != SIM_ENGINE_ACTORS;
 }
 
 /* Under an address-space limit (`ulimit -v`), SimGrid cannot always map

@@ -3,10 +3,10 @@
  * Each pipeline rank replays its op list on its GPU host: each op lasts
  * (time on the reference GPU x reference speed) flops over the host's speed,
  * the profiled time scaled by the speed ratio; an op starts once the
- * messages it depends on have arrived.  Jobs without a memory plan run on
- * the replay without actors (eventreplay.c: kernel timers and one-sided
- * transfers; its header says which), everything else on one SimGrid actor
- * per rank (replay.c); both give the same timeline (tests/test_eventreplay.c,
+ * messages it depends on have arrived.  Every job runs on the replay without
+ * actors (eventreplay.c: kernel timers and one-sided transfers); the
+ * reference, one SimGrid actor per rank (replay.c), runs on demand
+ * (sim.engine=actors); both give the same timeline (tests/test_eventreplay.c,
  * tests/replay.sh).  After
  * an F the activation is sent to the next stage's rank, after a B (or BW)
  * the gradient to the previous stage's rank, as asynchronous transfers over
@@ -127,9 +127,8 @@ typedef struct sim_parallel {
 } sim_parallel;
 
 /* Which replay runs (engine_internal.h): AUTO, the replay without actors
- * where it applies (eventreplay.c's scope), else the actor replay (the
- * fallback for every other job kind); ACTORS forces the actor replay
- * (the reference: key sim.engine=actors, comparisons, tests). */
+ * (every job kind); ACTORS, the actor replay (the reference: key
+ * sim.engine=actors, comparisons, tests). */
 typedef enum { SIM_ENGINE_AUTO = 0, SIM_ENGINE_ACTORS } sim_engine;
 
 /* How many data-parallel replicas are simulated (replicas.c).  AUTO: one
