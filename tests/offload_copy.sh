@@ -121,6 +121,13 @@ expect_rc "stage layout: two stages must place every layer" 2 "$BIN" run "$TMP/l
     --set stage.first_layers=4 --set stage.last_layers=4
 expect_rc "stage layout: two stages holding every layer" 0 "$BIN" run "$TMP/layout.yaml" --set pp=2 \
     --set stage.first_layers=4 --set stage.last_layers=10
+# the edge layers of model chunks: pp 2 x 4 chunks, 4 layers on the first chunk and 1 on the last, the 9 others
+# on the 6 chunks between (two ranks could not hold that layout as two stages)
+expect_rc "stage layout: model chunks at pp 2, interleaved" 0 "$BIN" run "$TMP/layout.yaml" --set pp=2 \
+    --set schedule=interleaved --set chunks=4 --set stage.first_layers=4 --set stage.last_layers=1 --set gpt.layers=17
+expect_rc "stage layout: model chunks that cannot hold it" 2 "$BIN" run "$TMP/layout.yaml" --set pp=2 \
+    --set schedule=interleaved --set chunks=4 --set stage.first_layers=4 --set stage.last_layers=10
+expect_err "stage layout: model chunks that cannot hold it, said" "key 'stage.last_layers': stage.first_layers and"
 expect_rc "stage layout: ignored with a uniform workload" 0 "$BIN" run --set stage.last_layers=1
 expect_err "stage layout: ignored, said" "key 'stage.last_layers': ignored: applies only with workload=gpt or"
 test_summary

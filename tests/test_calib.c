@@ -611,7 +611,8 @@ START_TEST(test_loaders_account_for_every_row)
     /* every system has its profile and every precision its recipe (docs/blackwell.md) */
     ck_assert_int_eq(skipped_with(&r, "no profile"), 0);
     ck_assert_int_eq(skipped_with(&r, "FP4"), 0);
-    int h100 = 0, b200 = 0, b300 = 0, gb200 = 0, gb300 = 0, nvfp4 = 0, mxfp8 = 0, edge_chunks = 0;
+    int h100 = 0, b200 = 0, b300 = 0, gb200 = 0, gb300 = 0, nvfp4 = 0, mxfp8 = 0, edge_chunks = 0,
+        deepseek_layouts = 0;
     lora = 0;
     /* Megatron's layout with the embedding and the loss as chunks of their own (Llama-3.1-405B's 126 layers
      * at pp 16 x vp 8 on GB200): the first and last model chunks hold no layer */
@@ -622,6 +623,15 @@ START_TEST(test_loaders_account_for_every_row)
             ck_assert_int_eq((long)t->pp * t->vp, t->layers + 2);
             ck_assert(t->first_layers == 0 && t->last_layers == 0);
             edge_chunks++;
+        } else if (strncmp(t->label, "DeepSeekV3", 10) == 0 && t->first_layers >= 0) {
+            /* the recipes' layout: k layers a chunk, the embedding on the first, k - 3 and the MTP module
+             * and the loss on the last (16 chunks: 4 and 1), or H100's "Et|(tt|)*30mL" (1 and 0) */
+            int chunks = t->pp * t->vp;
+            if (strcmp(t->gpu, "h100-sxm") == 0 && chunks == 32)
+                ck_assert(t->first_layers == 1 && t->last_layers == 0);
+            else
+                ck_assert(t->first_layers == (t->layers + 3) / chunks && t->last_layers == t->first_layers - 3);
+            deepseek_layouts++;
         } else
             ck_assert(t->first_layers < 0 && t->last_layers < 0);
         /* Megatron-Bridge's LoRA: rank 32 on every linear layer */
@@ -663,6 +673,9 @@ START_TEST(test_loaders_account_for_every_row)
     ck_assert_int_gt(nvfp4, 5);
     ck_assert_int_gt(mxfp8, 20);
     ck_assert_int_eq(edge_chunks, 9);
+    /* of the 33 DeepSeek-V3 rows, all but GB300's 2 at pp 2 x vp 4 and GB200's one at pp 8 x vp 4 (no layout
+     * the recipes give) */
+    ck_assert_int_eq(deepseek_layouts, 30);
     ck_assert_int_eq(lora, 5);
     calib_rows_free(&r);
 

@@ -493,6 +493,42 @@ static const struct {
     {"deepseek-v3", NULL},
 };
 
+/* The pipeline layout of Megatron-Bridge's DeepSeek-V3 recipes, which the
+ * summaries do not state (their "recompute: per recipe" column), as
+ * stage.first_layers / last_layers (the chunks between share the rest
+ * evenly, as the layouts do).  Two sources, read 2026-11-29:
+ *  - src/megatron/bridge/recipes/deepseek/deepseek_v3.py,
+ *    _get_deepseek_v3_pipeline_layout (every GPU type: the perf recipes
+ *    call set_deepseek_v3_pipeline_model_parallel_layout): pp x vp chunks of
+ *    k decoder layers, the first with the embedding, the last k - 3 layers
+ *    with the MTP module and the loss, for the six (pp, vp) it knows (any
+ *    other: no layout, Megatron's even split, as here);
+ *  - scripts/performance/configs/deepseek/deepseek_workload_base_configs.py,
+ *    the explicit pp_layout of two presets: GB300 at pp 2 x vp 8
+ *    "Et*4|(t*4|)*14tmL", H100 at pp 8 x vp 4 "Et|(tt|)*30mL" (the last
+ *    chunk the MTP module and the loss alone). */
+static const struct {
+    const char *gpu;   /* NULL: every type */
+    int pp, vp, first_layers, last_layers;
+} DEEPSEEK_V3_LAYOUTS[] = {
+    {NULL, 4, 1, 16, 13}, {NULL, 8, 1, 8, 5}, {NULL, 4, 2, 8, 5}, {NULL, 16, 1, 4, 1}, {NULL, 8, 2, 4, 1},
+    {NULL, 4, 4, 4, 1},   {"gb300", 2, 8, 4, 1}, {"h100-sxm", 8, 4, 1, 0},
+};
+#define DEEPSEEK_V3_MODEL_KEY "deepseek-v3"
+
+/* r's layout when r runs a Megatron-Bridge DeepSeek-V3 recipe (above). */
+static void recipe_pipeline_layout(const char *model_key, const char *gpu, train_row *r)
+{
+    if (strcmp(model_key, DEEPSEEK_V3_MODEL_KEY) != 0)
+        return;
+    for (size_t i = 0; i < sizeof DEEPSEEK_V3_LAYOUTS / sizeof DEEPSEEK_V3_LAYOUTS[0]; i++)
+        if (DEEPSEEK_V3_LAYOUTS[i].pp == r->pp && DEEPSEEK_V3_LAYOUTS[i].vp == r->vp &&
+            (DEEPSEEK_V3_LAYOUTS[i].gpu == NULL || strcmp(DEEPSEEK_V3_LAYOUTS[i].gpu, gpu) == 0)) {
+            r->first_layers = DEEPSEEK_V3_LAYOUTS[i].first_layers;
+            r->last_layers = DEEPSEEK_V3_LAYOUTS[i].last_layers;
+        }
+}
+
 static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
 {
     for (size_t i = 0; i < sizeof HYBRIDEP_RECIPES / sizeof HYBRIDEP_RECIPES[0]; i++)
@@ -864,6 +900,8 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         r->tp_overlap = r->tp > 1;
         r->expert_tp1 = 1;
         r->ep_hybrid = recipe_dispatches_hybridep(mkey, gpu);
+        if (strcmp(out->source, "mbridge") == 0)
+            recipe_pipeline_layout(mkey, gpu, r);
         /* Megatron-Core runs the combined steps with pp = 1 or virtual stages only */
         r->ep_overlap = recipe_overlaps_a2a(get(c, col(c, "source_version")), gpu, mkey) && r->ep > 1 &&
                         (r->pp == 1 || r->vp > 1);

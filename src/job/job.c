@@ -130,6 +130,16 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st)
     /* Generators take per-rank-share times: a workload of pp stages. */
     workload share;
     int rc = workload_build(e, e->pp, &share, st);
+    if (rc == PG_EXIT_INPUT &&
+        (e->stage_first_layers != STAGE_LAYERS_EVEN || e->stage_last_layers != STAGE_LAYERS_EVEN)) {
+        /* stage.first_layers / last_layers fix the edge model chunks (pp x chunks stages), which pp
+         * stages may not hold (DeepSeek-V3's 4 and 1 layers at pp 2): the ranks' shares split evenly;
+         * the simulated workload keeps the layout */
+        experiment even = *e;
+        even.stage_first_layers = even.stage_last_layers = STAGE_LAYERS_EVEN;
+        pg_status_clear(st);
+        rc = workload_build(&even, e->pp, &share, st);
+    }
     if (rc != 0)
         return rc;
     *p = (sched_params){.pp = e->pp, .m = e->microbatches, .chunks = e->chunks,
