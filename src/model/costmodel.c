@@ -1354,6 +1354,20 @@ static void add_mtp(const gpu_params *g, const gpt_shape *m, const dims *d, cons
     sc->param_count += arch_params_mtp(a) / d->t;
 }
 
+/* One layer's activations, parameters and forward FLOPs on a GPU (arch.h). */
+typedef struct layer_numbers {
+    double act_b_bytes, act_w_bytes, attn_core_bytes, params, fwd_flops;
+} layer_numbers;
+
+static layer_numbers layer_numbers_of(const arch *a, const arch_run *r, int layer, arch_act_mode mode)
+{
+    return (layer_numbers){.act_b_bytes = arch_layer_act_bytes(a, r, layer, mode),
+                           .act_w_bytes = arch_layer_act_w_bytes(a, r, layer, mode),
+                           .attn_core_bytes = arch_layer_attn_core_bytes(a, r, layer),
+                           .params = arch_layer_params_gpu(a, r, layer),
+                           .fwd_flops = arch_layer_fwd_flops(a, r, layer)};
+}
+
 int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstages, workload *w, pg_status *st)
 {
     memset(w, 0, sizeof *w);
@@ -1408,22 +1422,28 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         w->layer_profile_factor = profile->factor;
         w->layer_profile_rows = profile->rows;
     }
-    /* the kernels of each kind of layer the model has (mixer x FFN) */
+    /* the kernels of each kind of layer the model has (mixer x FFN), and its
+     * activations, parameters and FLOPs (arch.c's per-layer numbers are
+     * functions of the kind: computed once per kind, not per layer and call,
+     * which calibrate's inner loop repeats thousands of times) */
     op_cost kinds[ARCH_MIX_KINDS][ARCH_FFN_KINDS][CM_OPS], emb[CM_OPS], head[CM_OPS];
+    layer_numbers per_kind[ARCH_MIX_KINDS][ARCH_FFN_KINDS];
     int have[ARCH_MIX_KINDS][ARCH_FFN_KINDS] = {{0}};
     double core_s[ARCH_MIX_KINDS];
+    arch_act_mode mode = m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE;
     for (int l = 0; l < a->layers; l++) {
         arch_mixer mx = arch_layer_mixer(a, l);
         arch_ffn ff = arch_layer_ffn(a, l);
-        if (!have[mx][ff])
+        if (!have[mx][ff]) {
             layer_ops(g, m, &d, mx, ff, kinds[mx][ff]);
+            per_kind[mx][ff] = layer_numbers_of(a, &r, l, mode);
+        }
         have[mx][ff] = 1;
     }
     for (int mx = 0; mx < ARCH_MIX_KINDS; mx++)
         core_s[mx] = core_fwd_s(g, m, &d, (arch_mixer)mx);
     costmodel_embedding(g, m, emb);
     costmodel_head(g, m, head);
-    arch_act_mode mode = m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE;
     double a2a_compute_s = a->moe.experts > 0 ? expert_fwd_s(g, m, &d) : 0.0;
     double layer_ws = m->flash ? 0.0 : HALF_BYTES * d.e;   /* legacy: the attention scores */
     double head_ws = FLOAT_BYTES * d.c;                    /* fp32 logits */
@@ -1449,8 +1469,9 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             arch_mixer mx = arch_layer_mixer(a, layer);
             queue_append(&q[CM_F], &kinds[mx][arch_layer_ffn(a, layer)][CM_F], sync);
             sc->attn_layers += mx == ARCH_MIX_ATTN || mx == ARCH_MIX_SWA;
-            double lb = arch_layer_act_bytes(a, &r, layer, mode);
-            double lw = arch_layer_act_w_bytes(a, &r, layer, mode);
+            const layer_numbers *ln = &per_kind[mx][arch_layer_ffn(a, layer)];
+            double lb = ln->act_b_bytes;
+            double lw = ln->act_w_bytes;
             if (lw > lb)
                 lw = lb;
             sc->act_b_bytes += lb;
@@ -1459,11 +1480,11 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
                 max_layer_b = lb;
                 max_layer_w = lw;
             }
-            sc->attn_core_bytes += arch_layer_attn_core_bytes(a, &r, layer);
+            sc->attn_core_bytes += ln->attn_core_bytes;
             sc->attn_core_s += core_s[mx];
-            sc->param_count += arch_layer_params_gpu(a, &r, layer);
+            sc->param_count += ln->params;
             adapter_params += kinds[mx][arch_layer_ffn(a, layer)][CM_F].adapter_params;
-            sc->fwd_flops += arch_layer_fwd_flops(a, &r, layer) / model_share;
+            sc->fwd_flops += ln->fwd_flops / model_share;
             sc->moe_layers += is_moe;
         }
         sc->full_keep_bytes = nl * hidden;
