@@ -542,6 +542,7 @@ int eng_plan_setup(const sim_input *in, pg_status *st)
         for (int r = 0; r < s->pp; r++) {
             rank_state *rs = &rep->ranks[r], *first = &eng.rep[0].ranks[r];
             rs->waiting_reload = -1;
+            rs->reached = -1;   /* without actors: no op reached yet, op 0 included (eventreplay.c plan_reached) */
             rs->d2h = (copy_engine){.dir = COPY_D2H, .work = sg_sem_init(0), .waiting_item = -1, .rs = rs};
             rs->h2d = (copy_engine){.dir = COPY_H2D, .work = sg_sem_init(0), .wake = sg_sem_init(0),
                                     .waiting_item = -1, .rs = rs};
