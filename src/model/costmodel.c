@@ -186,7 +186,6 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
  * weight-gradient inputs is applied in the cast kernel, on data it already
  * holds).  The GEMMs then read those operands: FP8 1 byte, NVFP4 a half
  * byte plus its scales. */
-#define FP8_CAST_TRANSPOSE_BYTES (HALF_BYTES + 2 * FP8_BYTES)
 #define FP4_BYTES 0.5
 #define MX_BLOCK 32.0               /* MXFP8: elements per E8M0 scale byte */
 #define FP8_BLOCK 128.0             /* blockwise FP8: elements per fp32 scale (1x128) */
@@ -201,18 +200,12 @@ static const gemm_tile GEMM_TILES[] = {{256, 128}, {128, 256}, {128, 128}, {128,
  * gradient). */
 static double cast_bytes(int recipe, int frozen)
 {
-    if (frozen)
-        switch (recipe) {
-        case PRECISION_MXFP8: return HALF_BYTES + FP8_BYTES + SCALE_BYTE / MX_BLOCK;
-        case PRECISION_FP8_BLOCK: return HALF_BYTES + FP8_BYTES + FLOAT_BYTES / FP8_BLOCK;
-        case PRECISION_NVFP4: return HALF_BYTES /* amax */ + HALF_BYTES + FP4_BYTES + SCALE_BYTE / NVFP4_BLOCK;
-        default: return HALF_BYTES + FP8_BYTES;
-        }
+    double copies = frozen ? 1.0 : 2.0;   /* the GEMM's copy, and the transpose a weight gradient reads */
     switch (recipe) {
-    case PRECISION_MXFP8: return FP8_CAST_TRANSPOSE_BYTES + 2 * SCALE_BYTE / MX_BLOCK;
-    case PRECISION_FP8_BLOCK: return FP8_CAST_TRANSPOSE_BYTES + 2 * FLOAT_BYTES / FP8_BLOCK;
-    case PRECISION_NVFP4: return HALF_BYTES /* amax */ + HALF_BYTES + 2 * (FP4_BYTES + SCALE_BYTE / NVFP4_BLOCK);
-    default: return FP8_CAST_TRANSPOSE_BYTES;
+    case PRECISION_MXFP8: return HALF_BYTES + copies * (FP8_BYTES + SCALE_BYTE / MX_BLOCK);
+    case PRECISION_FP8_BLOCK: return HALF_BYTES + copies * (FP8_BYTES + FLOAT_BYTES / FP8_BLOCK);
+    case PRECISION_NVFP4: return HALF_BYTES /* amax */ + HALF_BYTES + copies * (FP4_BYTES + SCALE_BYTE / NVFP4_BLOCK);
+    default: return HALF_BYTES + copies * FP8_BYTES;
     }
 }
 

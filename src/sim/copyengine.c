@@ -178,23 +178,41 @@ void eng_plan_before(rank_state *rs, sched_op op)
     }
 }
 
-/* One copy of bytes per GPU in direction dir: the rank's GPU alone, or
- * every GPU of its tp x cp group at once (header); returns the transfers. */
+/* A copy is one transfer per GPU of the rank: its GPU alone, or every GPU
+ * of its tp x cp group at once (header). */
+static int copy_transfers(const rank_state *rs)
+{
+    return rs->tp_cpu == NULL ? 1 : rs->tp;
+}
+
+/* The ends of transfer t of a copy in direction dir: the GPU and its
+ * node's host memory. */
+static void copy_ends(const rank_state *rs, copy_dir dir, int t, sg_host_t *from, sg_host_t *to)
+{
+    sg_host_t gpu = rs->tp_cpu == NULL ? rs->host : rs->tp_host[t];
+    sg_host_t cpu = rs->tp_cpu == NULL ? rs->cpu : rs->tp_cpu[t];
+    *from = dir == COPY_D2H ? gpu : cpu;
+    *to = dir == COPY_D2H ? cpu : gpu;
+}
+
+/* One copy of bytes per GPU in direction dir, now (actor replay); returns
+ * the transfers. */
 static int copy_transfer(const rank_state *rs, copy_dir dir, double bytes)
 {
-    if (rs->tp_cpu == NULL) {
-        if (dir == COPY_D2H)
-            sg_host_sendto(rs->host, rs->cpu, bytes);
-        else
-            sg_host_sendto(rs->cpu, rs->host, bytes);
+    int n = copy_transfers(rs);
+    sg_host_t from, to;
+    if (n == 1) {
+        copy_ends(rs, dir, 0, &from, &to);
+        sg_host_sendto(from, to, bytes);
         return 1;
     }
-    sg_comm_t comms[rs->tp];   /* as tpgroup.c's executions: one per GPU of the group */
-    for (int t = 0; t < rs->tp; t++)
-        comms[t] = dir == COPY_D2H ? sgx_sendto_async(rs->tp_host[t], rs->tp_cpu[t], bytes)
-                                   : sgx_sendto_async(rs->tp_cpu[t], rs->tp_host[t], bytes);
-    sg_comm_wait_all(comms, (size_t)rs->tp);
-    return rs->tp;
+    sg_comm_t comms[n];   /* as tpgroup.c's executions: one per GPU of the group */
+    for (int t = 0; t < n; t++) {
+        copy_ends(rs, dir, t, &from, &to);
+        comms[t] = sgx_sendto_async(from, to, bytes);
+    }
+    sg_comm_wait_all(comms, (size_t)n);
+    return n;
 }
 
 /* The plan's reload slot (schedule/plan.h reload_release_s): the date before
@@ -358,26 +376,16 @@ static void ev_transfer_end(void *arg, double start_s, double finish_s)
 static void ev_transfer(void *arg)
 {
     copy_engine *ce = arg;
-    const rank_state *rs = ce->rs;
     double bytes = eng.flow[ce->item].offload_bytes;
     ce->start_s = simgrid_get_clock();
-    if (rs->tp_cpu == NULL) {
-        ce->pending = 1;
-        if (ce->dir == COPY_D2H)
-            sgx_transfer(rs->host, rs->cpu, bytes, ev_transfer_end, ce);
-        else
-            sgx_transfer(rs->cpu, rs->host, bytes, ev_transfer_end, ce);
-        eng.events++;
-        return;
+    int n = copy_transfers(ce->rs);
+    ce->pending = n;
+    for (int t = 0; t < n; t++) {
+        sg_host_t from, to;
+        copy_ends(ce->rs, ce->dir, t, &from, &to);
+        sgx_transfer(from, to, bytes, ev_transfer_end, ce);
     }
-    ce->pending = rs->tp;
-    for (int t = 0; t < rs->tp; t++) {
-        if (ce->dir == COPY_D2H)
-            sgx_transfer(rs->tp_host[t], rs->tp_cpu[t], bytes, ev_transfer_end, ce);
-        else
-            sgx_transfer(rs->tp_cpu[t], rs->tp_host[t], bytes, ev_transfer_end, ce);
-    }
-    eng.events += rs->tp;
+    eng.events += n;
 }
 
 /* ce copies item: from its reload slot, else now. */

@@ -321,6 +321,8 @@ void eng_dp_finished(dp_rank *dr);
 int eng_dp_sharded(void);
 int eng_dp_shard_group(void);
 void eng_lc_issue(dp_rank *dr, int k);
+void eng_dp_record(const dp_rank *dr, tl_coll_kind kind, double bytes, int stage, int count, double start_s);
+void eng_lc_record(const dp_rank *dr, int k, double start_s);
 void eng_dp_signal(dp_rank *dr, int bucket);
 void eng_dp_setup(const sim_input *in);
 void eng_run_compute(rank_state *rs, int i, double ref_s);

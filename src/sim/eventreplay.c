@@ -99,6 +99,14 @@ static void advance(rank_state *rs)
     try_next(rs);
 }
 
+/* ref_s reference seconds of compute on rs's GPU or group, then fn(rs):
+ * eng_group_execute as a kernel timer, its duration and its event count. */
+static void group_compute(rank_state *rs, double ref_s, sgx_fn fn)
+{
+    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
+    sgx_at(simgrid_get_clock() + eng_group_seconds(rs, ref_s), fn, rs);
+}
+
 /* The running op is over: recorded from start_s, its output sent, its
  * activation's offload queued (a memory plan: past the copy slots the rank
  * waits for one, eng_events_admitted), the rank on. */
@@ -300,15 +308,14 @@ static void start_layer_piece(rank_state *rs)
     dp_rank *dr = &eng.dpr[rs->rank];
     int j = rs->lpiece, k = dr->piece_gather[rs->lfirst + j];
     if (k >= 0 && dr->lc_done <= k) {
-        rs->lc_wait = k;   /* eng_events_layer_gathered resumes it */
+        rs->lc_wait = k;   /* reducer_coll_end resumes it once the gather has run */
         return;
     }
     rs->lc_wait = -1;
     if (j + 1 < rs->lpieces)
         eng_lc_issue(dr, dr->piece_gather[rs->lfirst + j + 1]);
     double ref_s = actmem_op_ref_s(&eng.in->wl->stage[rs->running.stage], rs->running.kind);
-    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
-    sgx_at(simgrid_get_clock() + eng_group_seconds(rs, ref_s / rs->lpieces), layer_piece_end, rs);
+    group_compute(rs, ref_s / rs->lpieces, layer_piece_end);
 }
 
 static void layer_piece_end(void *arg)
@@ -329,8 +336,7 @@ static void start_piece(rank_state *rs)
     double ref_s = actmem_op_ref_s(&eng.in->wl->stage[rs->running.stage], rs->running.kind);
     if (rs->pieces > 0)
         ref_s /= rs->pieces;
-    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
-    sgx_at(simgrid_get_clock() + eng_group_seconds(rs, ref_s), piece_end, rs);
+    group_compute(rs, ref_s, piece_end);
 }
 
 /* An op of a job with par: its compute on the group (in pieces that
@@ -378,13 +384,12 @@ static void reducer_coll_end(void *arg)
 {
     dp_rank *dr = arg;
     int dist = eng.par->distributed_optimizer && eng.dp > 1;
-    double end_s = simgrid_get_clock();
+    double start_s = dr->ev_start_s;
+    int busy = dr->ev_busy;   /* a collective's index + 1 */
+    dr->ev_busy = 0;
     if (dr->ev_state == RED_GATHERS) {
-        int k = dr->ev_busy - 1;
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->gather_bytes[k], .rank = dr->rank,
-                       .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        int k = busy - 1;
+        eng_dp_record(dr, TLC_DP_ALLGATHER, dr->gather_bytes[k], -1, 0, start_s);
         dr->gathered = k + 1;
         for (int d = 0; d < eng.nrep; d++) {   /* the forwards that waited for it */
             rank_state *rs = &eng.rep[d].ranks[dr->rank];
@@ -394,12 +399,8 @@ static void reducer_coll_end(void *arg)
             }
         }
     } else if (dr->ev_state == RED_LAYERS) {
-        int k = dr->ev_busy - 1;
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->lc_bytes[k], .rank = dr->rank,
-                       .replica = -1, .stage = dr->lc_stage[k], .mb = -1, .count = k,
-                       .kind = dr->lc_kind[k] == COLL_ALLGATHER ? TLC_DP_ALLGATHER : TLC_DP_REDUCE_SCATTER};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        int k = busy - 1;
+        eng_lc_record(dr, k, start_s);
         dr->lc_done = k + 1;
         /* the reducer goes on first (as its actor does), then the pieces that waited for this gather */
         eng_events_reducer(dr);
@@ -410,38 +411,22 @@ static void reducer_coll_end(void *arg)
         }
         return;
     } else if (dr->ev_state == RED_CROSS) {
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->grad_bytes / eng_dp_shard_group(),
-                       .rank = dr->rank, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLREDUCE};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        eng_dp_record(dr, TLC_DP_ALLREDUCE, dr->grad_bytes / eng_dp_shard_group(), -1, 0, start_s);
         dr->ev_state = RED_EMBED;
     } else if (dr->ev_state == RED_SHARD_GATHER) {
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->param_bytes, .rank = dr->rank,
-                       .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        eng_dp_record(dr, TLC_DP_ALLGATHER, dr->param_bytes, -1, 0, start_s);
         dr->ev_state = RED_DONE;
     } else if (dr->ev_state == RED_BUCKETS) {
-        int b = dr->ev_busy - 1;
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = dr->bucket_bytes[b], .rank = dr->rank,
-                       .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
-                       .kind = dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        int b = busy - 1;
+        eng_dp_record(dr, dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE, dr->bucket_bytes[b], dr->bucket_stage[b], b,
+                      start_s);
         dr->ev_bucket = b + 1;
     } else if (dr->ev_state == RED_EMBED_WAIT) {
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s, .bytes = eng.par->embed_sync_bytes,
-                       .rank = dr->rank, .replica = -1, .stage = 0, .mb = -1, .count = 1,
-                       .kind = TLC_EMBED_ALLREDUCE};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        eng_dp_record(dr, TLC_EMBED_ALLREDUCE, eng.par->embed_sync_bytes, 0, 1, start_s);
         dr->ev_state = RED_OPT;
     } else {   /* RED_GATHER */
-        tl_coll rec = {.start_s = dr->ev_start_s, .end_s = end_s,
-                       .bytes = dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
-                       .rank = dr->rank, .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLGATHER};
-        timeline_add_coll(eng.tl, &rec);
-        dr->ev_busy = 0;
+        eng_dp_record(dr, TLC_DP_ALLGATHER,
+                      dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param, -1, 0, start_s);
         dr->ev_state = RED_SHARD_GATHER;
     }
     eng_events_reducer(dr);
@@ -450,9 +435,7 @@ static void reducer_coll_end(void *arg)
 static void reducer_done_step(void *arg)
 {
     dp_rank *dr = arg;
-    tl_coll rec = {.start_s = dr->ev_start_s, .end_s = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
-                   .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
-    timeline_add_coll(eng.tl, &rec);
+    eng_dp_record(dr, TLC_OPTIMIZER, 0.0, -1, 0, dr->ev_start_s);
     dr->ev_busy = 0;
     dr->ev_state = RED_GATHER;
     eng_events_reducer(dr);
@@ -613,14 +596,10 @@ static void run_op(rank_state *rs)
 {
     sched_op op = rs->running;
     rs->op_start_s = simgrid_get_clock();
-    if (eng.par != NULL) {
+    if (eng.par != NULL)
         start_par_op(rs);
-        return;
-    }
-    double seconds = actmem_op_ref_s(&eng.in->wl->stage[op.stage], op.kind) * rs->flops_per_ref_s /
-                     sg_host_get_speed(rs->host);
-    eng.events++;
-    sgx_at(rs->op_start_s + seconds, op_end, rs);
+    else
+        group_compute(rs, actmem_op_ref_s(&eng.in->wl->stage[op.stage], op.kind), op_end);
 }
 
 /* ---- memory plans: copyengine.c's decisions, its waits as continuations ---- */
@@ -669,8 +648,7 @@ static void plan_recompute(rank_state *rs)
         return;
     }
     rs->op_start_s = simgrid_get_clock();   /* the recompute's record start */
-    eng.events += rs->tp > 1 && !rs->tp_same_time ? rs->tp : 1;
-    sgx_at(rs->op_start_s + eng_group_seconds(rs, ref_s), recompute_end, rs);
+    group_compute(rs, ref_s, recompute_end);
 }
 
 /* Before the running op: its activation back from host memory (a stall

@@ -77,6 +77,22 @@ void eng_dp_finished(dp_rank *dr)
     }
 }
 
+/* A collective of dr's reducer (or its optimizer step) from start_s to now,
+ * into the timeline: the one record of both replays. */
+void eng_dp_record(const dp_rank *dr, tl_coll_kind kind, double bytes, int stage, int count, double start_s)
+{
+    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
+                   .replica = -1, .stage = stage, .mb = -1, .count = count, .kind = kind};
+    timeline_add_coll(eng.tl, &rec);
+}
+
+/* Layer collective k of dr (ZeRO-2/3) from start_s to now. */
+void eng_lc_record(const dp_rank *dr, int k, double start_s)
+{
+    eng_dp_record(dr, dr->lc_kind[k] == COLL_ALLGATHER ? TLC_DP_ALLGATHER : TLC_DP_REDUCE_SCATTER, dr->lc_bytes[k],
+                  dr->lc_stage[k], k, start_s);
+}
+
 /* The tied embedding's all-reduce (header): both ranks' reducers meet,
  * the first stage's runs it. */
 static void embed_sync(const dp_rank *dr)
@@ -86,10 +102,7 @@ static void embed_sync(const dp_rank *dr)
         return;
     double start_s = simgrid_get_clock();
     eng.events += coll_run(COLL_ALLREDUCE, &eng.embed_rings, eng.par->embed_sync_bytes, 1, COLL_FUSED);
-    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = eng.par->embed_sync_bytes,
-                   .rank = dr->rank, .replica = -1, .stage = 0, .mb = -1, .count = 1,
-                   .kind = TLC_EMBED_ALLREDUCE};
-    timeline_add_coll(eng.tl, &rec);
+    eng_dp_record(dr, TLC_EMBED_ALLREDUCE, eng.par->embed_sync_bytes, 0, 1, start_s);
 }
 
 /* The distributed optimizer's all-gather of bytes of updated parameters
@@ -98,9 +111,7 @@ static void param_gather(dp_rank *dr, const coll_rings *rings, double bytes, int
 {
     double start_s = simgrid_get_clock();
     eng.events += coll_run(COLL_ALLGATHER, rings, bytes, 1, COLL_FUSED);
-    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
-                   .replica = -1, .stage = stage, .mb = -1, .kind = TLC_DP_ALLGATHER};
-    timeline_add_coll(eng.tl, &rec);
+    eng_dp_record(dr, TLC_DP_ALLGATHER, bytes, stage, 0, start_s);
 }
 
 /* With overlap: the stages' gathers in order, each waking the forwards
@@ -150,11 +161,8 @@ static void layer_collectives(dp_rank *dr)
         }
         double start_s = simgrid_get_clock();
         eng.events += coll_run(dr->lc_kind[k], &dr->shard, dr->lc_bytes[k], 1, COLL_FUSED);
-        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->lc_bytes[k],
-                       .rank = dr->rank, .replica = -1, .stage = dr->lc_stage[k], .mb = -1, .count = k,
-                       .kind = dr->lc_kind[k] == COLL_ALLGATHER ? TLC_DP_ALLGATHER : TLC_DP_REDUCE_SCATTER};
-        timeline_add_coll(eng.tl, &rec);
-        XBT_DEBUG("rank %d: layer collective %d of %d [%.9f, %.9f]", dr->rank, k, dr->nlc, rec.start_s, rec.end_s);
+        eng_lc_record(dr, k, start_s);
+        XBT_DEBUG("rank %d: layer collective %d of %d [%.9f, %.9f]", dr->rank, k, dr->nlc, start_s, simgrid_get_clock());
         dr->lc_done = k + 1;
         /* a woken piece waiting for a later gather counts itself again while
          * these run: release only those waiting now */
@@ -172,9 +180,7 @@ static void cross_group_allreduce(dp_rank *dr)
         return;
     double bytes = dr->grad_bytes / eng_dp_shard_group(), start_s = simgrid_get_clock();
     eng.events += coll_run(COLL_ALLREDUCE, &dr->cross, bytes, 1, COLL_FUSED);
-    tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = bytes, .rank = dr->rank,
-                   .replica = -1, .stage = -1, .mb = -1, .kind = TLC_DP_ALLREDUCE};
-    timeline_add_coll(eng.tl, &rec);
+    eng_dp_record(dr, TLC_DP_ALLREDUCE, bytes, -1, 0, start_s);
 }
 
 static void reducer_actor(int argc, char **argv)
@@ -199,12 +205,10 @@ static void reducer_actor(int argc, char **argv)
             eng.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_FUSED);
         else
             eng.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
-        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .bytes = dr->bucket_bytes[b],
-                       .rank = dr->rank, .replica = -1, .stage = dr->bucket_stage[b], .mb = -1, .count = b,
-                       .kind = dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE};
         XBT_DEBUG("rank %d: bucket %d of %d, %.0f bytes [%.9f, %.9f]", dr->rank, b, dr->nbuckets, dr->bucket_bytes[b],
-                  rec.start_s, rec.end_s);
-        timeline_add_coll(eng.tl, &rec);
+                  start_s, simgrid_get_clock());
+        eng_dp_record(dr, dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE, dr->bucket_bytes[b], dr->bucket_stage[b], b,
+                      start_s);
     }
     while (dr->finished < eng.nrep) {
         dr->waiting = dr->nbuckets;
@@ -218,9 +222,7 @@ static void reducer_actor(int argc, char **argv)
     if (eng.par->optimizer_s != NULL && eng.par->optimizer_s[dr->rank] > 0) {
         double start_s = simgrid_get_clock();
         sg_actor_sleep_for(eng.par->optimizer_s[dr->rank]);
-        tl_coll rec = {.start_s = start_s, .end_s = simgrid_get_clock(), .rank = dr->rank, .replica = -1,
-                       .stage = -1, .mb = -1, .kind = TLC_OPTIMIZER};
-        timeline_add_coll(eng.tl, &rec);
+        eng_dp_record(dr, TLC_OPTIMIZER, 0.0, -1, 0, start_s);
     }
     if (dist && !eng.par->overlap)
         param_gather(dr, &dr->flat, dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
@@ -481,8 +483,9 @@ static void layer_setup(const sim_input *in, dp_rank *dr)
     /* the rank's gradient and parameters per GPU (HSDP's all-reduce, ZeRO-2's gather) */
     for (int st = 0; st < s->nstages; st++)
         if (s->stage_rank[st] == dr->rank) {
-            dr->grad_bytes += stage_trainable_params(&in->wl->stage[st]) * share * par->grad_bytes_per_param;
-            dr->param_bytes += stage_trainable_params(&in->wl->stage[st]) * share * par->param_bytes_per_param;
+            double trained = stage_trainable_params(&in->wl->stage[st]) * share;
+            dr->grad_bytes += trained * par->grad_bytes_per_param;
+            dr->param_bytes += trained * par->param_bytes_per_param;
         }
 }
 
