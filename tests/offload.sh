@@ -178,6 +178,19 @@ U=(--set workload=uniform --set uniform.f=0.1 --set uniform.b=0.1 --set uniform.
 expect_rc "offload=plan at 32 GiB, its own plan only, runs" 0 "$BIN" run "${U[@]}" --set memory.capacity=32GiB \
     --set offload.capacities=0
 cp "$TMP/out" "$TMP/plan32.json"
+# The chosen plan's run is its judge's (job_offload.c, job_judged_take), not simulated again: the same
+# report as simulating it again, but for the host time and the flag that says so.
+expect_rc "offload=plan at 32 GiB, its chosen plan simulated again, runs" 0 env PIPEGRID_RESIMULATE=1 "$BIN" run \
+    "${U[@]}" --set memory.capacity=32GiB --set offload.capacities=0
+if python3 -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["simulator"]["judged_run"] is True and b["simulator"]["judged_run"] is False, (a["simulator"], b["simulator"])
+for j in (a, b):
+    del j["simulator"]["wall_seconds"], j["simulator"]["judged_run"]
+assert a == b' "$TMP/plan32.json" "$TMP/out" 2>"$TMP/pyerr"
+then ok "offload=plan reports its judge's run of the chosen plan, as simulating it again would"
+else not_ok "offload=plan reports its judge's run of the chosen plan" "$(tail -2 "$TMP/pyerr")"; fi
 expect_rc "plan offload at 40 GiB runs" 0 "$BIN" plan offload "${U[@]}" --set memory.capacity=40GiB
 expect_py() { # NAME PYTHON: PYTHON sees j (the last command's JSON) and p32 (the 32 GiB run's)
     if python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); p32=json.load(open(sys.argv[2])); exec(sys.argv[3])' \

@@ -592,6 +592,50 @@ START_TEST(test_timeline_packing_exact)
     /* the packed records are the smaller ones this is for */
     ck_assert_uint_eq(sizeof(tl_op_rec), 24);
     ck_assert_uint_eq(sizeof(tl_xfer_rec), 32);
+
+    /* through a file and back (offload=plan's judge, a child to its parent):
+     * every record, packed and wide, and a copy and a collective */
+    timeline_add_copy(&tl, &(tl_copy){.start_s = 0.25, .end_s = 0.5, .bytes = 3e9, .rank = 2});
+    timeline_add_coll(&tl, &(tl_coll){.start_s = 1, .end_s = 2, .rank = 1});
+    FILE *f = tmpfile();
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(timeline_write(f, &tl), 0);
+    rewind(f);
+    timeline back;
+    timeline_init(&back);
+    ck_assert_int_eq(timeline_read(f, &back), 0);
+    ck_assert_uint_eq(back.nops, nops);
+    ck_assert_uint_eq(back.nxfers, nxfers);
+    ck_assert_uint_eq(back.nwide_ops, 2);
+    ck_assert_uint_eq(back.nwide_xfers, 3);
+    ck_assert_uint_eq(back.ncopies, 1);
+    ck_assert_uint_eq(back.ncolls, 1);
+    ck_assert_uint_eq(back.nstalls, 0);
+    for (size_t i = 0; i < nops; i++) {
+        tl_op a = timeline_op(&back, i), b = timeline_op(&tl, i);
+        ck_assert(a.start_s == b.start_s && a.end_s == b.end_s && a.rank == b.rank && a.stage == b.stage &&
+                  a.mb == b.mb && a.kind == b.kind);
+    }
+    for (size_t i = 0; i < nxfers; i++) {
+        tl_xfer a = timeline_xfer(&back, i), b = timeline_xfer(&tl, i);
+        ck_assert(a.start_s == b.start_s && a.end_s == b.end_s && a.bytes == b.bytes && a.src_rank == b.src_rank &&
+                  a.dst_rank == b.dst_rank && a.stage == b.stage && a.mb == b.mb && a.kind == b.kind);
+    }
+    ck_assert(back.copies[0].bytes == 3e9 && back.copies[0].rank == 2 && back.colls[0].end_s == 2);
+    timeline_add_op(&back, &ops[0]);   /* it grows as any timeline */
+    ck_assert_uint_eq(back.nops, nops + 1);
+    timeline_free(&back);
+    /* a short file is refused: its first 40 bytes */
+    char head[40];
+    rewind(f);
+    ck_assert_uint_eq(fread(head, 1, sizeof head, f), sizeof head);
+    fclose(f);
+    f = fmemopen(head, sizeof head, "rb");
+    ck_assert_ptr_nonnull(f);
+    timeline_init(&back);
+    ck_assert_int_eq(timeline_read(f, &back), -1);
+    timeline_free(&back);
+    fclose(f);
     timeline_free(&tl);
 }
 END_TEST

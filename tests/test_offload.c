@@ -71,6 +71,25 @@ START_TEST(test_lifespan_filter)
         ck_assert_int_eq(plan_get(&pl, 2, mb).offload, 0);
         ck_assert_int_eq(plan_get(&pl, 3, mb).offload, 0);
     }
+    /* a copy is equal and owns its arrays; one choice, reload op or date changed is not equal */
+    memplan cp;
+    plan_copy(&cp, &pl);
+    ck_assert(plan_equal(&pl, &cp) && cp.c != pl.c && cp.reload_at != pl.reload_at);
+    ck_assert_int_eq(cp.noffload, pl.noffload);
+    cp.c[5].bwd = PLAN_BWD_RECOMPUTE;
+    ck_assert(!plan_equal(&pl, &cp));
+    cp.c[5] = pl.c[5];
+    cp.reload_at[1] += 1;
+    ck_assert(!plan_equal(&pl, &cp));
+    cp.reload_at[1] -= 1;
+    cp.reload_release_s[1] += 1e-12;
+    ck_assert(!plan_equal(&pl, &cp));
+    cp.reload_release_s[1] = pl.reload_release_s[1];
+    ck_assert(plan_equal(&cp, &pl));
+    free(cp.f_release_s);
+    cp.f_release_s = pl.f_release_s == NULL ? calloc((size_t)PP * M, sizeof *cp.f_release_s) : NULL;
+    ck_assert(!plan_equal(&pl, &cp));   /* a NULL array equals only a NULL array */
+    plan_free(&cp);
     plan_free(&pl);
     pol.copy_bw = fast;
     ck_assert_msg(plan_build(&s, &pol, &pl, &st) == 0, "%s", st.msg);

@@ -85,6 +85,20 @@ START_TEST(test_container)
     ck_assert_str_eq(c.name, "t");
     ck_assert_int_eq(c.ops[1][49].stage, 1);
     ck_assert_int_eq(c.ops[1][49].mb, 99 % 3);
+    /* equal: the same ops, whatever the name; one field of one op differs: not */
+    snprintf(c.name, sizeof c.name, "other");
+    ck_assert(sched_equal(&s, &c) && sched_equal(&c, &s));
+    c.ops[1][49].overlap_next = 1;
+    ck_assert(!sched_equal(&s, &c));
+    c.ops[1][49].overlap_next = 0;
+    c.ops[0][7].mb = (c.ops[0][7].mb + 1) % 3;
+    ck_assert(!sched_equal(&s, &c));
+    c.ops[0][7].mb = s.ops[0][7].mb;
+    c.stage_rank[3] = s.stage_rank[3] + 1;
+    ck_assert(!sched_equal(&s, &c));
+    c.stage_rank[3] = s.stage_rank[3];
+    sched_push(&c, 0, OP_F, 0, 0);
+    ck_assert(!sched_equal(&s, &c));
     sched_free(&c);
     sched_free(&s);
 

@@ -346,6 +346,7 @@ void job_free(job *j)
         platform_free(&j->plat);
     free(j->rank_gpu);
     config_free(&j->cfg);
+    job_judged_free(j->judged);
     memset(j, 0, sizeof *j);
 }
 
@@ -434,6 +435,8 @@ int job_simulate_plan(const job *j, const memplan *plan, job_parallel *jpar, tim
 {
     memset(out, 0, sizeof *out);
     int rc = job_build_parallel(j, jpar, st);
+    if (rc == 0 && job_judged_take(j, plan, tl, out))
+        return 0;
     if (rc == 0) {
         sim_input in = {.sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,
                         .zero_byte_messages = j->exp.network == NET_IDEAL, .plan = plan,

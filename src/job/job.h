@@ -57,6 +57,9 @@ typedef struct job {
     int have_wl, have_sched, have_plat;
     int plat_borrowed;             /* plat is another job's (job_borrow_platform): job_free leaves it */
     report_plan_note plan_note;    /* what offload=plan chose (job_build_plan), for the report */
+    struct job_judged *judged;     /* offload=plan: the fastest fitting run its judge simulated
+                                    * (job_offload.c), which job_simulate_plan takes instead of
+                                    * simulating that plan again; NULL: none */
 } job;
 
 /* The experiment file (experiment_path; NULL: the bundled default
@@ -115,12 +118,30 @@ double job_least_peak_bytes(const job *j, const memplan *plan, int rank);
  * selective recomputation; offloading reloads what keep holds).  Below
  * every plan's activation peak: optimize's pre-screen for planners. */
 void job_least_planner_bytes(const job *j, double *per_rank);
+/* 1 when rank r would be out of memory holding least_activation_bytes of
+ * activations: its static memory (headroom included) and their footprint
+ * (model/memory.h: fragmentation added) over its capacity (memory.capacity,
+ * else its GPU's).  With a lower bound of the rank's activations (the two
+ * functions above), out of memory whatever the timing. */
+int job_rank_over_capacity(const job *j, int r, double least_activation_bytes);
+/* 1 when some rank of j is out of memory under plan (NULL: none) whatever
+ * the timing: job_least_peak_bytes over its capacity (job_rank_over_capacity).
+ * What the simulation of that plan would report as out of memory, known
+ * without it (offload=plan's judge skips such plans). */
+int job_plan_surely_oom(const job *j, const memplan *plan);
 /* offload=plan (job_offload.c): the plan the planner chooses among its
  * candidates (opt/offload_order.h: copy models and, with
  * offload.order=search, orders), each simulated in a forked child; the
  * chosen order replaces j->sched.  After job_build_schedule and
  * job_build_platform.  The caller frees out (plan_free). */
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st);
+/* 1 when j's judge simulated exactly this run (j's experiment and schedule,
+ * this plan) and it fit: its timeline and outcome are moved into tl (empty,
+ * timeline_init'ed) and out, which says so (sim_outcome.judged); 0 (tl and
+ * out untouched) otherwise.  A simulation is deterministic: the run taken is
+ * the run sim_run would make. */
+int job_judged_take(const job *j, const memplan *plan, timeline *tl, sim_outcome *out);
+void job_judged_free(struct job_judged *jd);
 /* j->plan_note from job_plan_offload's outcome: which plan won, or that
  * none fits and why (run's report says so: JSON `plan`, stderr). */
 void job_note_offload_plan(job *j, const offload_plan_result *res, const offload_order_result *ores);

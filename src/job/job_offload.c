@@ -8,9 +8,14 @@
  * own to run), which sends back its makespan, or infinity when it ran out
  * of memory or did not complete.  The child simulates exactly what `run`
  * would (same platform, tp/dp collectives, optimizer step), so the plan
- * `run` replays is the one that was judged.
+ * `run` replays is the one that was judged; the fastest that fits also sends
+ * back its run (outcome and timeline), which `run` then reports instead of
+ * simulating the same inputs again (job_judged_take).  A plan whose least
+ * activations alone exceed a rank's capacity (job_plan_surely_oom) is out of
+ * memory without a simulation.
  */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,28 +66,119 @@ double *job_offload_policy(const job *j, plan_policy *pol)
     return buf;
 }
 
-/* The simulated makespan of schedule s with plan p, or INFINITY. */
-static double simulate_makespan(const job *j, const schedule *s, const memplan *p)
+/* The judge's memory of the fastest run that fit (job.h's job->judged): what
+ * was simulated (the experiment's bytes, the schedule, the plan) and the
+ * run.  Shared by the job's shallow copies, which the planners judge with;
+ * only runs of the job's own experiment are kept (the floor's, without a
+ * capacity, and recompute=plan's, without offload, never run as the job). */
+typedef struct job_judged {
+    experiment exp;
+    int have;
+    double makespan_s;
+    schedule sched;
+    memplan plan;
+    sim_outcome out;
+    timeline tl;
+} job_judged;
+
+static void judged_clear(job_judged *jd)
+{
+    if (jd->have) {
+        sched_free(&jd->sched);
+        plan_free(&jd->plan);
+        timeline_free(&jd->tl);
+    }
+    jd->have = 0;
+}
+
+void job_judged_free(job_judged *jd)
+{
+    if (jd == NULL)
+        return;
+    judged_clear(jd);
+    free(jd);
+}
+
+int job_judged_take(const job *j, const memplan *plan, timeline *tl, sim_outcome *out)
+{
+    job_judged *jd = j->judged;
+    if (jd == NULL || !jd->have || plan == NULL || memcmp(&jd->exp, &j->exp, sizeof jd->exp) != 0 ||
+        !sched_equal(&jd->sched, &j->sched) || !plan_equal(&jd->plan, plan))
+        return 0;
+    timeline_free(tl);
+    *tl = jd->tl;
+    timeline_init(&jd->tl);
+    *out = jd->out;
+    out->judged = 1;
+    judged_clear(jd);
+    return 1;
+}
+
+/* Simulates schedule s with plan p as `run` would; the makespan, or
+ * INFINITY when it did not complete or ran out of memory.  tl and out are
+ * the run's (tl timeline_init'ed by the caller, freed by it). */
+static double simulate_makespan(const job *j, const schedule *s, const memplan *p, timeline *tl, sim_outcome *out)
 {
     job jj = *j;   /* shallow: the child reads it, with the candidate order */
     jj.sched = *s;
     job_parallel jpar;
     memset(&jpar, 0, sizeof jpar);
-    timeline tl;
-    timeline_init(&tl);
-    sim_outcome out;
     pg_status st;
     pg_status_clear(&st);
     double makespan = INFINITY;
-    if (job_simulate_plan(&jj, p, &jpar, &tl, &out, &st) == 0 && out.completed) {
-        metrics_input mi = job_metrics_input(&jj, &tl, p);
+    if (job_simulate_plan(&jj, p, &jpar, tl, out, &st) == 0 && out->completed) {
+        metrics_input mi = job_metrics_input(&jj, tl, p);
         run_metrics m;
         metrics_compute(&mi, &m);
         if (m.noom == 0) makespan = m.makespan_s;
         metrics_free(&m);
     }
-    timeline_free(&tl);
     job_parallel_free(&jpar);
+    return makespan;
+}
+
+/* In the judge's child: simulate, then send the makespan and, when it fits,
+ * the outcome and the timeline (the parent reads what it keeps and closes
+ * the pipe on the rest: a failed write ends the child). */
+static void judge_child(const job *j, const schedule *s, const memplan *p, FILE *to_parent)
+{
+    timeline tl;
+    timeline_init(&tl);
+    sim_outcome out;
+    memset(&out, 0, sizeof out);
+    double makespan = simulate_makespan(j, s, p, &tl, &out);
+    int ok = fwrite(&makespan, sizeof makespan, 1, to_parent) == 1;
+    if (ok && isfinite(makespan))
+        ok = fwrite(&out, sizeof out, 1, to_parent) == 1 && timeline_write(to_parent, &tl) == 0;
+    ok = fclose(to_parent) == 0 && ok;
+    _exit(ok ? 0 : 1);
+}
+
+/* In the parent: the child's makespan and, when it fits and is the job's
+ * fastest run yet (j->judged), its run. */
+static double judge_read(const job *j, const schedule *s, const memplan *p, FILE *from_child)
+{
+    double makespan = INFINITY;
+    if (fread(&makespan, sizeof makespan, 1, from_child) != 1)
+        return INFINITY;
+    job_judged *jd = j->judged;
+    if (!isfinite(makespan) || jd == NULL || p == NULL || (jd->have && makespan >= jd->makespan_s) ||
+        memcmp(&jd->exp, &j->exp, sizeof jd->exp) != 0)
+        return makespan;
+    sim_outcome out;
+    timeline tl;
+    timeline_init(&tl);
+    if (fread(&out, sizeof out, 1, from_child) != 1 || timeline_read(from_child, &tl) != 0) {
+        timeline_free(&tl);
+        return makespan;   /* the judgement stands; the run will be simulated again */
+    }
+    judged_clear(jd);
+    jd->have = 1;
+    jd->makespan_s = makespan;
+    sched_copy(&jd->sched, s);
+    plan_copy(&jd->plan, p);
+    jd->out = out;
+    jd->tl = tl;
     return makespan;
 }
 
@@ -90,6 +186,10 @@ static double simulate_makespan(const job *j, const schedule *s, const memplan *
 static double judge_by_simulation(void *ctx, const schedule *s, const memplan *p)
 {
     const job *j = ctx;
+    job jj = *j;   /* shallow: the candidate order's memory */
+    jj.sched = *s;
+    if (job_plan_surely_oom(&jj, p))
+        return INFINITY;   /* out of memory whatever the timing: what its simulation would say */
     int fd[2];
     if (pipe(fd) != 0) return INFINITY;
     fflush(stdout);
@@ -102,18 +202,20 @@ static double judge_by_simulation(void *ctx, const schedule *s, const memplan *p
     }
     if (pid == 0) {
         close(fd[0]);
-        double makespan = simulate_makespan(j, s, p);
-        ssize_t n = write(fd[1], &makespan, sizeof makespan);
-        _exit(n == (ssize_t)sizeof makespan ? 0 : 1);
+        signal(SIGPIPE, SIG_IGN);   /* a parent that stops reading ends the child by its failed write */
+        FILE *to_parent = fdopen(fd[1], "wb");
+        if (to_parent == NULL) _exit(1);
+        judge_child(j, s, p, to_parent);
     }
     close(fd[1]);
+    FILE *from_child = fdopen(fd[0], "rb");
     double makespan = INFINITY;
-    ssize_t n;
-    do {
-        n = read(fd[0], &makespan, sizeof makespan);
-    } while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof makespan) makespan = INFINITY;
-    close(fd[0]);
+    if (from_child != NULL) {
+        makespan = judge_read(j, s, p, from_child);
+        fclose(from_child);
+    } else {
+        close(fd[0]);
+    }
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -229,12 +331,30 @@ static void consider_candidate(job *j, const char *label, offload_solve_status s
     }
 }
 
+/* Set (to anything but 0) in the environment: `run` simulates offload=plan's
+ * chosen plan again instead of taking its judge's run (tests/offload.sh
+ * compares the two reports). */
+#define RESIMULATE_ENV "PIPEGRID_RESIMULATE"
+
+/* j->judged, empty, for runs of j's experiment as it is now. */
+static void judged_start(job *j)
+{
+    const char *v = getenv(RESIMULATE_ENV);
+    if (v != NULL && strcmp(v, "0") != 0)
+        return;
+    if (j->judged == NULL)
+        j->judged = pg_xcalloc(1, sizeof *j->judged);
+    judged_clear(j->judged);
+    memcpy(&j->judged->exp, &j->exp, sizeof j->exp);   /* bytes: compared by memcmp */
+}
+
 int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_order_result *ores, pg_status *st)
 {
     const experiment *e = &j->exp;
     sched_params params;
     int rc = job_sched_params(e, &params, st);
     if (rc != 0) return rc;
+    judged_start(j);
     /* recompute is the planner's ceiling (opt/offload_milp.h) */
     offload_order_input in = {
         .plan = {.exp = e, .sched = &j->sched, .wl = &j->wl, .plat = &j->plat, .rank_gpu = j->rank_gpu,

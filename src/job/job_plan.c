@@ -127,6 +127,22 @@ void job_least_planner_bytes(const job *j, double *per_rank)
         plan_free(&plans[k]);
 }
 
+int job_rank_over_capacity(const job *j, int r, double least_activation_bytes)
+{
+    double cap = j->exp.memory_capacity_bytes > 0 ? j->exp.memory_capacity_bytes
+                                                  : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
+    double bytes = job_rank_static_bytes(j, r) + memory_dynamic_footprint_bytes(&j->wl, least_activation_bytes);
+    return cap > 0 && bytes > cap;
+}
+
+int job_plan_surely_oom(const job *j, const memplan *plan)
+{
+    for (int r = 0; r < j->sched.pp; r++)
+        if (job_rank_over_capacity(j, r, job_least_peak_bytes(j, plan, r)))
+            return 1;
+    return 0;
+}
+
 /* The walk of job.h's job_least_peak_bytes: each rank's ops in their order,
  * allocations at an op's start, releases at its end. */
 double job_least_peak_bytes(const job *j, const memplan *plan, int rank)

@@ -367,10 +367,7 @@ static int least_peak_over(const job *j, strbuf *oom, int *noom)
     }
     for (int r = 0; r < j->sched.pp; r++) {
         double least = planner ? planner_least[r] : job_least_peak_bytes(j, &plan, r);
-        /* static memory has the headroom's */
-        double bytes = job_rank_static_bytes(j, r) + memory_dynamic_footprint_bytes(&j->wl, least);
-        double cap = e->memory_capacity_bytes > 0 ? e->memory_capacity_bytes : j->plat.gpu[j->rank_gpu[r]].memory_bytes;
-        if (cap > 0 && bytes > cap) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
+        if (job_rank_over_capacity(j, r, least)) sb_appendf(oom, "%s%d", (*noom)++ ? ";" : "", r);
     }
     if (!planner) plan_free(&plan);
     free(planner_least);

@@ -151,6 +151,7 @@ static void simulator(const report_input *in, rpt_json *w)
     rpt_json_int(&s, "replicas_simulated", o->replicas_simulated);
     rpt_json_str(&s, "replicas_reason", o->replicas_why);
     rpt_json_str(&s, "engine", o->actorless ? "without actors" : "actors");
+    rpt_json_bool(&s, "judged_run", o->judged);
     if (in->tl) {
         rpt_json_int(&s, "timeline_ops", (long)in->tl->nops);
         rpt_json_int(&s, "timeline_transfers", (long)in->tl->nxfers);

@@ -355,8 +355,9 @@ static void outcome(const report_input *in, strbuf *sb)
     const sim_outcome *o = in->outcome;
     if (!o) return;
     char a[CELL_MAX];
-    sb_appendf(sb, "%-14s %ld events in %s of host time\n", "simulated", o->events,
-               units_format_duration(o->wall_s, a, sizeof a));
+    sb_appendf(sb, "%-14s %ld events in %s of host time%s\n", "simulated", o->events,
+               units_format_duration(o->wall_s, a, sizeof a),
+               o->judged ? " (offload=plan's judging run of this plan, not simulated again)" : "");
     if (o->replicas > 1)
         sb_appendf(sb, "%-14s simulated %d of %d (%s)\n", "replicas", o->replicas_simulated, o->replicas,
                    o->replicas_why);

@@ -43,6 +43,53 @@ void plan_set(memplan *p, int stage, int mb, plan_choice c)
     *old = c;
 }
 
+/* The (stage, mb) entries of p's per-item arrays. */
+static size_t plan_items(const memplan *p)
+{
+    return (size_t)p->nstages * (size_t)p->m;
+}
+
+/* A copy of n items of size bytes (one more allocated, as plan_init and
+ * plan_build allocate), or NULL for NULL. */
+static void *copy_items(const void *src, size_t n, size_t size)
+{
+    if (src == NULL)
+        return NULL;
+    void *dst = pg_xcalloc(n + 1, size);
+    memcpy(dst, src, n * size);
+    return dst;
+}
+
+static int same_items(const void *a, const void *b, size_t n, size_t size)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    return memcmp(a, b, n * size) == 0;
+}
+
+void plan_copy(memplan *dst, const memplan *src)
+{
+    size_t n = plan_items(src);
+    *dst = *src;
+    dst->c = copy_items(src->c, n, sizeof *src->c);
+    dst->reload_at = copy_items(src->reload_at, n, sizeof *src->reload_at);
+    dst->reload_release_s = copy_items(src->reload_release_s, n, sizeof *src->reload_release_s);
+    dst->f_release_s = copy_items(src->f_release_s, n, sizeof *src->f_release_s);
+}
+
+int plan_equal(const memplan *a, const memplan *b)
+{
+    if (a->nstages != b->nstages || a->m != b->m)
+        return 0;
+    size_t n = plan_items(a);
+    for (size_t k = 0; a->c && b->c && k < n; k++)
+        if (a->c[k].offload != b->c[k].offload || a->c[k].fwd != b->c[k].fwd || a->c[k].bwd != b->c[k].bwd)
+            return 0;
+    return (a->c != NULL) == (b->c != NULL) && same_items(a->reload_at, b->reload_at, n, sizeof *a->reload_at) &&
+           same_items(a->reload_release_s, b->reload_release_s, n, sizeof *a->reload_release_s) &&
+           same_items(a->f_release_s, b->f_release_s, n, sizeof *a->f_release_s);
+}
+
 int plan_is_empty(const memplan *p)
 {
     return p == NULL || (p->noffload == 0 && p->nrecompute == 0);

@@ -141,5 +141,11 @@ void plan_set(memplan *p, int stage, int mb, plan_choice c);
 
 /* 1 if nothing is offloaded or recomputed (the simulator then adds no work). */
 int plan_is_empty(const memplan *p);
+/* dst (uninitialised) becomes a copy of src, with arrays of its own. */
+void plan_copy(memplan *dst, const memplan *src);
+/* 1 when a and b make the same choices with the same copy rules: every
+ * (stage, mb)'s choice, reload op and release dates equal (NULL arrays only
+ * equal NULL arrays). */
+int plan_equal(const memplan *a, const memplan *b);
 
 #endif

@@ -90,6 +90,24 @@ void sched_copy(schedule *dst, const schedule *src)
         }
 }
 
+int sched_equal(const schedule *a, const schedule *b)
+{
+    if (a->pp != b->pp || a->v != b->v || a->nstages != b->nstages || a->m != b->m)
+        return 0;
+    if (a->nstages > 0 && memcmp(a->stage_rank, b->stage_rank, (size_t)a->nstages * sizeof *a->stage_rank) != 0)
+        return 0;
+    for (int r = 0; r < a->pp; r++) {
+        if (a->nops[r] != b->nops[r])
+            return 0;
+        for (int i = 0; i < a->nops[r]; i++) {
+            sched_op x = a->ops[r][i], y = b->ops[r][i];
+            if (x.stage != y.stage || x.mb != y.mb || x.kind != y.kind || x.overlap_next != y.overlap_next)
+                return 0;
+        }
+    }
+    return 1;
+}
+
 int sched_is_split(const schedule *s)
 {
     for (int r = 0; r < s->pp; r++)

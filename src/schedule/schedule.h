@@ -83,6 +83,10 @@ void sched_mark_overlap_next(schedule *s, int rank);
 int sched_total_ops(const schedule *s);
 /* Deep copy. */
 void sched_copy(schedule *dst, const schedule *src);
+/* 1 when a and b run the same ops: ranks, stages per rank, microbatches,
+ * stage placement and every rank's list (kinds, stages, microbatches,
+ * overlapped pairs) equal; the names are not compared. */
+int sched_equal(const schedule *a, const schedule *b);
 
 /* ---- placements (fill stage_rank) ------------------------------------- */
 void sched_place_contiguous(schedule *s);  /* v = 1: stage s on rank s */

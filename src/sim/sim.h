@@ -162,6 +162,8 @@ typedef struct sim_outcome {
     int replicas_simulated;    /* of which simulated: the block when symmetric (1: one for all), else replicas */
     char replicas_why[SIM_WHY_MAX];   /* "symmetric", "dp.replicas=all", "not symmetric: ..." */
     int actorless;             /* 1: the replay without actors ran (eventreplay.c); 0: the actor replay */
+    int judged;                /* 1: not simulated again: the run offload=plan's judge simulated for this
+                                * plan in a child (job/job_offload.c), the same inputs */
 } sim_outcome;
 
 /* Runs the simulation, filling tl.  Returns 0, PG_EXIT_DEADLOCK (with the

@@ -24,6 +24,52 @@ void timeline_free(timeline *t)
     memset(t, 0, sizeof *t);
 }
 
+/* The timeline's arrays, for timeline_write and timeline_read. */
+enum { TL_PARTS = 7 };
+typedef struct tl_part {
+    void **data;
+    size_t *n, *cap, size;
+} tl_part;
+
+static void parts_of(timeline *t, tl_part p[TL_PARTS])
+{
+    p[0] = (tl_part){(void **)&t->ops, &t->nops, &t->cap_ops, sizeof *t->ops};
+    p[1] = (tl_part){(void **)&t->xfers, &t->nxfers, &t->cap_xfers, sizeof *t->xfers};
+    p[2] = (tl_part){(void **)&t->wide_ops, &t->nwide_ops, &t->cap_wide_ops, sizeof *t->wide_ops};
+    p[3] = (tl_part){(void **)&t->wide_xfers, &t->nwide_xfers, &t->cap_wide_xfers, sizeof *t->wide_xfers};
+    p[4] = (tl_part){(void **)&t->copies, &t->ncopies, &t->cap_copies, sizeof *t->copies};
+    p[5] = (tl_part){(void **)&t->stalls, &t->nstalls, &t->cap_stalls, sizeof *t->stalls};
+    p[6] = (tl_part){(void **)&t->colls, &t->ncolls, &t->cap_colls, sizeof *t->colls};
+}
+
+int timeline_write(FILE *f, const timeline *t)
+{
+    tl_part p[TL_PARTS];
+    parts_of((timeline *)t, p);   /* read only */
+    for (int i = 0; i < TL_PARTS; i++)
+        if (fwrite(p[i].n, sizeof *p[i].n, 1, f) != 1 ||
+            (*p[i].n > 0 && fwrite(*p[i].data, p[i].size, *p[i].n, f) != *p[i].n))
+            return -1;
+    return 0;
+}
+
+int timeline_read(FILE *f, timeline *t)
+{
+    tl_part p[TL_PARTS];
+    parts_of(t, p);
+    for (int i = 0; i < TL_PARTS; i++) {
+        size_t n;
+        if (fread(&n, sizeof n, 1, f) != 1)
+            return -1;
+        *p[i].data = pg_xcalloc(n + 1, p[i].size);
+        *p[i].cap = n + 1;
+        if (fread(*p[i].data, p[i].size, n, f) != n)
+            return -1;
+        *p[i].n = n;
+    }
+    return 0;
+}
+
 void timeline_reserve(timeline *t, size_t nops, size_t nxfers)
 {
     if (nops > t->cap_ops) {

@@ -22,6 +22,7 @@
 #define PG_SIM_TIMELINE_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "schedule/schedule.h"
@@ -148,6 +149,12 @@ void timeline_add_coll(timeline *t, const tl_coll *c);
 /* Room for nops ops and nxfers transfers in all, when they are known before
  * the run (the engine: exactly, so no growth leaves slack). */
 void timeline_reserve(timeline *t, size_t nops, size_t nxfers);
+/* The whole timeline to f, and back (into a timeline_init'ed t): the raw
+ * records, for a process of the same binary (offload=plan's judge sends a
+ * child's simulation to its parent through a pipe).  0 on success, -1 on a
+ * short write or read (t then holds what was read: timeline_free it). */
+int timeline_write(FILE *f, const timeline *t);
+int timeline_read(FILE *f, timeline *t);
 
 /* Field `bits` wide at `shift` of a packed key, less the stored offset. */
 static inline int32_t tl_key_field(uint64_t key, int shift, int bits, int offset)
