@@ -25,6 +25,13 @@ field() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)
 # 1. Where it applies.
 expect_rc "ep.overlap=true, interleaved" 0 "$BIN" "${MOE[@]}" "${IL[@]}" --set ep.overlap=true
 cp "$TMP/out" "$TMP/on.json"
+cp "$TMP/err" "$TMP/on.err"
+# under a memory plan the combined steps run in order (expert.c): run says so, and only then
+expect_rc "ep.overlap=true with recompute=selective (a memory plan) runs" 0 "$BIN" "${MOE[@]}" "${IL[@]}" \
+    --set ep.overlap=true --set recompute=selective
+expect_err "... saying its combined steps run in order" "warning: ep.overlap's combined steps run in order under the memory plan"
+if grep -q "run in order" "$TMP/on.err"; then not_ok "no such warning without a memory plan" "$(cat "$TMP/on.err")"
+else ok "no such warning without a memory plan"; fi
 expect_rc "ep.overlap=true, 1f1b with pp = 1" 0 "$BIN" "${MOE[@]}" --set pp=1 --set microbatches=4 --set ep.overlap=true
 expect_rc "ep.overlap=true, 1f1b with pp = 2" 2 "$BIN" "${MOE[@]}" --set pp=2 --set microbatches=4 --set ep.overlap=true
 expect_err "names ep.overlap and the interleaved schedule" "ep.overlap.*interleaved"

@@ -551,7 +551,14 @@ static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
  * where the recipe with the overlap has the row's GPUs, tp, pp, vp, ep and
  * global batch (a row measured with another layout ran another recipe).
  * Every other row: off, Megatron-Core's default.  The earlier releases'
- * recipes (25.09, v0.1.0rc4) overlap DeepSeek-V3's all-to-alls on H100 only. */
+ * recipes (25.09, v0.1.0rc4) overlap DeepSeek-V3's all-to-alls on H100 only.
+ * One row ran a recipe newer than its release's tag: DeepSeek-V3 on B200 at
+ * 26.04.01 (pp 8 x vp 2, ep 32, global batch 4096, MXFP8), which v0.4.1's
+ * presets do not have (they run pp 16, ep 8) and commit 5acef9309 ("b200
+ * DSv3 better cfg", 2026-04-18, on the 26.04-alpha branch) introduced as
+ * DEEPSEEK_V3_PRETRAIN_CONFIG_B200_FP8_MX_V2: exactly that layout, with
+ * moe_a2a_overlap=True and the deepep dispatcher (HYBRIDEP_RECIPES's one copy
+ * per remote node). */
 static const struct {
     const char *version, *gpu, *model_key;
 } A2A_OVERLAP_RECIPES[] = {
@@ -564,6 +571,7 @@ static const struct {
     {"26.04", "gb200", "gpt-oss-120b"},
     {"26.04.01", "h100-sxm", "qwen3-235b-a22b"},
     {"26.04.01", "gb200", "gpt-oss-120b"},
+    {"26.04.01", "b200", "deepseek-v3"},
     {"26.06", "gb200", "deepseek-v3"},
     {"26.06", "gb200", "gpt-oss-120b"},
     {"26.06", "gb200", "qwen3-30b-a3b"},

@@ -110,6 +110,12 @@ int cmd_run(int argc, char **argv)
                 "pipegrid: warning: none of the %d activations chosen for offload was offloaded: each F-to-B window "
                 "is shorter than its copies (offloads_chosen, offloads_copied)\n",
                 m.offloads_chosen);
+    const char *in_order = job_pairs_in_order(&j, &mem_plan);
+    if (in_order != NULL)
+        fprintf(stderr,
+                "pipegrid: warning: %s run in order under the memory plan (offload or recompute): their all-to-alls "
+                "are not hidden under compute, as without the overlap (docs/parallelism.md)\n",
+                in_order);
     if (j.plan_note.kind && !j.plan_note.feasible)   /* else the OOM below would read as if nothing were planned */
         fprintf(stderr, "pipegrid: %s is infeasible: %s\n", j.plan_note.kind, j.plan_note.reason);
     if (m.noom > 0) {

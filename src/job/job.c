@@ -102,6 +102,22 @@ int job_ep_overlap(const experiment *e)
     return e->ep_overlap && e->ep > 1;
 }
 
+const char *job_pairs_in_order(const job *j, const memplan *plan)
+{
+    if (plan_is_empty(plan) || j->exp.ep <= 1)
+        return NULL;
+    const schedule *s = &j->sched;
+    int marked = 0;
+    for (int r = 0; r < s->pp && !marked; r++)
+        for (int i = 0; i < s->nops[r] && !marked; i++)
+            marked = s->ops[r][i].overlap_next;
+    if (!marked)
+        return NULL;
+    if (job_ep_overlap(&j->exp))
+        return "ep.overlap's combined steps";
+    return j->exp.dualpipe_overlap ? "dualpipe.overlap's pairs" : NULL;
+}
+
 /* ep.overlap where Megatron-Core has it: a schedule that runs combined
  * steps (the registry's SCHED_EP_OVERLAP), no full recomputation (its
  * TransformerConfig refuses recompute_granularity='full' with it). */

@@ -162,6 +162,12 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st);
 /* 1 when the job runs Megatron-Core's combined 1F1B steps: ep.overlap with
  * ep > 1 (sched_params.ep_overlap, sim_parallel.combined_pairs). */
 int job_ep_overlap(const experiment *e);
+/* What the simulator runs in order although the experiment overlaps it,
+ * under a memory plan (plan non-empty: offload or recomputation chosen):
+ * Megatron-Core's combined steps (ep.overlap) or DualPipeV's overlapped
+ * pairs (dualpipe.overlap) hide no communication there, in either replay
+ * (sim/expert.c); NULL when nothing is lost.  `run` warns with it. */
+const char *job_pairs_in_order(const job *j, const memplan *plan);
 /* recompute=plan (job_remat.c): the rematerialization plan (opt/remat_ilp.h)
  * of the job's schedule under each rank's capacity minus its static memory;
  * after job_build_schedule and job_build_platform.  The caller frees out
