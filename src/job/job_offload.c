@@ -383,8 +383,10 @@ int job_plan_offload(job *j, memplan *out, offload_plan_result *res, offload_ord
     double rp_s = with_remat ? remat_candidate(j, &rp) : INFINITY;
     offload_ladder_result lres;
     if (cap > 0) {
-        /* with the order fixed, no plan beats the order without one: the ladder stops there */
-        offload_ladder_stop stop = {.floor_s = e->offload_order_search ? NAN : order_floor_s(j),
+        /* with the order fixed, no plan beats the order without one: the ladder stops there (a
+         * simulation, so only for a ladder with rungs below the capacity: offload.capacities > 0) */
+        int floor_used = !e->offload_order_search && e->offload_capacities > 0;
+        offload_ladder_stop stop = {.floor_s = floor_used ? order_floor_s(j) : NAN,
                                     .incumbent_s = rp_s < po_s ? rp_s : po_s};
         rc = offload_ladder_choose(&in, cap, e->offload_capacities, &stop, &best, out, res, ores, &lres, st);
     } else {
