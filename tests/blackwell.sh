@@ -114,42 +114,7 @@ every_row "the BF16 rows run bf16" "| BF16 " "^precision: bf16$"
 every_row "the GB200 rows run in 64-GPU NVLink domains" "DGX-GB200" "^cluster.nvlink_domain: 64$"
 one=$(grep -l -- "| MXFP8 " "$TMP"/emit/*.yaml | head -1)
 expect_rc "an emitted GB200 row runs" 0 "$BIN" run "$one" --format json
-# ---- one model: the simulator and the surrogate agree on the rack rows (parity.sh's 2 %) ----
-# the rows of up to 64 GPUs (one NVLink domain; the 256-GPU MoE rows take minutes each to simulate),
-# the others commented out so that line numbers stay the file's
-mkdir -p small
-cp "$(dirname "$S")/models.csv" "$(dirname "$S")/regressions.csv" small/
-python3 - "$S" small/mbridge_perf_summary.csv <<'EOF2'
-import csv, sys
-src, dst = sys.argv[1:]
-out, header = [], None
-for line in open(src).read().split("\n"):
-    if line.startswith("#") or not line.strip():
-        out.append(line)
-    elif header is None:
-        header = next(csv.reader([line]))
-        out.append(line)
-    else:
-        r = dict(zip(header, next(csv.reader([line]))))
-        keep = r["gpu_type"] in ("DGX-GB200", "DGX-GB300") and int(r["num_gpus"]) <= 64
-        out.append(line if keep else "# not in this sample")
-open(dst, "w").write("\n".join(out))
-EOF2
-racks() {   # racks GPU: simulate the sample's rows of GPU and check every gap
-    expect_rc "validate the $1 rows of up to 64 GPUs with the simulator" 0 "$BIN" validate \
-        small/mbridge_perf_summary.csv --gpu "$1" --format csv
-    local report
-    report=$(python3 -c '
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["sim_surrogate_gap"] != ""]   # modelled by both
-bad = ["line %s: %.2f %%" % (r["line"], 100 * abs(float(r["sim_surrogate_gap"]))) for r in rows
-       if abs(float(r["sim_surrogate_gap"])) > 0.02]
-print(len(rows), "; ".join(bad))' "$TMP/out")
-    local n=${report%% *} bad=${report#* }
-    [ "$bad" = "$report" ] && bad=""
-    if [ "$n" -gt 0 ] && [ -z "$bad" ]; then ok "$1: simulator and surrogate within 2 % on $n rows"
-    else not_ok "$1: simulator and surrogate within 2 %" "$n rows; $bad"; fi
-}
+# (one model: the simulator and the surrogate agree on every GB200 and GB300 row: tests/parity.sh)
 # a job that fills its last NVLink domain only in part is warned, and still runs (with full offload, as the
 # README's GB200 example, so that it fits)
 expect_rc "256 GPUs on 72-GPU racks" 0 "$BIN" run "$TEST_HERE/../experiments/deepseek-v3-256.yaml" --set cluster.gpu=gb200 \
@@ -162,6 +127,4 @@ expect_rc "256 GPUs on 64-GPU domains" 0 "$BIN" run "$TEST_HERE/../experiments/d
     --set offload=full
 if ! grep -q "nvlink_domain" "$TMP/err"; then ok "whole domains: no warning"
 else not_ok "whole domains: no warning" "$(grep warning "$TMP/err")"; fi
-racks gb200
-if slow "the GB300 rows with the simulator"; then racks gb300; fi
 test_summary
