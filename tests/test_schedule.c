@@ -449,6 +449,11 @@ START_TEST(test_deadlock_named)
     pg_status_clear(&st);
     ck_assert_int_eq(sched_eval_ideal(&s, 1, 1, 1, 0, &t, &st), PG_EXIT_DEADLOCK);
     ck_assert(strstr(st.msg, "deadlock") != NULL);
+    sched_replay rp;   /* a replay of it cannot be built either, for the same reason */
+    pg_status_clear(&st);
+    ck_assert_int_eq(sched_replay_build(&s, &rp, &st), PG_EXIT_DEADLOCK);
+    ck_assert_msg(strstr(st.msg, "rank 0 blocked at BW(stage 0, mb 0)"), "%s", st.msg);
+    ck_assert_ptr_null(rp.order);
     sched_free(&s);
 
     /* W before its own B on one rank: blocked on a later op of the same rank. */
@@ -1175,6 +1180,19 @@ START_TEST(test_eval_combined_closed_form)
         for (int i = 0; i < s.nops[r]; i++)
             ck_assert_rel(a.end[r][i], b.end[r][i], PG_REL_TOL);
     sched_times_free(&s, &a);
+    /* the same evaluation on a replay built once (calibrate's surrogate): the same times, exactly, twice */
+    sched_replay rp;
+    ck_assert(sched_replay_build(&s, &rp, &st) == 0);
+    ck_assert_int_eq(rp.ix.total, sched_total_ops(&s));
+    for (int twice = 0; twice < 2; twice++) {
+        sched_eval_staged_pairs_replayed(&s, &rp, (const double (*)[OP_KIND_COUNT])sum, t_pair, &a);
+        ck_assert(a.makespan == b.makespan && a.span == b.span);
+        for (int r = 0; r < s.pp; r++)
+            for (int i = 0; i < s.nops[r]; i++)
+                ck_assert(a.start[r][i] == b.start[r][i] && a.end[r][i] == b.end[r][i]);
+        sched_times_free(&s, &a);
+    }
+    sched_replay_free(&rp);
     sched_times_free(&s, &b);
     sched_free(&s);
     /* marked: every step's two ops share their times, and the run completes */

@@ -198,6 +198,7 @@ int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
     memset(set, 0, sizeof *set);
     set->row = rows;
     set->sched = pg_xcalloc((size_t)(nrows > 0 ? nrows : 1), sizeof *set->sched);
+    set->replay = pg_xcalloc((size_t)(nrows > 0 ? nrows : 1), sizeof *set->replay);
     for (int i = 0; i < nrows; i++) {
         const train_row *r = &rows[i];
         int layer_row = r->kind == ROW_LAYER;
@@ -211,6 +212,11 @@ int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
             iter_set_free(set);
             return rc;
         }
+        /* every evaluation of the row replays this order: once here (a schedule that deadlocks keeps
+         * none, and its evaluation reports the deadlock) */
+        pg_status quiet;
+        pg_status_clear(&quiet);
+        sched_replay_build(&set->sched[i], &set->replay[i], &quiet);
     }
     set->n = nrows;
     return 0;
@@ -218,9 +224,12 @@ int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st)
 
 void iter_set_free(iter_set *set)
 {
-    for (int i = 0; i < set->n; i++)
+    for (int i = 0; i < set->n; i++) {
         sched_free(&set->sched[i]);
+        sched_replay_free(&set->replay[i]);
+    }
     free(set->sched);
+    free(set->replay);
     memset(set, 0, sizeof *set);
 }
 
@@ -523,9 +532,15 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             step_comm[k][kind] = comm[k][kind] + (to >= 0 && !port[pair] ? xfer[pair] : 0.0);   /* its NIC */
         }
     sched_times t;
-    rc = combined ? sched_eval_combined(s, (const double (*)[OP_KIND_COUNT])dur, (const double (*)[OP_KIND_COUNT])comm,
-                                        (const double (*)[OP_KIND_COUNT])step_comm, t_comm, &sends, &t, st)
-                  : sched_eval_staged_pairs(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
+    if (combined) {
+        rc = sched_eval_combined(s, (const double (*)[OP_KIND_COUNT])dur, (const double (*)[OP_KIND_COUNT])comm,
+                                 (const double (*)[OP_KIND_COUNT])step_comm, t_comm, &sends, &t, st);
+    } else if (set->replay[i].order) {   /* the row's replay order, built once (iter_set_prepare) */
+        sched_eval_staged_pairs_replayed(s, &set->replay[i], (const double (*)[OP_KIND_COUNT])dur, t_comm, &t);
+        rc = 0;
+    } else {
+        rc = sched_eval_staged_pairs(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, &t, st);
+    }
     free(t_comm);
     free(xfer);
     free(port);

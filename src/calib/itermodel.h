@@ -28,6 +28,7 @@
 
 #include "model/arch.h"
 #include "model/costmodel.h"
+#include "schedule/sched_index.h"
 #include "schedule/schedule.h"
 #include "util/error.h"
 
@@ -149,6 +150,7 @@ typedef struct iter_set {
     int n;
     train_row *row;                 /* borrowed */
     schedule *sched;                /* [n] */
+    sched_replay *replay;           /* [n] each schedule's replay order, built once (order NULL: none) */
 } iter_set;
 
 int iter_set_prepare(iter_set *set, train_row *rows, int nrows, pg_status *st);

@@ -99,29 +99,22 @@ static void span_of(const schedule *s, sched_times *out)
     out->makespan = last > first ? last - first : 0.0;
 }
 
-static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, const double *t_comm_pair,
-                sched_times *out, pg_status *st)
+/* The ops in the replay's order rp (a dependency order): each starts when
+ * its rank is free and its predecessor's output is in. */
+static void eval_in_order(const schedule *s, const sched_replay *rp, const double (*dur)[OP_KIND_COUNT],
+                          double t_comm, const double *t_comm_pair, sched_times *out)
 {
+    const sched_index *ix = &rp->ix;
     memset(out, 0, sizeof *out);
-    sched_index ix;
-    int rc = sched_index_build(s, &ix, st);
-    if (rc)
-        return rc;
-    int *order = pg_xmalloc(((size_t)ix.total + 1) * sizeof *order);
-    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
-    if (sched_index_replay(s, &ix, order, next) < ix.total) {
-        rc = sched_index_deadlock_msg(s, &ix, next, st);
-        goto done;
-    }
     times_alloc(s, out);
-    double *end_of = pg_xmalloc(((size_t)ix.total + 1) * sizeof *end_of);
+    double *end_of = pg_xmalloc(((size_t)ix->total + 1) * sizeof *end_of);
     double *rank_free = pg_xcalloc((size_t)s->pp, sizeof *rank_free);
-    for (int n = 0; n < ix.total; n++) {
-        int g = order[n], r = ix.op_rank[g], i = g - ix.rank_base[r];
+    for (int n = 0; n < ix->total; n++) {
+        int g = rp->order[n], r = ix->op_rank[g], i = g - ix->rank_base[r];
         double t0 = rank_free[r];
-        int p = ix.pred[g];
+        int p = ix->pred[g];
         if (p >= 0) {
-            int from = ix.op_rank[p];
+            int from = ix->op_rank[p];
             double ready = end_of[p] + (from == r ? 0.0 : t_comm_pair ? t_comm_pair[from * s->pp + r] : t_comm);
             if (ready > t0)
                 t0 = ready;
@@ -136,11 +129,25 @@ static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_
     span_of(s, out);
     free(end_of);
     free(rank_free);
-done:
-    free(order);
-    free(next);
-    sched_index_free(&ix);
-    return rc;
+}
+
+static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, const double *t_comm_pair,
+                sched_times *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    sched_replay rp;
+    int rc = sched_replay_build(s, &rp, st);
+    if (rc)
+        return rc;
+    eval_in_order(s, &rp, dur, t_comm, t_comm_pair, out);
+    sched_replay_free(&rp);
+    return 0;
+}
+
+void sched_eval_staged_pairs_replayed(const schedule *s, const sched_replay *rp, const double (*dur)[OP_KIND_COUNT],
+                                      const double *t_comm_pair, sched_times *out)
+{
+    eval_in_order(s, rp, dur, 0.0, t_comm_pair, out);
 }
 
 /* ---- Megatron's combined 1F1B steps --------------------------------------- */

@@ -264,3 +264,26 @@ int sched_index_deadlock_msg(const schedule *s, const sched_index *ix, const int
     sb_free(&sb);
     return rc;
 }
+
+int sched_replay_build(const schedule *s, sched_replay *out, pg_status *st)
+{
+    memset(out, 0, sizeof *out);
+    int rc = sched_index_build(s, &out->ix, st);
+    if (rc)
+        return rc;
+    out->order = pg_xmalloc(((size_t)out->ix.total + 1) * sizeof *out->order);
+    int *next = pg_xcalloc((size_t)s->pp + 1, sizeof *next);
+    if (sched_index_replay(s, &out->ix, out->order, next) < out->ix.total)
+        rc = sched_index_deadlock_msg(s, &out->ix, next, st);
+    free(next);
+    if (rc)
+        sched_replay_free(out);
+    return rc;
+}
+
+void sched_replay_free(sched_replay *r)
+{
+    sched_index_free(&r->ix);
+    free(r->order);
+    memset(r, 0, sizeof *r);
+}

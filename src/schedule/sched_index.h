@@ -38,4 +38,20 @@ int sched_index_replay_counted(const schedule *s, const sched_index *ix, int *or
 /* "deadlock: rank R blocked at OP waiting for PRED; ..." from a replay's next[]. */
 int sched_index_deadlock_msg(const schedule *s, const sched_index *ix, const int *next, pg_status *st);
 
+/* A schedule's index and the order its replay runs the ops in: what
+ * eval_ideal.h's evaluations compute first on every call, kept by a caller
+ * that evaluates one schedule under many durations (calibrate's surrogate:
+ * thousands of evaluations per row).  Build fails as the replay does: a
+ * deadlock, PG_EXIT_INPUT with the blocked ops named. */
+typedef struct sched_replay {
+    sched_index ix;
+    int *order;   /* [ix.total] global op ids, in replay order */
+} sched_replay;
+int sched_replay_build(const schedule *s, sched_replay *out, pg_status *st);
+void sched_replay_free(sched_replay *r);
+/* schedule.h's sched_eval_staged_pairs on a replay built for s: the same
+ * times, without indexing and replaying the schedule again. */
+void sched_eval_staged_pairs_replayed(const schedule *s, const sched_replay *rp, const double (*dur)[OP_KIND_COUNT],
+                                      const double *t_comm_pair, sched_times *out);
+
 #endif
