@@ -550,8 +550,11 @@ static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
  * _apply_gpt_oss_120b_full_iter_fp8mx_configs), keeping a release only
  * where the recipe with the overlap has the row's GPUs, tp, pp, vp, ep and
  * global batch (a row measured with another layout ran another recipe).
- * Every other row: off, Megatron-Core's default.  The earlier releases'
- * recipes (25.09, v0.1.0rc4) overlap DeepSeek-V3's all-to-alls on H100 only.
+ * Every other row: off, Megatron-Core's default.  The earliest release's
+ * recipe (25.09, v0.1.0rc4: scripts/performance/run_script.py, A2A_1F1B)
+ * overlaps DeepSeek-V3's all-to-alls on H100 only (with the row's tp 2, pp 8,
+ * vp 4, ep 64 and global batch 8192, configs/deepseek/
+ * deepseek_v3_llm_pretrain.yaml).
  * One row ran a recipe newer than its release's tag: DeepSeek-V3 on B200 at
  * 26.04.01 (pp 8 x vp 2, ep 32, global batch 4096, MXFP8), which v0.4.1's
  * presets do not have (they run pp 16, ep 8) and commit 5acef9309 ("b200
@@ -562,6 +565,7 @@ static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
 static const struct {
     const char *version, *gpu, *model_key;
 } A2A_OVERLAP_RECIPES[] = {
+    {"25.09", "h100-sxm", "deepseek-v3"},
     {"25.11", "h100-sxm", "qwen3-235b-a22b"},
     {"26.02", "h100-sxm", "qwen3-235b-a22b"},
     {"26.02", "h100-sxm", "qwen3-30b-a3b"},
