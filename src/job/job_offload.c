@@ -99,11 +99,17 @@ void job_judged_free(job_judged *jd)
     free(jd);
 }
 
-int job_judged_take(const job *j, const memplan *plan, timeline *tl, sim_outcome *out)
+/* j's judge memory when it is kept for j's experiment as it is now, else NULL. */
+static job_judged *judged_of(const job *j)
 {
     job_judged *jd = j->judged;
-    if (jd == NULL || !jd->have || plan == NULL || memcmp(&jd->exp, &j->exp, sizeof jd->exp) != 0 ||
-        !sched_equal(&jd->sched, &j->sched) || !plan_equal(&jd->plan, plan))
+    return jd != NULL && memcmp(&jd->exp, &j->exp, sizeof jd->exp) == 0 ? jd : NULL;
+}
+
+int job_judged_take(const job *j, const memplan *plan, timeline *tl, sim_outcome *out)
+{
+    job_judged *jd = judged_of(j);
+    if (jd == NULL || !jd->have || plan == NULL || !sched_equal(&jd->sched, &j->sched) || !plan_equal(&jd->plan, plan))
         return 0;
     timeline_free(tl);
     *tl = jd->tl;
@@ -161,9 +167,8 @@ static double judge_read(const job *j, const schedule *s, const memplan *p, FILE
     double makespan = INFINITY;
     if (fread(&makespan, sizeof makespan, 1, from_child) != 1)
         return INFINITY;
-    job_judged *jd = j->judged;
-    if (!isfinite(makespan) || jd == NULL || p == NULL || (jd->have && makespan >= jd->makespan_s) ||
-        memcmp(&jd->exp, &j->exp, sizeof jd->exp) != 0)
+    job_judged *jd = judged_of(j);
+    if (!isfinite(makespan) || jd == NULL || p == NULL || (jd->have && makespan >= jd->makespan_s))
         return makespan;
     sim_outcome out;
     timeline tl;

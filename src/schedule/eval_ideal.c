@@ -134,11 +134,12 @@ static void eval_in_order(const schedule *s, const sched_replay *rp, const doubl
 static int eval(const schedule *s, const double (*dur)[OP_KIND_COUNT], double t_comm, const double *t_comm_pair,
                 sched_times *out, pg_status *st)
 {
-    memset(out, 0, sizeof *out);
     sched_replay rp;
     int rc = sched_replay_build(s, &rp, st);
-    if (rc)
+    if (rc) {
+        memset(out, 0, sizeof *out);   /* nothing for the caller to free */
         return rc;
+    }
     eval_in_order(s, &rp, dur, t_comm, t_comm_pair, out);
     sched_replay_free(&rp);
     return 0;

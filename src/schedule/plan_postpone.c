@@ -1,8 +1,8 @@
 /* plan_postpone.c: the timing PipeOffload's copy rules are decided on
  * (plan.h): per-stage op durations, and the warm-up postponement.
  *
- * plan_eval_times replays a schedule's fixed orders as soon as possible, as
- * sched_eval_ideal does, but with each stage's own F, B and W seconds (the
+ * plan_eval_times replays a schedule's fixed orders as soon as possible
+ * (sched_eval_staged) with each stage's own F, B and W seconds (the
  * first and last stages of a model carry the embedding and the head, so a
  * single per-rank duration would misplace every copy slot by their
  * difference).
@@ -27,60 +27,20 @@
 
 #include "schedule/sched_index.h"
 
-static double op_dur(const sched_op *op, const double *f_s, const double *b_s, const double *w_s)
-{
-    switch ((op_kind)op->kind) {
-    case OP_F: return f_s[op->stage];
-    case OP_B: return b_s[op->stage];
-    case OP_W: return w_s[op->stage];
-    case OP_BW: return b_s[op->stage] + w_s[op->stage];
-    default: return 0.0;
-    }
-}
-
 int plan_eval_times(const schedule *s, const double *f_s, const double *b_s, const double *w_s, double t_comm,
                     sched_times *out, pg_status *st)
 {
-    memset(out, 0, sizeof *out);
-    sched_index ix;
-    int rc = sched_index_build(s, &ix, st);
-    if (rc) return rc;
-    int *order = pg_xmalloc(((size_t)ix.total + 1) * sizeof *order);
-    int *next = pg_xcalloc((size_t)s->pp + 1, sizeof *next);
-    if (sched_index_replay(s, &ix, order, next) < ix.total) {
-        rc = sched_index_deadlock_msg(s, &ix, next, st);
-    } else {
-        out->start = pg_xcalloc((size_t)s->pp + 1, sizeof *out->start);
-        out->end = pg_xcalloc((size_t)s->pp + 1, sizeof *out->end);
-        for (int r = 0; r < s->pp; r++) {
-            out->start[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof(double));
-            out->end[r] = pg_xcalloc((size_t)s->nops[r] + 1, sizeof(double));
-        }
-        double *end_of = pg_xcalloc((size_t)ix.total + 1, sizeof *end_of);
-        double *rank_free = pg_xcalloc((size_t)s->pp + 1, sizeof *rank_free);
-        double last = 0;
-        for (int n = 0; n < ix.total; n++) {
-            int g = order[n], r = ix.op_rank[g], i = g - ix.rank_base[r];
-            double t0 = rank_free[r];
-            int p = ix.pred[g];
-            if (p >= 0) {
-                double ready = end_of[p] + (ix.op_rank[p] != r ? t_comm : 0.0);
-                if (ready > t0) t0 = ready;
-            }
-            double t1 = t0 + op_dur(&s->ops[r][i], f_s, b_s, w_s);
-            out->start[r][i] = t0;
-            out->end[r][i] = t1;
-            end_of[g] = t1;
-            rank_free[r] = t1;
-            if (t1 > last) last = t1;
-        }
-        out->makespan = last;
-        free(end_of);
-        free(rank_free);
+    /* schedule.h's staged evaluator, with each stage's own seconds per kind */
+    int nst = s->nstages > 0 ? s->nstages : 1;
+    double (*dur)[OP_KIND_COUNT] = pg_xcalloc((size_t)nst, sizeof *dur);
+    for (int k = 0; k < s->nstages; k++) {
+        dur[k][OP_F] = f_s[k];
+        dur[k][OP_B] = b_s[k];
+        dur[k][OP_W] = w_s[k];
+        dur[k][OP_BW] = b_s[k] + w_s[k];
     }
-    free(order);
-    free(next);
-    sched_index_free(&ix);
+    int rc = sched_eval_staged(s, (const double (*)[OP_KIND_COUNT])dur, t_comm, out, st);
+    free(dur);
     return rc;
 }
 

@@ -16,16 +16,9 @@ int sched_validate(const schedule *s, pg_status *st)
 
 int sched_check_deadlock(const schedule *s, pg_status *st)
 {
-    sched_index ix;
-    int rc = sched_index_build(s, &ix, st);
-    if (rc)
-        return rc;
-    int *order = pg_xmalloc(((size_t)ix.total + 1) * sizeof *order);
-    int *next = pg_xcalloc((size_t)s->pp, sizeof *next);
-    if (sched_index_replay(s, &ix, order, next) < ix.total)
-        rc = sched_index_deadlock_msg(s, &ix, next, st);
-    free(order);
-    free(next);
-    sched_index_free(&ix);
+    sched_replay rp;
+    int rc = sched_replay_build(s, &rp, st);
+    if (rc == 0)
+        sched_replay_free(&rp);
     return rc;
 }
