@@ -383,10 +383,23 @@ MIXTRAL=(--set workload=hf:profiles/models/mixtral-8x7b.json --set gpt.seq=4096 
 expect_rc "Mixtral-8x7B with ep=4 runs" 0 "$BIN" run "${MIXTRAL[@]}" --set ep=4 --format json
 cp "$TMP/out" "$TMP/ep4.json"
 expect_rc "Mixtral-8x7B with ep=1 runs" 0 "$BIN" run "${MIXTRAL[@]}" --set ep=1 --format json
+cp "$TMP/out" "$TMP/ep1.json"
+expect_rc "... and without the distributed optimizer, ep=4" 0 "$BIN" run "${MIXTRAL[@]}" --set ep=4 \
+    --set memory.zero1=false --set memory.capacity=1TiB --format json
+cp "$TMP/out" "$TMP/ep4_plain.json"
+expect_rc "... and ep=1" 0 "$BIN" run "${MIXTRAL[@]}" --set ep=1 --set memory.zero1=false --set memory.capacity=1TiB \
+    --format json
 expect_py "experts spread over ep=4 hold a quarter of the expert weights" '
-ep4 = json.load(open("'"$TMP"'/ep4.json"))
+ep4 = json.load(open("'"$TMP"'/ep4_plain.json"))
 s1 = j["ranks"][1]["peak_breakdown"]["static_bytes"]; s4 = ep4["ranks"][1]["peak_breakdown"]["static_bytes"]
 assert s4 < 0.5 * s1, (s4, s1)'
+# with ep = dp no other GPU holds a GPU's experts: the distributed optimizer cannot shard their state, so it
+# saves (B - W - G) = 12 bytes x 3/4 of the dense parameters only (ep=4), of all of them with ep=1
+expect_py "the distributed optimizer shards the experts' state over the GPUs holding them (none at ep = dp)" '
+z = {k: json.load(open("'"$TMP"'/%s.json" % k))["ranks"][1]["peak_breakdown"]["static_bytes"]
+     for k in ("ep4", "ep1", "ep4_plain")}
+saved4, saved1 = z["ep4_plain"] - z["ep4"], j["ranks"][1]["peak_breakdown"]["static_bytes"] - z["ep1"]
+assert 0 < saved4 < 0.2 * saved1, (saved4, saved1)'
 
 # expert parallelism and DualPipeV's overlap, simulated (ep across nodes: 2 GPUs per node)
 DPV=(--set workload=hf:profiles/models/mixtral-8x7b.json --set gpt.seq=4096 --set pp=4 --set tp=2 --set dp=4 --set ep=4

@@ -87,6 +87,10 @@ blocks "MoE: tp 8, ep 2 (groups of two replicas)" 2 4 "${MOE[@]}" --set tp=8 --s
     --set microbatches=4
 blocks "MoE: tp 4, ep 2, replicas share nodes" 4 8 "${MOE[@]}" --set tp=4 --set pp=2 --set ep=2 \
     --set microbatches=4 --set dp.overlap=true
+blocks "MoE: etp 1, distributed optimizer with overlap (the experts' own rings)" 8 16 "${MOE[@]}" --set tp=2 \
+    --set pp=2 --set ep=8 --set etp=1 --set microbatches=4 --set memory.zero1=true --set dp.overlap=true
+blocks "MoE: ep 2, distributed optimizer (the experts' gather after the step)" 2 8 "${MOE[@]}" --set tp=8 \
+    --set pp=2 --set ep=2 --set microbatches=4 --set memory.zero1=true
 blocks "MoE: DualPipeV's overlapped pairs, tp 2 x cp 2, ep 4" 4 8 "${MOE[@]}" --set tp=2 --set cp=2 --set pp=2 \
     --set ep=4 --set microbatches=8 --set schedule=dualpipe-v --set tp.sequence_parallel=true
 
@@ -187,6 +191,10 @@ engine "DualPipeV with offload=full (no pairs under a plan)" "$EV" "${MOE[@]}" -
 engine "MoE ep 2" "$EV" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=2 --set ep=2 --set microbatches=4
 engine "MoE tp 2 x cp 2, ep 4 in blocks, overlap" "$EV" "${MOE[@]}" --set tp=2 --set cp=2 --set pp=2 --set dp=8 \
     --set ep=4 --set microbatches=4 --set dp.overlap=true --set tp.sequence_parallel=true
+engine "MoE etp 1, distributed optimizer with overlap" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=8 \
+    --set ep=8 --set etp=1 --set microbatches=4 --set memory.zero1=true --set dp.overlap=true
+engine "MoE ep 2, distributed optimizer, gathers after the step" "$EV" "${MOE[@]}" --set tp=8 --set pp=2 --set dp=4 \
+    --set ep=2 --set microbatches=4 --set memory.zero1=true
 engine "DualPipeV, pairs one after the other" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \
     --set microbatches=8 --set schedule=dualpipe-v --set dualpipe.overlap=false
 engine "DualPipeV's overlapped pairs, ep 4" "$EV" "${MOE[@]}" --set tp=2 --set pp=2 --set dp=4 --set ep=4 \

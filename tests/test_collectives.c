@@ -413,6 +413,8 @@ typedef struct par_case {
     double f, b, w;           /* the whole tp group's seconds (split_compute) */
     double boundary_bytes;
     double params;            /* per stage, the group's */
+    double expert_params;     /* of them, the routed experts' (ep > 1: reduced over their own group) */
+    int dist_opt;             /* the distributed optimizer (reduce-scatter, step, gather) */
     double bucket_bytes;
     int overlap;
     double optimizer_s;
@@ -459,7 +461,8 @@ static void simulate_par(const par_case *c, par_result *res)
     for (int i = 0; i < s.nstages; i++) {
         w.stage[i] = (stage_cost){.f_s = c->f, .b_s = c->b, .w_s = c->w, .act_b_bytes = 1, .act_w_bytes = 0.5,
                                   .boundary_bytes = c->boundary_bytes, .tp_coll_bytes = c->boundary_bytes,
-                                  .param_count = c->params, .layers = c->layers ? c->layers : 1,
+                                  .param_count = c->params, .expert_param_count = c->expert_params,
+                                  .layers = c->layers ? c->layers : 1,
                                   .moe_layers = c->a2a_bytes > 0, .a2a_bytes = c->a2a_bytes,
                                   .attn_layers = c->cp_kv_bytes > 0, .cp_kv_bytes = c->cp_kv_bytes};
     }
@@ -481,7 +484,7 @@ static void simulate_par(const par_case *c, par_result *res)
                         .optimizer_s = c->optimizer_s > 0 ? opt : NULL, .stepwise_collectives = c->stepwise,
                         .cp = c->cp, .ep = c->ep, .ep_hybrid = c->ep_hybrid, .overlap_pairs = c->overlap_pairs,
                         .sharding = c->sharding, .shard_group = c->shard_group, .param_bytes_per_param = 2,
-                        .combined_pairs = c->combined};
+                        .combined_pairs = c->combined, .distributed_optimizer = c->dist_opt};
     sim_input in = {.sched = &s, .wl = &w, .plat = &res->plat, .rank_gpu = rank_gpu, .par = &par,
                     .engine = c->engine};
     sim_outcome out;
@@ -606,6 +609,32 @@ START_TEST(test_buckets_and_overlap)
     ck_assert_exact(r.m.pipeline_s, c.m * (c.f + c.b + c.w));
     ck_assert_exact(r.m.dp_allreduce_s, overlap ? ar : 4 * ar);
     ck_assert_exact(r.m.iteration_s, r.m.pipeline_s + r.m.dp_allreduce_s);
+    par_result_free(&r);
+}
+END_TEST
+
+/* Experts' gradients: dp = 4 replicas on GPUs 0 and 4 of two nodes, ep = 2
+ * (expert groups: the two replicas of a node), every parameter an
+ * expert's.  GPUs holding the same experts are GPU 0 and 8, and 4 and 12:
+ * two rings of 2 across the nodes, each on its GPUs' own NICs, so the
+ * gradient's all-reduce takes the 2-GPU InfiniBand ring's time (not the
+ * 4-replica ring's); with the distributed optimizer a reduce-scatter, the
+ * step, then the gather of the bf16 parameters over the same rings; with
+ * ep = dp no other GPU holds a GPU's experts: nothing to reduce. */
+START_TEST(test_expert_gradients_own_group)
+{
+    int dist = _i % 2, ep_is_dp = _i >= 2;
+    par_case c = {.pp = 1, .m = 2, .tp = 1, .dp = 4, .ep = ep_is_dp ? 4 : 2, .f = 1e-3, .b = 2e-3, .w = 1e-3,
+                  .params = 1e8, .expert_params = 1e8, .optimizer_s = 5e-3, .nodes = 2,
+                  .replica_stride = GPUS_PER_NODE / 2, .dist_opt = dist};
+    par_result r;
+    simulate_par(&c, &r);
+    double pipeline = c.m * (c.f + c.b + c.w), grad = c.params * 2;
+    double pass = r.ib_lat + 1.0 / 2 * grad / r.ib_bw;   /* a 2-GPU ring's reduce-scatter or all-gather */
+    ck_assert_exact(r.m.pipeline_s, pipeline);
+    ck_assert_int_eq(r.m.dp_buckets, ep_is_dp ? 0 : 1);
+    ck_assert_exact(r.m.dp_allreduce_busy_s, ep_is_dp ? 0.0 : dist ? pass : 2 * pass);
+    ck_assert_exact(r.m.iteration_s, pipeline + (ep_is_dp ? 0.0 : 2 * pass) + c.optimizer_s);
     par_result_free(&r);
 }
 END_TEST
@@ -989,6 +1018,7 @@ static Suite *collectives_suite(void)
     tcase_add_loop_test(te, test_tp_collectives_in_ops, 0, 2);
     tcase_add_loop_test(te, test_iteration_by_hand, 0, 2);
     tcase_add_loop_test(te, test_buckets_and_overlap, 0, 2);
+    tcase_add_loop_test(te, test_expert_gradients_own_group, 0, 4);
     tcase_add_test(te, test_fsdp_collectives_per_layer);
     tcase_add_loop_test(te, test_zero2_and_hsdp_collectives, 0, 2);
     tcase_add_test(te, test_replicas_run);

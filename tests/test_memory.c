@@ -45,10 +45,30 @@ START_TEST(test_zero1_static)
     workload w = {.nstages = 2, .stage = c};
     int both[] = {0, 1};
     ck_assert_exact(memory_static_bytes(&w, both, 2, 16), 16e9);
-    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 4, 8), 5.5e9);
-    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 4, 1), 16e9);
+    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 4, 8, 8), 5.5e9);
+    ck_assert_exact(memory_static_bytes_zero1(&w, both, 2, 16, 4, 1, 1), 16e9);
     int bad[] = {2};
-    ck_assert(memory_static_bytes_zero1(&w, bad, 1, 16, 4, 8) < 0);
+    ck_assert(memory_static_bytes_zero1(&w, bad, 1, 16, 4, 8, 8) < 0);
+}
+END_TEST
+
+/* The experts' optimizer state is sharded over the GPUs holding the same
+ * experts, not dp: 1e9 params of which 8e8 experts, dp 64, ep 8 (8 copies):
+ * 4 + 12 (2e8 / 64 + 8e8 / 8) / 1e9 = 4 + 0.0375 + 1.2 bytes a parameter. */
+START_TEST(test_zero1_static_experts)
+{
+    stage_cost c[1] = {{.param_count = 1e9, .expert_param_count = 8e8}};
+    workload w = {.nstages = 1, .stage = c};
+    int one[] = {0};
+    ck_assert_rel(memory_static_bytes_zero1(&w, one, 1, 16, 4, 64, 8), 4e9 + 12 * (2e8 / 64 + 8e8 / 8), 1e-15);
+    ck_assert_rel(memory_static_bytes_zero1(&w, one, 1, 16, 4, 64, 64), 4e9 + 12 * 1e9 / 64, 1e-15);
+    /* LoRA: a frozen base has no optimizer state, experts or not */
+    c[0].frozen_param_count = 1e9;
+    c[0].param_count = 1e9 + 1e6;
+    ck_assert_rel(memory_static_bytes_zero1(&w, one, 1, 16, 4, 64, 8), 1e6 * (4 + 12.0 / 64) + 2e9, 1e-15);
+    ck_assert_int_eq(parallel_expert_dp(1, 64, 8, 0), 8);
+    ck_assert_int_eq(parallel_expert_dp(2, 32, 16, 1), 4);
+    ck_assert_int_eq(parallel_expert_dp(4, 16, 1, 0), 16);
 }
 END_TEST
 
@@ -90,7 +110,7 @@ START_TEST(test_frozen_weights_static)
     int one[] = {0};
     ck_assert_exact(stage_trainable_params(&c[0]), 1e7);
     ck_assert_rel(memory_static_bytes(&w, one, 1, 18), 1.8e8 + 1.98e9, 1e-15);
-    ck_assert_rel(memory_static_bytes_zero1(&w, one, 1, 18, 6, 8), 7.5e7 + 1.98e9, 1e-15);
+    ck_assert_rel(memory_static_bytes_zero1(&w, one, 1, 18, 6, 8, 8), 7.5e7 + 1.98e9, 1e-15);
     memory_sharding sh = {.mode = DP_SHARD_FULL, .group = 8, .weight_bytes_per_param = 2,
                           .grad_bytes_per_param = 4};
     ck_assert_rel(memory_static_bytes_sharded(&w, one, 1, 18, &sh), (1.8e8 + 1.98e9) / 8 + 1e8 * 8, 1e-15);
@@ -542,6 +562,7 @@ static Suite *memory_suite(void)
     Suite *s = suite_create("memory");
     TCase *t = tcase_create("model");
     tcase_add_test(t, test_zero1_static);
+    tcase_add_test(t, test_zero1_static_experts);
     tcase_add_test(t, test_headroom);
     tcase_add_test(t, test_sharding_static);
     tcase_add_test(t, test_frozen_weights_static);

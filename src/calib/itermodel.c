@@ -303,6 +303,36 @@ static int row_sharded(const train_row *r)
  * and their buckets queue. */
 typedef double (*bucket_coll_fn)(const gpu_params *g, const train_row *r, double bytes, int n, long stride);
 
+/* The row's experts' reduction group as the simulator forms it
+ * (src/sim/gradsync.c, expert_rings): n GPUs holding the same experts
+ * (parallel_expert_dp), `stride` GPUs apart; n 0 when the experts go with
+ * the dense gradient (ep 1), 1 when no other GPU holds them. */
+typedef struct expert_group {
+    int n;
+    long stride;
+} expert_group;
+
+static expert_group row_expert_group(const train_row *r)
+{
+    long tp_cp = (long)r->tp * r->cp;
+    if (r->ep <= 1)
+        return (expert_group){0, 0};
+    return (expert_group){parallel_expert_dp((int)tp_cp, r->dp, r->ep, r->expert_tp1),
+                          r->expert_tp1 ? r->ep : r->ep * tp_cp};
+}
+
+/* Trained parameters of stage c reduced with the replicas (all but the
+ * experts when they go their own way) and with the experts' group. */
+static double dense_params(const stage_cost *c, expert_group eg)
+{
+    return c->param_count - (eg.n > 0 ? c->expert_param_count : 0.0);
+}
+
+static double expert_params(const stage_cost *c, expert_group eg)
+{
+    return eg.n > 0 ? c->expert_param_count : 0.0;
+}
+
 static double reduction_exposed_s(const schedule *s, const sched_times *t, const workload *w,
                                   const double (*window_s)[OP_KIND_COUNT], double bytes_per_param, double bucket_bytes,
                                   bucket_coll_fn coll_s, const gpu_params *g, const train_row *r, long stride)
@@ -320,12 +350,20 @@ static double reduction_exposed_s(const schedule *s, const sched_times *t, const
             const sched_op *op = &s->ops[rank][i];
             if (last[op->stage] != i)
                 continue;
-            double bytes = bytes_per_param * w->stage[op->stage].param_count;
-            int nb = bucket_bytes > 0 ? units_pieces(bytes, bucket_bytes) : 1;
-            double len_s = window_s[op->stage][op->kind], each_s = coll_s(g, r, bytes / nb, r->dp, stride);
+            /* dense and expert buckets, the experts' spread evenly (gradsync.c's dp_buckets) */
+            expert_group eg = row_expert_group(r);
+            double bytes = bytes_per_param * dense_params(&w->stage[op->stage], eg);
+            double ebytes = eg.n > 1 ? bytes_per_param * expert_params(&w->stage[op->stage], eg) : 0.0;
+            int nd = bytes > 0 ? (bucket_bytes > 0 ? units_pieces(bytes, bucket_bytes) : 1) : 0;
+            int ne = ebytes > 0 ? (bucket_bytes > 0 ? units_pieces(ebytes, bucket_bytes) : 1) : 0;
+            int nb = nd + ne;
+            double len_s = window_s[op->stage][op->kind];
+            double each_s = nd ? coll_s(g, r, bytes / nd, r->dp, stride) : 0.0;
+            double each_expert_s = ne ? coll_s(g, r, ebytes / ne, eg.n, eg.stride) : 0.0;
             for (int j = 0; j < nb; j++) {
                 double ready_s = t->end[rank][i] - len_s + (j + 1) * len_s / nb;
-                free_s = (free_s > ready_s ? free_s : ready_s) + each_s;
+                int expert = (long)(j + 1) * ne / nb > (long)j * ne / nb;
+                free_s = (free_s > ready_s ? free_s : ready_s) + (expert ? each_expert_s : each_s);
             }
         }
         if (free_s - t->makespan > exposed_s)
@@ -456,7 +494,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     int combined = r->ep_overlap && r->ep > 1;
     double (*comm)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *comm);
     double (*grad_window)[OP_KIND_COUNT] = pg_xcalloc((size_t)w.nstages, sizeof *grad_window);
-    double max_params = 0.0;
+    double max_params = 0.0, max_expert_params = 0.0;
+    expert_group eg = row_expert_group(r);
     for (int k = 0; k < w.nstages; k++) {
         const stage_cost *sc = &w.stage[k];
         double f = sc->f_s, b = sc->b_s;
@@ -497,11 +536,15 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             dur[k][OP_BW] = layer_stream_s(dur[k][OP_BW], n, t_ag, t_rs);
         }
         /* the rank's parameters: its vp chunks */
-        double rank_params = 0.0;
-        for (int c = k % r->pp; c < w.nstages; c += r->pp)
-            rank_params += w.stage[c].param_count;
-        if (rank_params > max_params)
+        double rank_params = 0.0, rank_experts = 0.0;
+        for (int c = k % r->pp; c < w.nstages; c += r->pp) {
+            rank_params += dense_params(&w.stage[c], eg);
+            rank_experts += expert_params(&w.stage[c], eg);
+        }
+        if (rank_params + rank_experts > max_params + max_expert_params) {
             max_params = rank_params;
+            max_expert_params = rank_experts;
+        }
     }
     long dp_span = tp_cp * r->dp;
     /* Stage boundaries: pipeline rank a's GPUs are a x dp_span on; a send
@@ -574,7 +617,9 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
                 if (prev_start_s > gathered_s)
                     gathered_s = prev_start_s;
                 prev_start_s = t.start[rank][k];
-                gathered_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * w.stage[op->stage].param_count, r->dp, tp_cp);
+                const stage_cost *c = &w.stage[op->stage];
+                gathered_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * dense_params(c, eg), r->dp, tp_cp) +
+                              ring_pass_s(g, r, PARAM_GATHER_BYTES * expert_params(c, eg), eg.n, eg.stride);
                 if (gathered_s - t.end[rank][k] > gather_late_s)
                     gather_late_s = gathered_s - t.end[rank][k];
             }
@@ -593,31 +638,40 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
     if (r->pp > 1 && tied)   /* first and last stage sum the tied embedding's gradient (across the pipeline) */
         out->embed_sync_s = ring_allreduce_s(g, r, r->grad_bytes * embed_params, 2, dp_span * (r->pp - 1));
     int nb = bucket > 0 ? units_pieces(r->grad_bytes * max_params, bucket) : 1;
+    int ne = eg.n <= 1 || !(max_expert_params > 0) ? 0
+             : bucket > 0                            ? units_pieces(r->grad_bytes * max_expert_params, bucket)
+                                                     : 1;
     if (row_sharded(r)) {
         /* ZeRO-2 / FSDP: the per-layer collectives are in the ops; HSDP's
          * all-reduce of the sharded gradient across the shard groups, and
          * ZeRO-2's gather of the updated parameters after the step */
         int groups = r->dp / r->shard_group;
-        out->dp_allreduce_s = ring_allreduce_s(g, r, r->grad_bytes * max_params / r->shard_group, groups,
+        double held = max_params + max_expert_params;   /* sharded whole, experts with the rest */
+        out->dp_allreduce_s = ring_allreduce_s(g, r, r->grad_bytes * held / r->shard_group, groups,
                                                tp_cp * r->shard_group);
         if (r->sharding == DP_SHARD_GRADIENTS)
-            out->dp_allreduce_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->shard_group, tp_cp);
+            out->dp_allreduce_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * held, r->shard_group, tp_cp);
     } else if (r->zero1) {
         /* Megatron's distributed optimizer: the gradients are reduce-
          * scattered bucket by bucket (in their reduction precision), each
          * rank updates its shard, and the bf16 parameters are all-gathered:
          * with overlap the reduce-scatters run under the last backward and
          * the gather under the first forward (overlap_param_gather). */
-        double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp);
-        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->dp, tp_cp);
+        double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp) +
+                      (ne ? ne * ring_pass_s(g, r, r->grad_bytes * max_expert_params / ne, eg.n, eg.stride) : 0.0);
+        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->dp, tp_cp) +
+                      ring_pass_s(g, r, PARAM_GATHER_BYTES * max_expert_params, eg.n, eg.stride);
         out->dp_allreduce_s = r->dp_overlap ? overlap_exposed_s + gather_late_s : t_rs + t_ag;
     } else {
-        double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp);
+        double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp) +
+                      (ne ? ne * ring_allreduce_s(g, r, r->grad_bytes * max_expert_params / ne, eg.n, eg.stride) : 0.0);
         out->dp_allreduce_s = r->dp_overlap ? overlap_exposed_s : t_dp;
     }
-    out->optimizer_s = costmodel_optimizer_s(g, row_sharded(r) ? max_params / r->shard_group
-                                                : r->zero1   ? max_params / r->dp
-                                                             : max_params);
+    /* the distributed optimizer steps the replicas' dense shard and the experts' group's shard (job.c) */
+    double stepped = row_sharded(r) ? (max_params + max_expert_params) / r->shard_group
+                     : r->zero1     ? max_params / r->dp + max_expert_params / (eg.n > 0 ? eg.n : 1)
+                                    : max_params + max_expert_params;
+    out->optimizer_s = costmodel_optimizer_s(g, stepped);
     out->overhead_s = g->v[GP_ITER_OVERHEAD_S];
     out->total_s = out->pipeline_s + out->embed_sync_s + out->dp_allreduce_s + out->optimizer_s + out->overhead_s;
     return 0;

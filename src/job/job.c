@@ -403,13 +403,18 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
             have = gpu_params_load(type, &g, &ignore) == 0;
             snprintf(loaded, sizeof loaded, "%s", type);
         }
-        double params = 0;
+        double params = 0, experts = 0;
         for (int s = 0; s < j->wl.nstages; s++)
-            if (j->sched.stage_rank[s] == r)
+            if (j->sched.stage_rank[s] == r) {
                 params += stage_trainable_params(&j->wl.stage[s]) / (split ? tp : 1);
-        /* the distributed optimizer steps each replica's 1/dp shard, ZeRO-2/3 its shard group's */
-        if (e->dp_sharding != DP_SHARD_NONE && dp > 1)
-            params /= e->dp_sharding == DP_SHARD_OPTIMIZER ? dp : e->dp_shard_group;
+                experts += stage_trainable_expert_params(&j->wl.stage[s]) / (split ? tp : 1);
+            }
+        /* the distributed optimizer steps each replica's 1/dp shard (of the experts, 1 / the GPUs holding
+         * them), ZeRO-2/3 its shard group's */
+        if (e->dp_sharding == DP_SHARD_OPTIMIZER && dp > 1)
+            params = (params - experts) / dp + experts / experiment_expert_dp(e);
+        else if (e->dp_sharding != DP_SHARD_NONE && dp > 1)
+            params /= e->dp_shard_group;
         if (have && params > 0) {
             jp->optimizer_s[r] = costmodel_optimizer_s(&g, params);
             any_opt = 1;

@@ -428,12 +428,21 @@ double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer)
         mlp = (ffn_params(a, a->ffn) - row_bias) / t + row_bias;
     } else {
         const arch_moe *m = &a->moe;
-        double local_experts = (double)m->experts / r->ep, te = r->expert_tp1 ? 1.0 : t;
-        mlp = (double)a->hidden * m->experts + local_experts * ((ffn_params(a, m->expert_ffn) - row_bias) / te + row_bias);
+        mlp = (double)a->hidden * m->experts + arch_layer_expert_params_gpu(a, r, layer);
         if (m->shared_ffn > 0)
             mlp += (ffn_params(a, m->shared_ffn) - row_bias) / t + row_bias + (m->shared_gate ? a->hidden : 0.0);
     }
     return attn + mlp + layer_norms(a, layer);
+}
+
+double arch_layer_expert_params_gpu(const arch *a, const arch_run *r, int layer)
+{
+    if (arch_layer_ffn(a, layer) != ARCH_FFN_MOE)
+        return 0.0;
+    const arch_moe *m = &a->moe;
+    double row_bias = a->linear_bias ? (double)a->hidden : 0.0;
+    double local_experts = (double)m->experts / r->ep, te = r->expert_tp1 ? 1.0 : r->tp;
+    return local_experts * ((ffn_params(a, m->expert_ffn) - row_bias) / te + row_bias);
 }
 
 double arch_embedding_params_gpu(const arch *a, const arch_run *r)

@@ -179,6 +179,10 @@ double arch_params_head(const arch *a);                    /* final norm + untie
  * and of the head (the LM head's shard; tied: only the final norm). */
 double arch_layer_params_gpu(const arch *a, const arch_run *r, int layer);
 double arch_embedding_params_gpu(const arch *a, const arch_run *r);
+/* Of arch_layer_params_gpu, the routed experts' weights (0 for a layer
+ * without them): what Megatron keeps in its expert-parallel buffers and
+ * reduces, shards and steps over the expert-data-parallel group. */
+double arch_layer_expert_params_gpu(const arch *a, const arch_run *r, int layer);
 double arch_head_params_gpu(const arch *a, const arch_run *r);
 
 /* ---- FLOPs ------------------------------------------------------------------- */

@@ -1349,7 +1349,7 @@ static void add_mtp(const gpu_params *g, const gpt_shape *m, const dims *d, cons
 
 /* One layer's activations, parameters and forward FLOPs on a GPU (arch.h). */
 typedef struct layer_numbers {
-    double act_b_bytes, act_w_bytes, attn_core_bytes, params, fwd_flops;
+    double act_b_bytes, act_w_bytes, attn_core_bytes, params, expert_params, fwd_flops;
 } layer_numbers;
 
 static layer_numbers layer_numbers_of(const arch *a, const arch_run *r, int layer, arch_act_mode mode)
@@ -1358,6 +1358,7 @@ static layer_numbers layer_numbers_of(const arch *a, const arch_run *r, int laye
                            .act_w_bytes = arch_layer_act_w_bytes(a, r, layer, mode),
                            .attn_core_bytes = arch_layer_attn_core_bytes(a, r, layer),
                            .params = arch_layer_params_gpu(a, r, layer),
+                           .expert_params = arch_layer_expert_params_gpu(a, r, layer),
                            .fwd_flops = arch_layer_fwd_flops(a, r, layer)};
 }
 
@@ -1476,6 +1477,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
             sc->attn_core_bytes += ln->attn_core_bytes;
             sc->attn_core_s += core_s[mx];
             sc->param_count += ln->params;
+            sc->expert_param_count += ln->expert_params;
             adapter_params += kinds[mx][arch_layer_ffn(a, layer)][CM_F].adapter_params;
             sc->fwd_flops += ln->fwd_flops / model_share;
             sc->moe_layers += is_moe;

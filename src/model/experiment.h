@@ -211,6 +211,26 @@ static inline int experiment_expert_tp1(const experiment *e)
     return e->etp == 1 && e->tp > 1 && e->ep > 1;
 }
 
+/* GPUs of one pipeline stage holding the same expert weights: Megatron's
+ * expert-data-parallel group, over which the experts' gradients are
+ * reduced and their optimizer state sharded.  With expert tensor
+ * parallelism 1 the stage's tp x cp x dp GPUs are re-split into ep groups
+ * of consecutive GPUs, the rest holding copies; otherwise each tp x cp rank
+ * of dp replicas forms ep groups of replicas (sim/expert.c). */
+static inline int parallel_expert_dp(int tp_cp, int dp, int ep, int expert_tp1)
+{
+    if (ep <= 1 && !expert_tp1)
+        return dp;
+    if (ep < 1)
+        ep = 1;
+    return expert_tp1 ? tp_cp * dp / ep : dp / ep;
+}
+
+static inline int experiment_expert_dp(const experiment *e)
+{
+    return parallel_expert_dp(e->tp * e->cp, e->dp, e->ep, experiment_expert_tp1(e));
+}
+
 static inline double experiment_tp_share(const experiment *e)
 {
     return experiment_times_are_tp_groups(e) && e->tp > 1 ? 1.0 / e->tp : 1.0;

@@ -11,19 +11,29 @@
 #define DENSE_FLOPS_H 24.0
 
 /* The trained parameters of the listed stages (-1: an index outside the
- * stages); *frozen_bytes, their frozen weights' bytes (LoRA's base, bf16). */
-static double stage_params(const workload *w, const int *stages, int n, double *frozen_bytes)
+ * stages); *frozen_bytes, their frozen weights' bytes (LoRA's base, bf16);
+ * *expert_params (NULL: not asked), the experts' part of them. */
+static double stage_params_split(const workload *w, const int *stages, int n, double *frozen_bytes,
+                                 double *expert_params)
 {
-    double params = 0, frozen = 0;
+    double params = 0, frozen = 0, experts = 0;
     for (int i = 0; i < n; i++) {
         int s = stages[i];
         if (s < 0 || s >= w->nstages)
             return -1;
         params += stage_trainable_params(&w->stage[s]);
+        experts += stage_trainable_expert_params(&w->stage[s]);
         frozen += w->stage[s].frozen_param_count;
     }
     *frozen_bytes = frozen * MEMORY_BF16_WEIGHT_BYTES;
+    if (expert_params)
+        *expert_params = experts;
     return params;
+}
+
+static double stage_params(const workload *w, const int *stages, int n, double *frozen_bytes)
+{
+    return stage_params_split(w, stages, n, frozen_bytes, NULL);
 }
 
 double memory_static_bytes(const workload *w, const int *stages, int nstages_on_rank,
@@ -52,21 +62,26 @@ double memory_dynamic_room_bytes(const workload *w, double room_bytes)
 
 
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
-                                 double bytes_per_param, double whole_bytes_per_param, int dp)
+                                 double bytes_per_param, double whole_bytes_per_param, int dp, int expert_dp)
 {
-    double frozen_bytes, params = stage_params(w, stages, nstages_on_rank, &frozen_bytes);
+    double frozen_bytes, experts, params = stage_params_split(w, stages, nstages_on_rank, &frozen_bytes, &experts);
     if (params < 0)
         return -1;
     double reserved = memory_headroom_static_bytes(w, nstages_on_rank) + frozen_bytes;
     if (dp <= 1)
         return params * bytes_per_param + reserved;
+    if (expert_dp < 1)
+        expert_dp = 1;
     double whole = bytes_per_param < whole_bytes_per_param ? bytes_per_param : whole_bytes_per_param;
-    return params * (whole + (bytes_per_param - whole) / dp) + reserved;
+    return params * whole + (params - experts) * (bytes_per_param - whole) / dp +
+           experts * (bytes_per_param - whole) / expert_dp + reserved;
 }
 
 memory_sharding memory_sharding_of(const experiment *e)
 {
-    return (memory_sharding){.mode = e->dp_sharding, .group = e->dp_shard_group > 0 ? e->dp_shard_group : e->dp,
+    int group = e->dp_shard_group > 0 ? e->dp_shard_group : e->dp;
+    return (memory_sharding){.mode = e->dp_sharding, .group = group,
+                             .expert_group = group == e->dp ? experiment_expert_dp(e) : group,
                              .weight_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES,
                              .grad_bytes_per_param = experiment_grad_bytes(e)};
 }
@@ -96,7 +111,8 @@ double memory_static_bytes_sharded(const workload *w, const int *stages, int nst
     case DP_SHARD_NONE:
         break;
     case DP_SHARD_OPTIMIZER:
-        return memory_static_bytes_zero1(w, stages, nstages_on_rank, bytes_per_param, weight + grad, group);
+        return memory_static_bytes_zero1(w, stages, nstages_on_rank, bytes_per_param, weight + grad, group,
+                                         sh->expert_group);
     case DP_SHARD_GRADIENTS: {
         double whole = bytes_per_param < weight ? bytes_per_param : weight;
         return params * (whole + (bytes_per_param - whole) / group) + frozen_bytes +

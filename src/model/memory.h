@@ -44,9 +44,11 @@ double memory_static_bytes(const workload *w, const int *stages, int nstages_on_
 
 /* The same with ZeRO-1 over dp replicas (dp <= 1: no sharding): the
  * weight and gradient (whole_bytes_per_param) stay whole, the rest is
- * sharded: params x (min(bpp, whole) + max(bpp - whole, 0) / dp). */
+ * sharded: params x (min(bpp, whole) + max(bpp - whole, 0) / dp), the
+ * experts' over the expert_dp GPUs holding the same experts
+ * (parallel_expert_dp) instead of dp. */
 double memory_static_bytes_zero1(const workload *w, const int *stages, int nstages_on_rank,
-                                 double bytes_per_param, double whole_bytes_per_param, int dp);
+                                 double bytes_per_param, double whole_bytes_per_param, int dp, int expert_dp);
 
 /* Data-parallel sharding as memory sees it (experiment.h dp_shard_mode):
  * the mode, the replicas a shard spans, and the bytes per parameter of the
@@ -54,6 +56,8 @@ double memory_static_bytes_zero1(const workload *w, const int *stages, int nstag
 typedef struct memory_sharding {
     dp_shard_mode mode;
     int group;                      /* replicas a shard spans (dp, or dp.shard_group); <= 1: no sharding */
+    int expert_group;               /* the same for the experts' weights: the GPUs holding the same experts
+                                     * (parallel_expert_dp) when the shard spans dp; ZeRO-1 only */
     double weight_bytes_per_param;  /* the working weight (bf16: 2) */
     double grad_bytes_per_param;    /* the gradient (fp32 4, bf16 2) */
 } memory_sharding;
@@ -73,7 +77,8 @@ memory_sharding memory_sharding_of(const experiment *e);
  * bytes per parameter, B = bytes_per_param, U the largest per-layer share
  * of a listed stage (its param_count / its layers, 1 layer without any):
  *   none       P B                                        (memory_static_bytes)
- *   optimizer  P (min(B, W + G) + max(B - W - G, 0) / S)  (memory_static_bytes_zero1)
+ *   optimizer  P (min(B, W + G) + max(B - W - G, 0) / S)  (memory_static_bytes_zero1; the experts'
+ *                                                          part of P over sh->expert_group, not S)
  *   gradients  P (min(B, W) + max(B - W, 0) / S) + U G
  *   full       P B / S + U (MEMORY_FSDP_GATHERED_LAYERS W + G)
  * plus memory_headroom_static_bytes; S <= 1 is none.  -1 for an index outside

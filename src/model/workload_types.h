@@ -23,6 +23,9 @@ typedef struct stage_cost {
     double param_count;          /* parameters held by the stage */
     double frozen_param_count;   /* of them, weights without gradients (LoRA's frozen base: held in bf16, never
                                   * reduced, sharded or stepped; stage_trainable_params is the rest) */
+    double expert_param_count;   /* of param_count, the routed experts' weights (MoE, ep > 1 or not): their
+                                  * gradients are reduced, and their optimizer state sharded and stepped, over
+                                  * the GPUs holding the same experts (experiment.h parallel_expert_dp) */
     double fwd_flops;            /* model FLOPs of F on one GPU (B + W = 2x), for MFU */
     double workspace_bytes;      /* transient buffers while an op of this stage runs */
     int layers;                  /* transformer layers in the stage (informational) */
@@ -101,6 +104,12 @@ typedef struct workload {
 /* Parameters of a stage that are trained: with gradients to reduce, optimizer
  * state and an update (all of param_count but LoRA's frozen base). */
 static inline double stage_trainable_params(const stage_cost *c) { return c->param_count - c->frozen_param_count; }
+/* Of stage_trainable_params, the experts' (none under LoRA: the base is frozen). */
+static inline double stage_trainable_expert_params(const stage_cost *c)
+{
+    return c->frozen_param_count > 0 ? 0.0 : c->expert_param_count;
+}
+
 
 /* Release w's stages (w itself is the caller's); NULL and a zeroed w are no-ops. */
 void workload_free(workload *w);

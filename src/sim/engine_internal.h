@@ -202,6 +202,7 @@ typedef struct dp_rank {
     int nbuckets;
     double *bucket_bytes;       /* [nbuckets] per GPU */
     int *bucket_stage;          /* [nbuckets] */
+    unsigned char *bucket_expert; /* [nbuckets] 1: the experts' gradients, reduced over `expert`, not `flat` */
     int *ready;                 /* [nbuckets] replicas that have the bucket ready */
     int finished;               /* replicas whose rank ran its whole list */
     int waiting;                /* bucket the reducer waits for; nbuckets: waits for finished; -1 none */
@@ -210,6 +211,7 @@ typedef struct dp_rank {
     int *op_nbuckets;           /* [nops] */
     int use_hier;
     double grad_bytes;          /* sum of bucket_bytes: the rank's gradient per GPU */
+    double expert_grad_bytes;   /* of it, the experts' (expert buckets) */
     /* Distributed optimizer with overlap (Megatron's overlap_param_gather):
      * the parameters of the rank's stages are gathered stage by stage in the
      * order of their first forwards, each forward waiting for its stage's
@@ -217,7 +219,8 @@ typedef struct dp_rank {
      * after the step before), stage k + 1's once stage k's first forward has
      * started on every replica (the forward's pre-hook prefetches the next). */
     int ngather;                /* stages of the rank */
-    double *gather_bytes;       /* [ngather] per GPU, in that order */
+    double *gather_bytes;       /* [ngather] per GPU, in that order, over `flat` */
+    double *gather_expert_bytes; /* [ngather] the experts' part, gathered after it over `expert` */
     int *op_gather;             /* [nops] the gather op i waits for after its compute; -1 none */
     int *fwd_started;           /* [ngather] replicas whose stage k's first forward has started */
     int gather_wait;            /* the reducer waits for fwd_started[gather_wait]; -1 it does not */
@@ -244,12 +247,16 @@ typedef struct dp_rank {
     coll_rings shard;           /* tp rings of shard_group GPUs (each shard group's) */
     coll_rings cross;           /* HSDP: rings of dp / shard_group GPUs, one shard group member each */
     coll_rings flat;            /* tp rings of dp GPUs */
+    coll_rings expert;          /* with ep > 1: rings of the GPUs holding the same experts (the experts'
+                                 * gradients and parameters; parallel_expert_dp GPUs each); none when
+                                 * every GPU holds experts of its own */
     coll_hier hier;
     sg_host_t host;             /* where the reducer actor lives */
     /* the replay without actors: the reducer as a state machine (eventreplay.c) */
     int ev_state;               /* what it does or waits for next */
     int ev_busy;                /* a collective or the optimizer step is running (buckets: its index + 1) */
     int ev_bucket;              /* the next bucket to reduce */
+    int ev_expert_part;         /* a parameter gather's experts' part is running (after its dense part) */
     double ev_start_s;
 } dp_rank;
 
@@ -322,6 +329,13 @@ int eng_dp_sharded(void);
 int eng_dp_shard_group(void);
 void eng_lc_issue(dp_rank *dr, int k);
 void eng_dp_record(const dp_rank *dr, tl_coll_kind kind, double bytes, int stage, int count, double start_s);
+/* Experts (gradsync.c): whether their gradients and parameters have rings
+ * of their own; bucket b's rings and whether it runs hierarchically; the
+ * non-overlapped gather's dense (expert 0) or expert (1) bytes per GPU. */
+int eng_dp_experts_apart(void);
+const coll_rings *eng_dp_bucket_rings(const dp_rank *dr, int b);
+int eng_dp_bucket_hier(const dp_rank *dr, int b);
+double eng_dp_step_gather_bytes(const dp_rank *dr, int expert);
 void eng_lc_record(const dp_rank *dr, int k, double start_s);
 void eng_dp_signal(dp_rank *dr, int bucket);
 void eng_dp_setup(const sim_input *in);

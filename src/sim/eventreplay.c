@@ -379,6 +379,41 @@ enum {
 };
 
 static void reducer_done_step(void *arg);
+static void reducer_coll_end(void *arg);
+
+/* A parameter gather of the reducer's state (busy: its index + 1 in
+ * RED_GATHERS): its dense part over the replicas' rings, then its experts'
+ * over theirs, each only when it has bytes (gradsync.c's param_gather).
+ * reducer_start_gather starts it; reducer_expert_gather, once the dense
+ * part is over, starts the experts' part and returns 1, or 0 when none. */
+static double gather_part_bytes(const dp_rank *dr, int busy, int expert)
+{
+    if (dr->ev_state == RED_GATHERS)
+        return expert ? dr->gather_expert_bytes[busy - 1] : dr->gather_bytes[busy - 1];
+    return eng_dp_step_gather_bytes(dr, expert);
+}
+
+static int reducer_expert_gather(dp_rank *dr, int busy)
+{
+    double bytes = gather_part_bytes(dr, busy, 1);
+    if (!(bytes > 0))
+        return 0;
+    dr->ev_expert_part = 1;
+    dr->ev_busy = busy;
+    eng.events += coll_start(COLL_ALLGATHER, &dr->expert, bytes, 1, COLL_FUSED, reducer_coll_end, dr);
+    return 1;
+}
+
+static void reducer_start_gather(dp_rank *dr, int busy)
+{
+    double dense = gather_part_bytes(dr, busy, 0);
+    dr->ev_busy = busy;
+    dr->ev_start_s = simgrid_get_clock();
+    if (!(dense > 0) && reducer_expert_gather(dr, busy))
+        return;
+    dr->ev_expert_part = 0;
+    eng.events += coll_start(COLL_ALLGATHER, &dr->flat, dense, 1, COLL_FUSED, reducer_coll_end, dr);
+}
 
 static void reducer_coll_end(void *arg)
 {
@@ -387,9 +422,14 @@ static void reducer_coll_end(void *arg)
     double start_s = dr->ev_start_s;
     int busy = dr->ev_busy;   /* a collective's index + 1 */
     dr->ev_busy = 0;
+    if ((dr->ev_state == RED_GATHERS || dr->ev_state == RED_GATHER) && !dr->ev_expert_part &&
+        reducer_expert_gather(dr, busy)) {
+        return;   /* the dense part is done: the experts' part runs next (gradsync.c's param_gather) */
+    }
+    dr->ev_expert_part = 0;
     if (dr->ev_state == RED_GATHERS) {
         int k = busy - 1;
-        eng_dp_record(dr, TLC_DP_ALLGATHER, dr->gather_bytes[k], -1, 0, start_s);
+        eng_dp_record(dr, TLC_DP_ALLGATHER, dr->gather_bytes[k] + dr->gather_expert_bytes[k], -1, 0, start_s);
         dr->gathered = k + 1;
         for (int d = 0; d < eng.nrep; d++) {   /* the forwards that waited for it */
             rank_state *rs = &eng.rep[d].ranks[dr->rank];
@@ -425,8 +465,8 @@ static void reducer_coll_end(void *arg)
         eng_dp_record(dr, TLC_EMBED_ALLREDUCE, eng.par->embed_sync_bytes, 0, 1, start_s);
         dr->ev_state = RED_OPT;
     } else {   /* RED_GATHER */
-        eng_dp_record(dr, TLC_DP_ALLGATHER,
-                      dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param, -1, 0, start_s);
+        eng_dp_record(dr, TLC_DP_ALLGATHER, eng_dp_step_gather_bytes(dr, 0) + eng_dp_step_gather_bytes(dr, 1), -1, 0,
+                      start_s);
         dr->ev_state = RED_SHARD_GATHER;
     }
     eng_events_reducer(dr);
@@ -454,10 +494,7 @@ void eng_events_reducer(dp_rank *dr)
             }
             if (k > 0 && dr->fwd_started[k - 1] < eng.nrep)
                 return;
-            dr->ev_busy = k + 1;
-            dr->ev_start_s = simgrid_get_clock();
-            eng.events += coll_start(COLL_ALLGATHER, &dr->flat, dr->gather_bytes[k], 1, COLL_FUSED, reducer_coll_end,
-                                     dr);
+            reducer_start_gather(dr, k + 1);
             continue;
         }
         case RED_LAYERS: {   /* ZeRO-2/3: each layer collective once every replica has issued it */
@@ -480,10 +517,10 @@ void eng_events_reducer(dp_rank *dr)
                     return;
                 dr->ev_busy = b + 1;
                 dr->ev_start_s = simgrid_get_clock();
-                if (!dist && dr->use_hier)
+                if (!dist && eng_dp_bucket_hier(dr, b))
                     coll_hier_start(&dr->hier, dr->bucket_bytes[b], COLL_FUSED, &eng.events, reducer_coll_end, dr);
                 else
-                    eng.events += coll_start(dist ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, &dr->flat,
+                    eng.events += coll_start(dist ? COLL_REDUCE_SCATTER : COLL_ALLREDUCE, eng_dp_bucket_rings(dr, b),
                                              dr->bucket_bytes[b], 1, COLL_FUSED, reducer_coll_end, dr);
                 continue;
             }
@@ -546,12 +583,8 @@ void eng_events_reducer(dp_rank *dr)
             dr->ev_state = RED_GATHER;
             break;
         case RED_GATHER:
-            if (dist && !eng.par->overlap) {
-                dr->ev_busy = 1;
-                dr->ev_start_s = simgrid_get_clock();
-                eng.events += coll_start(COLL_ALLGATHER, &dr->flat,
-                                         dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
-                                         1, COLL_FUSED, reducer_coll_end, dr);
+            if (dist && !eng.par->overlap && eng_dp_step_gather_bytes(dr, 0) + eng_dp_step_gather_bytes(dr, 1) > 0) {
+                reducer_start_gather(dr, 1);
                 continue;
             }
             dr->ev_state = RED_SHARD_GATHER;

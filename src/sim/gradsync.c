@@ -19,6 +19,18 @@
  *     symmetric replicas (replicas.c) only replica 0 (or a block of
  *     replicas) is simulated and the rings are mirror rings (block rings):
  *     a bucket is ready when the simulated replicas have it.
+ *     Experts (ep > 1): a stage's routed experts' gradient
+ *     (stage_trainable_expert_params) is held by the GPUs holding the same
+ *     experts only, Megatron's expert-data-parallel group
+ *     (parallel_expert_dp: with etp=1 the GPUs of Megatron's order with the
+ *     same index modulo ep, else the replicas with the same index modulo ep
+ *     at each tp x cp rank): its buckets are reduced over those rings
+ *     (dp_rank.expert; flat ring or NCCL's channels, never hierarchical), the
+ *     dense part's over the replicas as above.  A stage's last weight-gradient
+ *     op releases both kinds of buckets, spread evenly over its pieces (the
+ *     backward produces both layer by layer; Megatron keeps them in two
+ *     buffers reduced on one stream).  The distributed optimizer gathers
+ *     each stage's dense parameters, then its experts', over the same rings.
  *   - tied embedding (embed_sync_bytes): with the word embedding on the
  *     first stage and the LM head's copy of it on the last, on two ranks,
  *     the two copies' gradients are summed once both ranks have reduced
@@ -105,13 +117,43 @@ static void embed_sync(const dp_rank *dr)
     eng_dp_record(dr, TLC_EMBED_ALLREDUCE, eng.par->embed_sync_bytes, 0, 1, start_s);
 }
 
-/* The distributed optimizer's all-gather of bytes of updated parameters
- * (per GPU) of the rank's stage `stage` (-1: all of them), over rings. */
-static void param_gather(dp_rank *dr, const coll_rings *rings, double bytes, int stage)
+/* The distributed optimizer's all-gather of dense_bytes of updated
+ * parameters (per GPU) over the replicas' rings, then of the experts'
+ * expert_bytes over theirs (each part only when it has bytes), for the
+ * rank's stage `stage` (-1: all of them): one record. */
+static void param_gather(dp_rank *dr, const coll_rings *rings, double dense_bytes, double expert_bytes, int stage)
 {
     double start_s = simgrid_get_clock();
-    eng.events += coll_run(COLL_ALLGATHER, rings, bytes, 1, COLL_FUSED);
-    eng_dp_record(dr, TLC_DP_ALLGATHER, bytes, stage, 0, start_s);
+    if (dense_bytes > 0 || !(expert_bytes > 0))
+        eng.events += coll_run(COLL_ALLGATHER, rings, dense_bytes, 1, COLL_FUSED);
+    if (expert_bytes > 0)
+        eng.events += coll_run(COLL_ALLGATHER, &dr->expert, expert_bytes, 1, COLL_FUSED);
+    eng_dp_record(dr, TLC_DP_ALLGATHER, dense_bytes + expert_bytes, stage, 0, start_s);
+}
+
+/* Whether the experts' gradients and parameters go their own way (header):
+ * expert parallelism puts other experts on the other GPUs of a group. */
+int eng_dp_experts_apart(void)
+{
+    return eng.ep > 1;
+}
+
+const coll_rings *eng_dp_bucket_rings(const dp_rank *dr, int b)
+{
+    return dr->bucket_expert && dr->bucket_expert[b] ? &dr->expert : &dr->flat;
+}
+
+int eng_dp_bucket_hier(const dp_rank *dr, int b)
+{
+    return dr->use_hier && !(dr->bucket_expert && dr->bucket_expert[b]);
+}
+
+/* The non-overlapped gather after the step: the rank's dense and expert
+ * parameters per GPU. */
+double eng_dp_step_gather_bytes(const dp_rank *dr, int expert)
+{
+    double ratio = eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param;
+    return (expert ? dr->expert_grad_bytes : dr->grad_bytes - dr->expert_grad_bytes) * ratio;
 }
 
 /* With overlap: the stages' gathers in order, each waking the forwards
@@ -123,7 +165,7 @@ static void gather_stages(dp_rank *dr)
             dr->gather_wait = k - 1;
             sg_sem_acquire(dr->wake);
         }
-        param_gather(dr, &dr->flat, dr->gather_bytes[k], -1);
+        param_gather(dr, &dr->flat, dr->gather_bytes[k], dr->gather_expert_bytes[k], -1);
         dr->gathered = k + 1;
         for (; dr->gather_waiting > 0; dr->gather_waiting--)
             sg_sem_release(dr->params_wake);
@@ -200,11 +242,11 @@ static void reducer_actor(int argc, char **argv)
         }
         double start_s = simgrid_get_clock();
         if (dist)
-            eng.events += coll_run(COLL_REDUCE_SCATTER, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
-        else if (dr->use_hier)
+            eng.events += coll_run(COLL_REDUCE_SCATTER, eng_dp_bucket_rings(dr, b), dr->bucket_bytes[b], 1, COLL_FUSED);
+        else if (eng_dp_bucket_hier(dr, b))
             eng.events += coll_hier_allreduce(&dr->hier, dr->bucket_bytes[b], COLL_FUSED);
         else
-            eng.events += coll_run(COLL_ALLREDUCE, &dr->flat, dr->bucket_bytes[b], 1, COLL_FUSED);
+            eng.events += coll_run(COLL_ALLREDUCE, eng_dp_bucket_rings(dr, b), dr->bucket_bytes[b], 1, COLL_FUSED);
         XBT_DEBUG("rank %d: bucket %d of %d, %.0f bytes [%.9f, %.9f]", dr->rank, b, dr->nbuckets, dr->bucket_bytes[b],
                   start_s, simgrid_get_clock());
         eng_dp_record(dr, dist ? TLC_DP_REDUCE_SCATTER : TLC_DP_ALLREDUCE, dr->bucket_bytes[b], dr->bucket_stage[b], b,
@@ -224,11 +266,10 @@ static void reducer_actor(int argc, char **argv)
         sg_actor_sleep_for(eng.par->optimizer_s[dr->rank]);
         eng_dp_record(dr, TLC_OPTIMIZER, 0.0, -1, 0, start_s);
     }
-    if (dist && !eng.par->overlap)
-        param_gather(dr, &dr->flat, dr->grad_bytes * eng.par->param_bytes_per_param / eng.par->grad_bytes_per_param,
-                     -1);
+    if (dist && !eng.par->overlap && eng_dp_step_gather_bytes(dr, 0) + eng_dp_step_gather_bytes(dr, 1) > 0)
+        param_gather(dr, &dr->flat, eng_dp_step_gather_bytes(dr, 0), eng_dp_step_gather_bytes(dr, 1), -1);
     if (eng_dp_sharded() && eng.par->sharding == DP_SHARD_GRADIENTS)
-        param_gather(dr, &dr->shard, dr->param_bytes, -1);
+        param_gather(dr, &dr->shard, dr->param_bytes, 0.0, -1);
 }
 
 /* A layer collective issued by one replica (header); -1: none. */
@@ -316,6 +357,9 @@ void eng_dp_free(void)
         coll_rings_free(&dr->shard);
         coll_rings_free(&dr->cross);
         free(dr->gather_bytes);
+        free(dr->gather_expert_bytes);
+        free(dr->bucket_expert);
+        coll_rings_free(&dr->expert);
         free(dr->op_gather);
         free(dr->fwd_started);
         free(dr->bucket_bytes);
@@ -360,17 +404,32 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
         int st = ops[i].stage;
         if (last[st] != i)
             continue;
-        double bytes = stage_trainable_params(&in->wl->stage[st]) * share * par->grad_bytes_per_param;
-        if (bytes <= 0)
+        const stage_cost *c = &in->wl->stage[st];
+        double bytes = stage_trainable_params(c) * share * par->grad_bytes_per_param;
+        double expert_bytes =
+            eng_dp_experts_apart() ? stage_trainable_expert_params(c) * share * par->grad_bytes_per_param : 0.0;
+        double dense_bytes = bytes - expert_bytes;
+        if (!(dense_bytes > 0) && !(expert_bytes > 0))
             continue;
-        int nb = units_pieces(bytes, par->bucket_bytes);   /* buckets of at most bucket_bytes */
+        /* buckets of at most bucket_bytes, of each kind; no reduction at all where no other GPU holds the experts */
+        int nd = dense_bytes > 0 ? units_pieces(dense_bytes, par->bucket_bytes) : 0;
+        int ne = expert_bytes > 0 && dr->expert.count > 0 ? units_pieces(expert_bytes, par->bucket_bytes) : 0;
+        int nb = nd + ne;
+        if (nb == 0)
+            continue;
         dr->bucket_bytes = pg_xrealloc(dr->bucket_bytes, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_bytes);
         dr->bucket_stage = pg_xrealloc(dr->bucket_stage, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_stage);
+        dr->bucket_expert = pg_xrealloc(dr->bucket_expert, (size_t)(dr->nbuckets + nb) * sizeof *dr->bucket_expert);
         dr->op_first_bucket[i] = dr->nbuckets;
         dr->op_nbuckets[i] = nb;
         for (int j = 0; j < nb; j++) {
-            dr->bucket_bytes[dr->nbuckets + j] = bytes / nb;
+            /* expert bucket k comes where the share of the pieces done first reaches k / ne (even spread) */
+            int expert = (long)(j + 1) * ne / nb > (long)j * ne / nb;
+            dr->bucket_bytes[dr->nbuckets + j] = expert ? expert_bytes / ne : dense_bytes / nd;
             dr->bucket_stage[dr->nbuckets + j] = st;
+            dr->bucket_expert[dr->nbuckets + j] = (unsigned char)expert;
+            if (expert)
+                dr->expert_grad_bytes += expert_bytes / ne;
         }
         dr->nbuckets += nb;
     }
@@ -414,6 +473,7 @@ static void gather_setup(const sim_input *in, dp_rank *dr)
     dr->params_wake = sg_sem_init(0);
     dr->op_gather = pg_xmalloc((size_t)(nops > 0 ? nops : 1) * sizeof *dr->op_gather);
     dr->gather_bytes = pg_xcalloc((size_t)s->nstages, sizeof *dr->gather_bytes);
+    dr->gather_expert_bytes = pg_xcalloc((size_t)s->nstages, sizeof *dr->gather_expert_bytes);
     dr->fwd_started = pg_xcalloc((size_t)s->nstages, sizeof *dr->fwd_started);
     dr->gather_wait = -1;
     int *seen = pg_xcalloc((size_t)s->nstages, sizeof *seen);
@@ -423,7 +483,11 @@ static void gather_setup(const sim_input *in, dp_rank *dr)
         if (op->kind != OP_F || seen[op->stage])
             continue;
         seen[op->stage] = 1;
-        dr->gather_bytes[dr->ngather] = stage_trainable_params(&in->wl->stage[op->stage]) * share * par->param_bytes_per_param;
+        const stage_cost *c = &in->wl->stage[op->stage];
+        double experts = eng_dp_experts_apart() && dr->expert.count > 0 ? stage_trainable_expert_params(c) : 0.0;
+        double dense = stage_trainable_params(c) - (eng_dp_experts_apart() ? stage_trainable_expert_params(c) : 0.0);
+        dr->gather_bytes[dr->ngather] = dense * share * par->param_bytes_per_param;
+        dr->gather_expert_bytes[dr->ngather] = experts * share * par->param_bytes_per_param;
         dr->op_gather[i] = dr->ngather++;
     }
     free(seen);
@@ -519,6 +583,42 @@ static void shard_rings(const sim_input *in, dp_rank *dr, sg_host_t *hosts, int 
         add_group_rings(in, &dr->cross, dr->rank, k, sg, ngroups, hosts, node);
 }
 
+/* The experts' rings of rank dr (dp_rank.expert): one per class of GPUs
+ * holding the same experts (Megatron's order q = d x grp + t: with etp=1
+ * class q mod ep, else replica d mod ep at tp x cp rank t), in q order, of
+ * parallel_expert_dp GPUs; with symmetric replicas only the classes with a
+ * simulated member, as block rings of their simulated members. */
+static void expert_rings(const sim_input *in, dp_rank *dr)
+{
+    int n_per = parallel_expert_dp(eng.grp, eng.dp, eng.ep, eng.expert_tp1);
+    if (!eng_dp_experts_apart() || n_per <= 1)
+        return;
+    int nclass = eng.expert_tp1 ? eng.ep : eng.ep * eng.grp;
+    sg_host_t *hosts = pg_xmalloc((size_t)n_per * sizeof *hosts);
+    int *node = pg_xmalloc((size_t)n_per * sizeof *node);
+    for (int c = 0; c < nclass; c++) {
+        int n = 0, nsim = 0;
+        for (int d = 0; d < eng.dp; d++)
+            for (int t = 0; t < eng.grp; t++) {
+                int q = d * eng.grp + t;
+                if ((eng.expert_tp1 ? q % eng.ep : (d % eng.ep) * eng.grp + t) != c || n >= n_per)
+                    continue;
+                int g = eng_group_gpu(dr->rank, d, t);
+                hosts[n] = sg_host_by_name(in->plat->gpu[g].host);
+                node[n++] = gpu_node(in, g);
+                nsim += d < eng.nrep;
+            }
+        if (nsim == 0)
+            continue;
+        int first = dr->expert.count;
+        coll_rings_add_channels(&dr->expert, hosts, node, n);
+        if (eng.mirror)
+            coll_rings_simulate_block(&dr->expert, first, nsim);
+    }
+    free(hosts);
+    free(node);
+}
+
 /* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
 void eng_dp_setup(const sim_input *in)
 {
@@ -539,9 +639,10 @@ void eng_dp_setup(const sim_input *in)
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
             layer_setup(in, dr);
             shard_rings(in, dr, hosts, node);
-        } else if (dp > 1)
+        } else if (dp > 1) {
+            expert_rings(in, dr);
             dp_buckets(in, dr);
-        else
+        } else
             dr->ready = pg_xcalloc(1, sizeof *dr->ready);
         /* Mirrored (symmetric replicas): every member of a group is on a
          * node of its own, where the hierarchical algorithm never applies. */
