@@ -306,9 +306,11 @@ static void row_sims_free(row_sims *rs)
  * their times in sim_s (compacted like the rows); the others are skipped
  * with the reason.  One-layer rows stay, at the cost model's time (sim_s
  * NAN): no iteration to simulate. */
-int row_simulate_and_keep(const row_sim_opts *o, calib_rows *rows, iter_set *set, double **sim_s, pg_status *st)
+int row_simulate_and_keep(const row_sim_opts *o, calib_rows *rows, iter_set *set, double **sim_s, int **sim_oom,
+                          pg_status *st)
 {
     *sim_s = NULL;
+    *sim_oom = NULL;
     char tmpl[4096];
     const char *dir = o->emit_dir;
     if (dir == NULL) {
@@ -323,10 +325,13 @@ int row_simulate_and_keep(const row_sim_opts *o, calib_rows *rows, iter_set *set
     int n = set->n, kept = 0;
     int *keep = pg_xcalloc((size_t)n + 1, sizeof *keep);
     double *out = pg_xcalloc((size_t)n + 1, sizeof *out);
+    int *oom = pg_xcalloc((size_t)n + 1, sizeof *oom);
     for (int i = 0; i < n; i++) {
         keep[i] = !isnan(rs.iteration_s[i]) || set->row[i].kind == ROW_LAYER;
-        if (keep[i])
+        if (keep[i]) {
+            oom[kept] = rs.code[i] == PG_EXIT_OOM;
             out[kept++] = rs.iteration_s[i];
+        }
         if (o->emit_dir == NULL && rs.x[i].hf_json) {
             char stem[256], hf[4096 + 512];
             row_file_stem(o->files[set->row[i].file], stem, sizeof stem);
@@ -346,9 +351,11 @@ int row_simulate_and_keep(const row_sim_opts *o, calib_rows *rows, iter_set *set
     free(keep);
     if (rc != 0) {
         free(out);
+        free(oom);
         return rc;
     }
     *sim_s = out;
+    *sim_oom = oom;
     return 0;
 }
 

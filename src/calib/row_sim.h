@@ -37,7 +37,10 @@ typedef struct row_sim_opts {
 int row_emit(const row_sim_opts *o, const iter_set *set, pg_status *st);
 /* Make o->emit_dir (one level; an existing directory is fine; none: 0). */
 int row_emit_dir_make(const row_sim_opts *o, pg_status *st);
-int row_simulate_and_keep(const row_sim_opts *o, calib_rows *rows, iter_set *set, double **sim_s, pg_status *st);
+/* ... and *sim_oom[i] 1 where the simulation predicted the row out of
+ * memory (though the measured job ran), 0 otherwise (owned by the caller). */
+int row_simulate_and_keep(const row_sim_opts *o, calib_rows *rows, iter_set *set, double **sim_s, int **sim_oom,
+                          pg_status *st);
 
 /* The stem of a file's name: "data/x/ground_truth_single.csv" -> "ground_truth_single". */
 void row_file_stem(const char *path, char *out, size_t len);

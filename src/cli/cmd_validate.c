@@ -155,12 +155,16 @@ static void report_text(const iter_set *set, const double *pred, const int *hold
 
 /* predicted_ms is the simulator's (the surrogate's with --surrogate, and for
  * one-layer rows); surrogate_ms and the breakdown columns are the surrogate's. */
+/* predicted_oom: 1 where the simulation said the job does not fit (it ran:
+ * the memory model's error), 0 where it fits, empty where nothing was
+ * simulated. */
 static void report_csv(const validate_args *a, const iter_set *set, const double *pred, const double *sur,
-                       const int *holdout, const iter_breakdown *bd, const double *factor)
+                       const int *holdout, const iter_breakdown *bd, const double *factor, const double *sim_s,
+                       const int *sim_oom)
 {
     printf("line,part,gpus,global_batch,micro_batch,hidden,heads,layers,seq,tp,dp,pp,measured_ms,predicted_ms,"
            "error,surrogate_ms,sim_surrogate_gap,pipeline_ms,embed_sync_ms,dp_allreduce_ms,optimizer_ms,overhead_ms,"
-           "layer_profile,file,label\n");
+           "layer_profile,predicted_oom,file,label\n");
     /* numbers in the shortest form that reads back exactly, the file and label as CSV fields */
     strbuf line;
     sb_init(&line);
@@ -182,6 +186,9 @@ static void report_csv(const validate_args *a, const iter_set *set, const double
                 sb_append_json_number(&line, num[k]);
         }
         sb_append(&line, ",");
+        if (sim_s && !isnan(sim_s[i]))
+            sb_appendf(&line, "%d", sim_oom[i]);
+        sb_append(&line, ",");
         csv_field(&line, stem);
         sb_append(&line, ",");
         csv_field(&line, r->label);
@@ -190,9 +197,20 @@ static void report_csv(const validate_args *a, const iter_set *set, const double
     sb_free(&line);
 }
 
-/* The simulator against the surrogate, row by row. */
-static void report_gap(const iter_set *set, const double *sim_s, const double *sur_s)
+/* The simulator against the surrogate, row by row; and how many jobs that
+ * ran the simulation says do not fit. */
+static void report_gap(const iter_set *set, const double *sim_s, const double *sur_s, const int *sim_oom)
 {
+    int simulated = 0, oom = 0, first_oom = -1;
+    for (int i = 0; i < set->n; i++)
+        if (!isnan(sim_s[i])) {
+            simulated++;
+            if (sim_oom[i] && oom++ == 0)
+                first_oom = i;
+        }
+    if (oom > 0)
+        printf("  memory:        %5d of %d simulated rows predicted out of memory, though they ran (e.g. line %d;"
+               " docs/accuracy.md)\n", oom, simulated, set->row[first_oom].line);
     error_stats gap = iter_gap(set, sim_s, sur_s), sur = iter_errors(set, sur_s, NULL);
     printf("  surrogate:     %5d  MAPE %6.2f %%  (the analytic iteration model calibrate fits with)\n", sur.n,
            PCT * sur.mape);
@@ -226,9 +244,10 @@ int cmd_validate(int argc, char **argv)
         g.nlayer_profiles = 0;
     gpu_params_override(&g);
     double *sim_s = NULL;
+    int *sim_oom = NULL;
     row_sim_opts sim_opts = {.files = a.files, .emit_dir = a.emit_dir, .jobs = a.jobs, .child = cmd_run};
     if (row_emit_dir_make(&sim_opts, &st) != 0 ||
-        (!a.surrogate_only && row_simulate_and_keep(&sim_opts, &rows, &set, &sim_s, &st) != 0)) {
+        (!a.surrogate_only && row_simulate_and_keep(&sim_opts, &rows, &set, &sim_s, &sim_oom, &st) != 0)) {
         iter_set_free(&set);
         calib_rows_free(&rows);
         return cli_report_error(&st);
@@ -254,11 +273,11 @@ int cmd_validate(int argc, char **argv)
         rc = row_emit(&sim_opts, &set, &st) ? cli_report_error(&st) : 0;
     if (rc == 0) {
         if (a.csv_out)
-            report_csv(&a, &set, pred, sur, holdout, bd, factor);
+            report_csv(&a, &set, pred, sur, holdout, bd, factor, sim_s, sim_oom);
         else {
             report_text(&set, pred, holdout, &a, &rows, factor, g.nlayer_profiles);
             if (sim_s)
-                report_gap(&set, sim_s, sur);
+                report_gap(&set, sim_s, sur, sim_oom);
         }
         error_stats held = iter_errors(&set, pred, holdout);
         if ((a.max_mape > 0 && held.mape > a.max_mape) || (a.max_error > 0 && held.max_err > a.max_error)) {
@@ -271,6 +290,7 @@ int cmd_validate(int argc, char **argv)
     free(pred);
     free(sur);
     free(sim_s);
+    free(sim_oom);
     free(bd);
     free(holdout);
     free(factor);
