@@ -78,6 +78,28 @@ START_TEST(lgd_and_flash_bytes)
 }
 END_TEST
 
+/* A low-precision recipe keeps each GEMM's input quantized, one byte an
+ * element (GPT-3 175B, t = 1, flash attention, 34 sbh + stats in bf16): the
+ * two norm outputs 4 sbh -> 2, the GeLU output (FC2's input) 8 sbh -> 4, the
+ * attention output 2 sbh kept by the kernel plus 1 sbh by the projection;
+ * the weight gradients (8 + 24 sbh in bf16) keep no bf16 attention output. */
+START_TEST(quantized_gemm_inputs)
+{
+    arch a = gpt175();
+    arch_run r = run_of(1, 1, 0, 1), q = r;
+    q.quantized_inputs = 1;
+    double s = 2048, h = 12288, heads = 96, sbh = s * h, stats = 4 * heads * s;
+    assert_rel(arch_layer_act_bytes(&a, &q, 0, ARCH_ACT_NONE), (34 - 2 - 4 + 1) * sbh + stats, REL);
+    assert_rel(arch_layer_act_w_bytes(&a, &r, 0, ARCH_ACT_NONE), 32 * sbh, REL);
+    assert_rel(arch_layer_act_w_bytes(&a, &q, 0, ARCH_ACT_NONE), (32 - 2 - 1 - 4) * sbh, REL);
+    /* the legacy attention's backward does not need its output: only the quantized copy stays */
+    arch_run legacy = run_of(1, 1, 0, 0), lq = legacy;
+    lq.quantized_inputs = 1;
+    assert_rel(arch_layer_act_bytes(&a, &legacy, 0, ARCH_ACT_NONE) - arch_layer_act_bytes(&a, &lq, 0, ARCH_ACT_NONE),
+               (2 + 4 + 1) * sbh, REL);
+}
+END_TEST
+
 /* A Llama-3-8B-shaped layer: 32 heads, 8 KV heads of 128, SwiGLU 14336, RMSNorm. */
 static arch llama8b(void)
 {
@@ -282,6 +304,7 @@ int main(void)
     TCase *tc = tcase_create("arch");
     tcase_add_test(tc, korthikanti_table2_every_mode);
     tcase_add_test(tc, lgd_and_flash_bytes);
+    tcase_add_test(tc, quantized_gemm_inputs);
     tcase_add_test(tc, gqa_bytes_params_and_flops);
     tcase_add_test(tc, moe_params_and_all_to_all_bytes);
     tcase_add_test(tc, stage_memory_as_korthikanti);

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #define BF16_BYTES 2.0
+#define QUANTIZED_INPUT_BYTES 1.0   /* a GEMM input kept quantized for the backward (arch_run.quantized_inputs) */
 #define FP32_BYTES 4.0
 #define MASK_BYTES 1.0
 #define FLOPS_PER_MAC 2.0
@@ -546,7 +547,7 @@ typedef struct layer_acts {
     double norm_inputs;      /* both norms' inputs */
     double gemm_inputs_norm; /* QKV (or latent down-projection) and FC1 / router inputs: norm outputs */
     double qkv;              /* Q, K, V for the core */
-    double core_extra;       /* legacy scores or flash statistics */
+    double core_extra;       /* legacy scores or flash statistics (quantized: and the flash output) */
     double proj_in;          /* output projection input */
     double masks;            /* dropout masks (attention output and MLP output) */
     double act_in;           /* activation function inputs (FC1 outputs) */
@@ -554,6 +555,24 @@ typedef struct layer_acts {
     double other;            /* MoE router probabilities, expert outputs, MLA latents */
     double out_grads;        /* for M_W: the linear layers' output gradients */
 } layer_acts;
+
+/* A low-precision recipe (arch_run.quantized_inputs): the norms' outputs
+ * (QKV and FC1 inputs), the output projection's and FC2's inputs are kept
+ * quantized, one byte instead of two.  The fused attention kernel's
+ * backward still needs its bf16 output: with flash attention that copy
+ * stays too, as the core's (core_extra: the backward's, not the weight
+ * gradients'); the legacy attention's backward and a Mamba mixer's do not. */
+static void quantize_gemm_inputs(const arch_run *r, arch_mixer mixer, layer_acts *L)
+{
+    if (!r->quantized_inputs)
+        return;
+    double q = QUANTIZED_INPUT_BYTES / BF16_BYTES;
+    if ((mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA) && r->flash)
+        L->core_extra += L->proj_in;
+    L->gemm_inputs_norm *= q;
+    L->proj_in *= q;
+    L->fc2_in *= q;
+}
 
 static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
 {
@@ -595,12 +614,15 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
             L.other += 2 * BF16_BYTES * T * lat + BF16_BYTES * T * a->mla.qk_rope_head_dim;
         }
     }
-    if (ffn == ARCH_FFN_NONE)
+    if (ffn == ARCH_FFN_NONE) {
+        quantize_gemm_inputs(r, mixer, &L);
         return L;
+    }
     if (ffn == ARCH_FFN_DENSE) {
         L.act_in = BF16_BYTES * T * gate * a->ffn / t;
         L.fc2_in = BF16_BYTES * T * a->ffn / t;
         L.out_grads += L.act_in + x.hid;                              /* FC1 output grad, FC2 output grad */
+        quantize_gemm_inputs(r, mixer, &L);
         return L;
     }
     const arch_moe *m = &a->moe;
@@ -618,6 +640,9 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
         L.fc2_in += BF16_BYTES * T * m->shared_ffn / t;
         L.out_grads += sh_act + x.hid;
     }
+    if (r->quantized_inputs)   /* the experts' first GEMM keeps its quantized copy of the permuted tokens */
+        L.other -= (BF16_BYTES - QUANTIZED_INPUT_BYTES) / BF16_BYTES * expert_in;
+    quantize_gemm_inputs(r, mixer, &L);
     return L;
 }
 
@@ -645,7 +670,7 @@ double arch_layer_act_w_bytes(const arch *a, const arch_run *r, int layer, arch_
     double inputs = L.gemm_inputs_norm + L.proj_in + L.fc2_in;
     if (arch_is_moe_layer(a, layer)) {
         act_terms x = terms_of(a, r);
-        inputs += BF16_BYTES * routed_tokens(a, r, &x) * a->hidden;
+        inputs += (r->quantized_inputs ? QUANTIZED_INPUT_BYTES : BF16_BYTES) * routed_tokens(a, r, &x) * a->hidden;
     }
     if (mode == ARCH_ACT_LGD)                /* recomputed again before the weight gradients */
         inputs -= L.gemm_inputs_norm + L.fc2_in;

@@ -105,6 +105,9 @@ typedef struct arch_run {
     int sequence_parallel;     /* Megatron's: norms, dropouts and residuals sharded over tp */
     int flash;                 /* 1: fused (flash) attention; 0: Megatron's legacy softmax path */
     double capacity_factor;    /* MoE: 0 = dropless */
+    int quantized_inputs;      /* 1: a low-precision GEMM recipe (FP8, MXFP8, blockwise FP8, NVFP4), whose
+                                * linear layers keep their own quantized copy of their input for the backward
+                                * (Transformer Engine: one byte an element, column-wise) instead of the bf16 one */
 } arch_run;
 
 /* A GPT-2/3 decoder of the gpt.* keys: MHA, GeLU 4h MLP, LayerNorm, learned

@@ -1181,7 +1181,7 @@ static arch_run run_of(const gpt_shape *m)
     return (arch_run){.seq = m->seq, .micro_batch = m->micro_batch, .tp = m->tp, .cp = m->cp > 1 ? m->cp : 1,
                       .ep = m->ep > 1 ? m->ep : 1, .expert_tp1 = m->expert_tp1,
                       .sequence_parallel = m->sequence_parallel, .flash = m->flash,
-                      .capacity_factor = m->capacity_factor};
+                      .capacity_factor = m->capacity_factor, .quantized_inputs = m->fp8 != 0};
 }
 
 double costmodel_layer_act_b_bytes(const gpt_shape *m)
