@@ -338,6 +338,7 @@ static double reduction_exposed_s(const schedule *s, const sched_times *t, const
                                   bucket_coll_fn coll_s, const gpu_params *g, const train_row *r, long stride)
 {
     double exposed_s = 0.0;
+    expert_group eg = row_expert_group(r);
     int *last = pg_xmalloc((size_t)w->nstages * sizeof *last);
     for (int rank = 0; rank < s->pp; rank++) {
         for (int k = 0; k < w->nstages; k++)
@@ -351,7 +352,6 @@ static double reduction_exposed_s(const schedule *s, const sched_times *t, const
             if (last[op->stage] != i)
                 continue;
             /* dense and expert buckets, the experts' spread evenly (gradsync.c's dp_buckets) */
-            expert_group eg = row_expert_group(r);
             double bytes = bytes_per_param * dense_params(&w->stage[op->stage], eg);
             double ebytes = eg.n > 1 ? bytes_per_param * expert_params(&w->stage[op->stage], eg) : 0.0;
             int nd = bytes > 0 ? (bucket_bytes > 0 ? units_pieces(bytes, bucket_bytes) : 1) : 0;
@@ -362,7 +362,7 @@ static double reduction_exposed_s(const schedule *s, const sched_times *t, const
             double each_expert_s = ne ? coll_s(g, r, ebytes / ne, eg.n, eg.stride) : 0.0;
             for (int j = 0; j < nb; j++) {
                 double ready_s = t->end[rank][i] - len_s + (j + 1) * len_s / nb;
-                int expert = (long)(j + 1) * ne / nb > (long)j * ne / nb;
+                int expert = workload_bucket_is_expert(j, ne, nb);
                 free_s = (free_s > ready_s ? free_s : ready_s) + (expert ? each_expert_s : each_s);
             }
         }

@@ -134,4 +134,14 @@ double workload_p2p_bytes(const workload *w, int stage, int tp);
 #define WORKLOAD_DP_MAX_BUCKETS_PER_STAGE 256
 double workload_dp_bucket_bytes(const workload *w, double share, double grad_bytes_per_param, double requested);
 
+/* Whether bucket j of a stage's nb, of which ne carry the routed experts'
+ * gradient (the others the dense part's), is an expert one: the experts'
+ * spread evenly, expert bucket k where the share of the buckets before it
+ * reaches k / ne (the backward produces both kinds layer by layer).  One
+ * rule for the simulator (sim/gradsync.c) and the surrogate. */
+static inline int workload_bucket_is_expert(int j, int ne, int nb)
+{
+    return (long)(j + 1) * ne / nb > (long)j * ne / nb;
+}
+
 #endif

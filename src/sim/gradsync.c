@@ -383,6 +383,16 @@ static int gpu_node(const sim_input *in, int g)
     return in->plat->gpu[g].node;
 }
 
+/* A stage's trained parameters on one GPU of rank dr, reduced and gathered
+ * with the replicas (*dense) and with the GPUs holding the same experts
+ * (*experts; 0 where no other GPU holds them: nothing to reduce). */
+static void stage_params_apart(const stage_cost *c, const dp_rank *dr, double *dense, double *experts)
+{
+    double own = eng_dp_experts_apart() ? stage_trainable_expert_params(c) : 0.0;
+    *dense = stage_trainable_params(c) - own;
+    *experts = dr->expert.count > 0 ? own : 0.0;
+}
+
 /* Buckets of rank r, in the order they become ready (header). */
 static void dp_buckets(const sim_input *in, dp_rank *dr)
 {
@@ -404,16 +414,13 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
         int st = ops[i].stage;
         if (last[st] != i)
             continue;
-        const stage_cost *c = &in->wl->stage[st];
-        double bytes = stage_trainable_params(c) * share * par->grad_bytes_per_param;
-        double expert_bytes =
-            eng_dp_experts_apart() ? stage_trainable_expert_params(c) * share * par->grad_bytes_per_param : 0.0;
-        double dense_bytes = bytes - expert_bytes;
-        if (!(dense_bytes > 0) && !(expert_bytes > 0))
-            continue;
-        /* buckets of at most bucket_bytes, of each kind; no reduction at all where no other GPU holds the experts */
+        double dense_bytes, expert_bytes;
+        stage_params_apart(&in->wl->stage[st], dr, &dense_bytes, &expert_bytes);
+        dense_bytes *= share * par->grad_bytes_per_param;
+        expert_bytes *= share * par->grad_bytes_per_param;
+        /* buckets of at most bucket_bytes, of each kind */
         int nd = dense_bytes > 0 ? units_pieces(dense_bytes, par->bucket_bytes) : 0;
-        int ne = expert_bytes > 0 && dr->expert.count > 0 ? units_pieces(expert_bytes, par->bucket_bytes) : 0;
+        int ne = expert_bytes > 0 ? units_pieces(expert_bytes, par->bucket_bytes) : 0;
         int nb = nd + ne;
         if (nb == 0)
             continue;
@@ -423,8 +430,7 @@ static void dp_buckets(const sim_input *in, dp_rank *dr)
         dr->op_first_bucket[i] = dr->nbuckets;
         dr->op_nbuckets[i] = nb;
         for (int j = 0; j < nb; j++) {
-            /* expert bucket k comes where the share of the pieces done first reaches k / ne (even spread) */
-            int expert = (long)(j + 1) * ne / nb > (long)j * ne / nb;
+            int expert = workload_bucket_is_expert(j, ne, nb);
             dr->bucket_bytes[dr->nbuckets + j] = expert ? expert_bytes / ne : dense_bytes / nd;
             dr->bucket_stage[dr->nbuckets + j] = st;
             dr->bucket_expert[dr->nbuckets + j] = (unsigned char)expert;
@@ -483,9 +489,8 @@ static void gather_setup(const sim_input *in, dp_rank *dr)
         if (op->kind != OP_F || seen[op->stage])
             continue;
         seen[op->stage] = 1;
-        const stage_cost *c = &in->wl->stage[op->stage];
-        double experts = eng_dp_experts_apart() && dr->expert.count > 0 ? stage_trainable_expert_params(c) : 0.0;
-        double dense = stage_trainable_params(c) - (eng_dp_experts_apart() ? stage_trainable_expert_params(c) : 0.0);
+        double dense, experts;
+        stage_params_apart(&in->wl->stage[op->stage], dr, &dense, &experts);
         dr->gather_bytes[dr->ngather] = dense * share * par->param_bytes_per_param;
         dr->gather_expert_bytes[dr->ngather] = experts * share * par->param_bytes_per_param;
         dr->op_gather[i] = dr->ngather++;
@@ -593,30 +598,34 @@ static void expert_rings(const sim_input *in, dp_rank *dr)
     int n_per = parallel_expert_dp(eng.grp, eng.dp, eng.ep, eng.expert_tp1);
     if (!eng_dp_experts_apart() || n_per <= 1)
         return;
+    /* one pass over the rank's GPUs, each to its class's list (in q order) */
     int nclass = eng.expert_tp1 ? eng.ep : eng.ep * eng.grp;
-    sg_host_t *hosts = pg_xmalloc((size_t)n_per * sizeof *hosts);
-    int *node = pg_xmalloc((size_t)n_per * sizeof *node);
+    sg_host_t *hosts = pg_xmalloc((size_t)nclass * n_per * sizeof *hosts);
+    int *node = pg_xmalloc((size_t)nclass * n_per * sizeof *node);
+    int *count = pg_xcalloc((size_t)nclass, sizeof *count), *nsim = pg_xcalloc((size_t)nclass, sizeof *nsim);
+    for (int d = 0; d < eng.dp; d++)
+        for (int t = 0; t < eng.grp; t++) {
+            int q = d * eng.grp + t, c = eng.expert_tp1 ? q % eng.ep : (d % eng.ep) * eng.grp + t;
+            if (count[c] >= n_per)   /* a layout ep does not divide (experiment.c refuses it) */
+                continue;
+            size_t at = (size_t)c * n_per + count[c]++;
+            int g = eng_group_gpu(dr->rank, d, t);
+            hosts[at] = sg_host_by_name(in->plat->gpu[g].host);
+            node[at] = gpu_node(in, g);
+            nsim[c] += d < eng.nrep;
+        }
     for (int c = 0; c < nclass; c++) {
-        int n = 0, nsim = 0;
-        for (int d = 0; d < eng.dp; d++)
-            for (int t = 0; t < eng.grp; t++) {
-                int q = d * eng.grp + t;
-                if ((eng.expert_tp1 ? q % eng.ep : (d % eng.ep) * eng.grp + t) != c || n >= n_per)
-                    continue;
-                int g = eng_group_gpu(dr->rank, d, t);
-                hosts[n] = sg_host_by_name(in->plat->gpu[g].host);
-                node[n++] = gpu_node(in, g);
-                nsim += d < eng.nrep;
-            }
-        if (nsim == 0)
+        if (nsim[c] == 0)
             continue;
         int first = dr->expert.count;
-        coll_rings_add_channels(&dr->expert, hosts, node, n);
+        coll_rings_add_channels(&dr->expert, hosts + (size_t)c * n_per, node + (size_t)c * n_per, count[c]);
         if (eng.mirror)
-            coll_rings_simulate_block(&dr->expert, first, nsim);
+            coll_rings_simulate_block(&dr->expert, first, nsim[c]);
     }
     free(hosts);
     free(node);
+    free(count);
+    free(nsim);
 }
 
 /* Reducers: buckets, the tp groups' rings (flat or hierarchical). */
