@@ -112,6 +112,13 @@ every_row "the MXFP8 rows run the mxfp8 recipe" "| MXFP8 " "^precision: mxfp8$"
 every_row "the FP8-CS rows run per-tensor FP8" "| FP8-CS " "^precision: fp8$"
 every_row "the BF16 rows run bf16" "| BF16 " "^precision: bf16$"
 every_row "the GB200 rows run in 64-GPU NVLink domains" "DGX-GB200" "^cluster.nvlink_domain: 64$"
+# the recipe's selective recomputation (rows.c RECOMPUTE_RECIPES): GPT-OSS on GB200 recomputes its MoE
+# layers' norm and its experts' activation (not the rows that run the combined 1F1B, which the simulator
+# cannot run with recomputation); Megatron-Core of 2025-26 weighs the experts' activation (moe.probs's default)
+every_row "the GPT-OSS rows recompute layernorm and moe_act" "GPT OSS 120B | DGX-GB200 | BF16 pretrain @ 2[56].[01][12]" \
+    "^recompute.modules: layernorm,moe_act$"
+if grep -q "^moe.probs" "$TMP"/emit/*.yaml; then not_ok "no Megatron-Bridge row keeps the experts' outputs"
+else ok "no Megatron-Bridge row keeps the experts' outputs"; fi
 one=$(grep -l -- "LLAMA.*| MXFP8 " "$TMP"/emit/*.yaml | head -1)
 expect_rc "an emitted GB200 row runs" 0 "$BIN" run "$one" --format json
 # (one model: the simulator and the surrogate agree on every GB200 and GB300 row: tests/parity.sh)

@@ -85,4 +85,52 @@ bad deepseek-v3 num_nextn_predict_layers 1.5 "must be an integer"
 bad gpt-oss-20b layer_mixers '"AS"' "24 letters of ASM-"
 bad gpt-oss-20b layer_ffns "\"$(python3 -c 'print("Z" * 24)')\"" "24 letters of DE-"
 
+# ---- Megatron's selective recomputation modules (recompute.modules) and moe.probs ----
+# A small DeepSeek-shaped model (MLA, one dense layer, then MoE), two stages.
+cat >"$TMP/mla.json" <<'JSON'
+{"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "first_k_dense_replace": 1,
+ "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 2048, "kv_lora_rank": 128,
+ "moe_intermediate_size": 512, "n_routed_experts": 8, "n_shared_experts": 1, "num_attention_heads": 8,
+ "num_experts_per_tok": 2, "num_hidden_layers": 4, "num_key_value_heads": 8, "q_lora_rank": 256,
+ "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64, "vocab_size": 32000, "tie_word_embeddings": false}
+JSON
+MLA=(run --set "workload=hf:$TMP/mla.json" --set gpt.seq=2048 --set pp=2 --set network=cluster)
+bad_key() {   # bad_key NAME KEY WORDS SETTINGS...: exit 2, the message names KEY and says WORDS
+    local name=$1 key=$2 words=$3
+    shift 3
+    expect_rc "$name: exit 2" 2 "$BIN" "${MLA[@]}" "$@"
+    expect_err "$name: names $key" "key '$key'.*$words"
+}
+bad_key "a module Megatron has and pipegrid does not model" recompute.modules "a comma-separated list of core_attn" \
+    --set recompute=selective --set recompute.modules=moe
+bad_key "an empty module" recompute.modules "an empty word" --set recompute=selective --set recompute.modules=mla_up_proj,
+# (a key that does not apply is a warning, as every such key)
+expect_rc "modules without selective recomputation run" 0 "$BIN" "${MLA[@]}" --set recompute.modules=mla_up_proj
+expect_err "modules without selective recomputation: warned" \
+    "warning: --set: key 'recompute.modules': ignored: applies only with recompute=selective or recompute=plan"
+bad_key "an unknown place for the router's probabilities" moe.probs "one of activation, combine" --set moe.probs=outputs
+# each module recomputes something: less memory at the peak, more time, in the order of what it frees;
+# moe.probs=combine keeps the experts' outputs: more memory, the same time
+peak_and_time() {   # peak_and_time SETTINGS...: "PEAK_BYTES ITERATION_S", or "fail"
+    timeout "$COMMAND_TIMEOUT_S" "$BIN" "${MLA[@]}" "$@" --format json >"$TMP/m.json" 2>"$TMP/err" &&
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["max_peak_memory_bytes"], d["iteration_seconds"])' \
+            "$TMP/m.json" || echo fail
+}
+read -r none_b none_s <<<"$(peak_and_time --set recompute=none)"
+read -r up_b up_s <<<"$(peak_and_time --set recompute=selective --set recompute.modules=mla_up_proj)"
+read -r all_b all_s <<<"$(peak_and_time --set recompute=selective --set recompute.modules=mla_up_proj,moe_act,layernorm,mlp)"
+read -r comb_b comb_s <<<"$(peak_and_time --set moe.probs=combine)"
+if python3 -c "import sys; a=list(map(float, sys.argv[1:])); sys.exit(not (a[2] < a[0] and a[4] < a[2] and a[3] > a[1] and a[5] > a[3]))" \
+    "$none_b" "$none_s" "$up_b" "$up_s" "$all_b" "$all_s" 2>/dev/null
+then ok "recompute.modules: each module frees memory and costs time"
+else not_ok "recompute.modules: each module frees memory and costs time" "$none_b $none_s / $up_b $up_s / $all_b $all_s"; fi
+if python3 -c "import sys; a=list(map(float, sys.argv[1:])); sys.exit(not (a[2] > a[0] and a[3] == a[1]))" \
+    "$none_b" "$none_s" "$comb_b" "$comb_s" 2>/dev/null
+then ok "moe.probs=combine keeps the experts' outputs: more memory, the same time"
+else not_ok "moe.probs=combine keeps the experts' outputs" "$none_b $none_s / $comb_b $comb_s"; fi
+timeout "$COMMAND_TIMEOUT_S" "$BIN" "${MLA[@]}" --set recompute=selective --set recompute.modules=mla_up_proj,moe_act \
+    >"$TMP/out" 2>"$TMP/err"
+if grep -q "^policies   recompute selective (mla_up_proj,moe_act)," "$TMP/out"
+then ok "the report names the modules"; else not_ok "the report names the modules" "$(grep policies "$TMP/out")"; fi
+
 test_summary

@@ -177,6 +177,25 @@ START_TEST(moe_params_and_all_to_all_bytes)
 }
 END_TEST
 
+/* moe.probs=combine: the combine weighs the experts' outputs and keeps them
+ * for the backward, one bf16 hidden vector per routed copy (4096 x 2 tokens,
+ * top-2, h 4096, all experts on the GPU); weighted in the activation
+ * (the default) it keeps nothing.  A dense layer is not concerned. */
+START_TEST(moe_probs_on_outputs_bytes)
+{
+    arch a = llama8b();
+    a.moe.experts = 8;
+    a.moe.top_k = 2;
+    a.moe.expert_ffn = 14336;
+    arch_run r = {.seq = 4096, .micro_batch = 2, .tp = 1, .cp = 1, .ep = 1, .flash = 1}, c = r;
+    c.probs_on_outputs = 1;
+    assert_rel(arch_layer_act_bytes(&a, &c, 0, ARCH_ACT_NONE) - arch_layer_act_bytes(&a, &r, 0, ARCH_ACT_NONE),
+               2.0 * 4096 * 2 * 2 * 4096, REL);
+    arch d = llama8b();
+    ck_assert(arch_layer_act_bytes(&d, &c, 0, ARCH_ACT_NONE) == arch_layer_act_bytes(&d, &r, 0, ARCH_ACT_NONE));
+}
+END_TEST
+
 /* The cost model's stages: the first stage of 1F1B holds pp microbatches of
  * its L/pp layers, Korthikanti's sbhL(34 + 5as/h)/t for the whole pipeline,
  * plus the embedding's dropout mask (Section 4.2.2). */
@@ -307,6 +326,7 @@ int main(void)
     tcase_add_test(tc, quantized_gemm_inputs);
     tcase_add_test(tc, gqa_bytes_params_and_flops);
     tcase_add_test(tc, moe_params_and_all_to_all_bytes);
+    tcase_add_test(tc, moe_probs_on_outputs_bytes);
     tcase_add_test(tc, stage_memory_as_korthikanti);
     tcase_add_test(tc, selective_at_one_stage_as_korthikanti);
     tcase_add_test(tc, gpt_params_per_gpu);

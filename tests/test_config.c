@@ -438,6 +438,7 @@ START_TEST(test_bad_values)
         {"offload: some\n", "offload", "one of none, full, selective, plan, got 'some'"},
         {"offload.ratio: 2\n", "offload.ratio", "a number between 0 and 1"},
         {"recompute: always\n", "recompute", "one of none, full, selective, plan"},
+        {"moe.probs: outputs\n", "moe.probs", "one of activation, combine"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char prefix[128];

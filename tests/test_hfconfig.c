@@ -138,6 +138,34 @@ START_TEST(hf_card_active)
 }
 END_TEST
 
+/* Megatron's recompute modules on DeepSeek-V3 (arch.h arch_recompute_module),
+ * by hand: s 4096, b 1, tp 1, ep 8, flash, bf16 (T = 4096 tokens).  Its MLA
+ * has 128 heads of 128 + 64 (query and key) and 128 (value) dims; layer 0
+ * is dense (FFN 18432, SwiGLU), layer 3 MoE (top 8 of experts of 2048). */
+START_TEST(hf_deepseek_v3_recompute_modules)
+{
+    arch a;
+    load_model("deepseek-v3.json", &a);
+    arch_run r = {.seq = 4096, .micro_batch = 1, .tp = 1, .cp = 1, .ep = 8, .flash = 1};
+    double T = 4096, h = 7168, bf16 = 2;
+    double up_proj = bf16 * T * (128 * 192 + 128 * 192 + 128 * 128);   /* queries, keys, values */
+    double moe_act = bf16 * T * 8 * 2048;                              /* the experts' FC2 inputs */
+    double norm_out = bf16 * T * h;                                     /* one norm's output */
+    double mlp = norm_out + bf16 * T * 2 * 18432 + bf16 * T * 18432;   /* norm, FC1 output, FC2 input */
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_MLA_UP_PROJ), up_proj);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_MOE_ACT), moe_act);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 0, ARCH_RC_MOE_ACT), 0);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_LAYERNORM), 2 * norm_out);   /* MLA's and MoE's */
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 0, ARCH_RC_LAYERNORM), norm_out);       /* fused into FC1 */
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 0, ARCH_RC_MLP), mlp);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_MLP), 0);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_CORE_ATTN), 0);               /* flash */
+    unsigned all = ARCH_RC_MLA_UP_PROJ | ARCH_RC_MOE_ACT | ARCH_RC_LAYERNORM | ARCH_RC_CORE_ATTN;
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, all), up_proj + moe_act + 2 * norm_out);
+    ck_assert(arch_layer_selective_bytes(&a, &r, 3, all) < arch_layer_act_bytes(&a, &r, 3, ARCH_ACT_NONE));
+}
+END_TEST
+
 START_TEST(hf_llama3_8b_gqa_shapes)
 {
     arch a;
@@ -629,6 +657,7 @@ static Suite *hfconfig_suite(void)
     tcase_add_test(tc, hf_models_load_and_match_published_counts);
     tcase_add_test(tc, hf_deepseek_v3_active);
     tcase_add_test(tc, hf_card_active);
+    tcase_add_test(tc, hf_deepseek_v3_recompute_modules);
     tcase_add_test(tc, hf_llama3_8b_gqa_shapes);
     tcase_add_test(tc, hf_gpt3_equals_arch_gpt);
     tcase_add_test(tc, hf_gpt_layer_flops_closed_form);

@@ -194,6 +194,42 @@ START_TEST(test_1f1b_peak_memory_bytes)
 }
 END_TEST
 
+/* Megatron-Core's combined 1F1B steps, pp = 1, m = 3 (metrics_input
+ * .combined_pairs): F(0) [0,1], then F(1) [1,2] + BW(0) [2,4] and F(2) [4,5]
+ * + BW(1) [5,7] as steps, BW(2) [7,9]; act_b 100 B, the largest layer 25 B.
+ * Each step's forward holds its layer at its start (t = 1: 100 + 25) and the
+ * rest at its end, where the backward releases at its start (t = 2:
+ * 100 + 100 - 100 = 100): the peak is 125 B and one microbatch, where ops
+ * run one after the other (not combined) hold two (200 B). */
+START_TEST(test_combined_steps_interleave_memory)
+{
+    for (int combined = 0; combined <= 1; combined++) {
+        fixture f;
+        fixture_init(&f, 1, 1, 3,
+                     (stage_cost){ .f_s = 1, .b_s = 2, .act_b_bytes = ACT_B, .layer_act_b_bytes = ACT_B / 4,
+                                   .param_count = PARAMS, .fwd_flops = 1e12 });
+        sched_op order[] = {{0, 0, OP_F, 0}, {0, 1, OP_F, 1}, {0, 0, OP_BW, 0}, {0, 2, OP_F, 1}, {0, 1, OP_BW, 0},
+                            {0, 2, OP_BW, 0}};
+        sched_op *rank_ops[] = {order};
+        int nops[] = {6};
+        f.sched.ops = rank_ops;
+        f.sched.nops = nops;
+        add_op(&f, 0, OP_F, 0, 0, 0, 1);
+        add_op(&f, 0, OP_F, 0, 1, 1, 2);
+        add_op(&f, 0, OP_BW, 0, 0, 2, 4);
+        add_op(&f, 0, OP_F, 0, 2, 4, 5);
+        add_op(&f, 0, OP_BW, 0, 1, 5, 7);
+        add_op(&f, 0, OP_BW, 0, 2, 7, 9);
+        f.in.combined_pairs = combined;
+        run_metrics m;
+        compute(&f, &m);
+        ck_assert_exact(m.rank[0].peak_activation_bytes, combined ? ACT_B + ACT_B / 4 : 2 * ACT_B);
+        ck_assert_exact(m.rank[0].peak_activations, combined ? 1 : 2);
+        metrics_free(&m);
+    }
+}
+END_TEST
+
 /* GPU capacity 3000 B: nobody is over.  memory.capacity = 2150 B overrides
  * it: rank 0 (2210) is over, rank 1 (2110) is not. */
 START_TEST(test_oom_with_capacity_override)
@@ -649,6 +685,7 @@ static Suite *metrics_suite(void)
     tcase_add_test(tc, test_timeline_packing_exact);
     tcase_add_test(tc, test_1f1b_peak_activations_release_first);
     tcase_add_test(tc, test_1f1b_peak_memory_bytes);
+    tcase_add_test(tc, test_combined_steps_interleave_memory);
     tcase_add_test(tc, test_oom_with_capacity_override);
     tcase_add_test(tc, test_throughput_and_mfu);
     tcase_add_test(tc, test_mfu_counts_every_gpu);

@@ -380,7 +380,8 @@ static gpt_shape row_shape(const train_row *r, int layers)
                        .cp = r->cp, .ep = r->ep, .sequence_parallel = r->sequence_parallel, .flash = r->flash,
                        .doc_len = r->doc_len,
                        .fp8 = r->fp8, .tp_comm_overlap = r->tp_overlap, .expert_tp1 = r->expert_tp1,
-                       .capacity_factor = r->capacity_factor, .main_grad_bytes = r->grad_bytes};
+                       .capacity_factor = r->capacity_factor, .main_grad_bytes = r->grad_bytes,
+                       .recompute_modules = r->recompute_modules};
 }
 
 /* The cost model's view of the row's links: tensor parallelism over more

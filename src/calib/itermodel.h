@@ -74,7 +74,10 @@ typedef struct train_row {
                                      * a function of the release, the GPU type and the model, so not in job_id */
     double capacity_factor;         /* MoE token dropping at this expert capacity (gpt_shape.capacity_factor);
                                      * 0 = dropless */
+    int moe_probs_on_outputs;       /* experiment.h moe.probs=combine (memory only): NeMo 24.07's Megatron-Core */
     row_recompute recompute;
+    unsigned recompute_modules;     /* ROW_RECOMPUTE_SELECTIVE: experiment.h recompute.modules (arch.h bits);
+                                     * 0 = Megatron's default, core_attn */
     int dp_overlap;                 /* gradient reduction overlapped with the last microbatch's backward */
     int zero1;                      /* distributed optimizer: each data-parallel rank steps 1/dp of the state */
     dp_shard_mode sharding;         /* DP_SHARD_FULL: FSDP (Megatron-FSDP, ZeRO-3), GRADIENTS: ZeRO-2, as the

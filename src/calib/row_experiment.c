@@ -127,10 +127,17 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     add(x, "attention=%s", r->flash ? "flash" : "legacy");
     add(x, "precision=%s", experiment_precision_word((precision_kind)r->fp8));
     add(x, "recompute=%s", recompute_name(r->recompute));
+    if (r->recompute == ROW_RECOMPUTE_SELECTIVE && r->recompute_modules) {
+        char words[128];
+        experiment_recompute_modules_words((int)r->recompute_modules, words, sizeof words);
+        add(x, "recompute.modules=%s", words);
+    }
     add(x, "tp.sequence_parallel=%s", on_off(r->sequence_parallel));
     add(x, "tp.comm_overlap=%s", on_off(r->tp_overlap));
     if (r->capacity_factor > 0)
         add(x, "moe.capacity_factor=%.17g", r->capacity_factor);
+    if (r->moe_probs_on_outputs && r->has_arch && r->arch.moe.experts > 0)
+        add(x, "moe.probs=combine");
     add(x, "dp.grad_precision=%s", r->grad_bytes >= 4.0 ? "fp32" : "bf16");
     add(x, "dp.overlap=%s", on_off(r->dp_overlap));
     add(x, "dp.bucket_bytes=%.17g", row_bucket_bytes(r));

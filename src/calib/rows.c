@@ -6,6 +6,7 @@
 
 #include "calib/row_experiment.h"
 #include "calib/rows.h"
+#include "model/arch.h"
 #include "model/hfconfig.h"
 #include "model/platform.h"
 #include "util/datapath.h"
@@ -529,6 +530,45 @@ static void recipe_pipeline_layout(const char *model_key, const char *gpu, train
         }
 }
 
+/* The selective recomputation of Megatron-Bridge's performance recipes,
+ * which the summaries do not state ("recompute: per recipe"): the presets'
+ * recompute_modules in scripts/performance/configs/<model>/
+ * *_workload_base_configs.py of v0.4.1 (26.04.01), read 2026-11-29, for
+ * every release: other releases differ in places this table does not
+ * follow (DeepSeek-V3 on GB200 recomputes mla_up_proj in v0.3.0 and, at
+ * MXFP8, in v0.5.1; v0.5.1's GB300 MXFP8 preset recomputes nothing).
+ * bf16: the list of the BF16 preset where it differs (-1: the same).  Not applied to rows that run
+ * the combined 1F1B (A2A_OVERLAP_RECIPES): the simulator recomputes through
+ * a memory plan, under which combined steps run in order (job.h
+ * job_pairs_in_order). */
+static const struct {
+    const char *model_key, *gpu;
+    int modules, bf16_modules;
+} RECOMPUTE_RECIPES[] = {
+    {"deepseek-v3", "gb300", ARCH_RC_MLA_UP_PROJ, ARCH_RC_MOE_ACT},
+    {"deepseek-v3", "gb200", ARCH_RC_MLP, ARCH_RC_MLA_UP_PROJ},
+    {"deepseek-v3", "b300", ARCH_RC_MLA_UP_PROJ, -1},
+    {"deepseek-v3", "b200", ARCH_RC_MLA_UP_PROJ, -1},
+    {"deepseek-v3", "h100-sxm", ARCH_RC_MLA_UP_PROJ | ARCH_RC_MLP, -1},
+    {"kimi-k2", "gb300", ARCH_RC_MLA_UP_PROJ, -1},
+    {"kimi-k2", "gb200", ARCH_RC_MLA_UP_PROJ, -1},
+    {"kimi-k2", "b200", ARCH_RC_MLA_UP_PROJ, -1},
+    {"kimi-k2", "h100-sxm", ARCH_RC_MLA_UP_PROJ | ARCH_RC_MLP, -1},
+    {"gpt-oss-120b", "gb200", ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT, -1},
+    {"gpt-oss-120b", "b200", ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT, -1},
+    {"gpt-oss-120b", "h100-sxm", ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT, -1},
+};
+
+/* The recipe's recompute_modules for a row (above), 0 for none. */
+static unsigned recipe_recompute_modules(const char *model_key, const char *gpu, int bf16)
+{
+    for (size_t i = 0; i < sizeof RECOMPUTE_RECIPES / sizeof RECOMPUTE_RECIPES[0]; i++)
+        if (strcmp(RECOMPUTE_RECIPES[i].model_key, model_key) == 0 && strcmp(RECOMPUTE_RECIPES[i].gpu, gpu) == 0)
+            return (unsigned)(bf16 && RECOMPUTE_RECIPES[i].bf16_modules >= 0 ? RECOMPUTE_RECIPES[i].bf16_modules
+                                                                             : RECOMPUTE_RECIPES[i].modules);
+    return 0;
+}
+
 static int recipe_dispatches_hybridep(const char *model_key, const char *gpu)
 {
     for (size_t i = 0; i < sizeof HYBRIDEP_RECIPES / sizeof HYBRIDEP_RECIPES[0]; i++)
@@ -921,6 +961,13 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         r->zero1 = 1;
         r->grad_bytes = SUMMARY_GRAD_BYTES;
         r->recompute = ROW_RECOMPUTE_NONE;
+        if (strcmp(out->source, "mbridge") == 0 && !r->ep_overlap) {
+            r->recompute_modules = recipe_recompute_modules(mkey, gpu, r->fp8 == 0);
+            if (r->recompute_modules)
+                r->recompute = ROW_RECOMPUTE_SELECTIVE;
+        }
+        /* NeMo 24.07's Megatron-Core weighs the experts' outputs in the combine (experiment.h moe.probs) */
+        r->moe_probs_on_outputs = strcmp(out->source, "nemo") == 0;
         if (strstr(get(c, col(c, "row_label")), TOKEN_DROP_LABEL))
             r->capacity_factor = TOKEN_DROP_CAPACITY_FACTOR;
         long model_par = (long)r->tp * r->pp * r->cp;

@@ -478,5 +478,6 @@ metrics_input job_metrics_input(const job *j, const timeline *tl, const memplan 
                            .plan = plan_is_empty(plan) ? NULL : plan, .sharding = memory_sharding_of(&j->exp),
                            .dp = j->exp.dp, .tp = j->exp.tp, .cp = j->exp.cp,
                            .tp_time_share = experiment_tp_share(&j->exp),
-                           .offload = j->exp.offload != OFFLOAD_NONE};
+                           .offload = j->exp.offload != OFFLOAD_NONE,
+                           .combined_pairs = job_ep_overlap(&j->exp)};
 }

@@ -552,6 +552,7 @@ typedef struct layer_acts {
     double masks;            /* dropout masks (attention output and MLP output) */
     double act_in;           /* activation function inputs (FC1 outputs) */
     double fc2_in;           /* activation function outputs */
+    double fc2_in_routed;    /* of fc2_in, the routed experts' */
     double other;            /* MoE router probabilities, expert outputs, MLA latents */
     double out_grads;        /* for M_W: the linear layers' output gradients */
 } layer_acts;
@@ -572,6 +573,7 @@ static void quantize_gemm_inputs(const arch_run *r, arch_mixer mixer, layer_acts
     L->gemm_inputs_norm *= q;
     L->proj_in *= q;
     L->fc2_in *= q;
+    L->fc2_in_routed *= q;
 }
 
 static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
@@ -630,9 +632,11 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
     double expert_in = BF16_BYTES * Tk * a->hidden;
     L.other += FP32_BYTES * T * m->experts / x.rep;                  /* router probabilities */
     L.other += expert_in;                                              /* permuted expert inputs */
-    L.other += BF16_BYTES * Tk * a->hidden;                            /* expert outputs (combine weights) */
+    if (r->probs_on_outputs)
+        L.other += BF16_BYTES * Tk * a->hidden;                        /* expert outputs (combine weights) */
     L.act_in = BF16_BYTES * Tk * gate * m->expert_ffn / t;
     L.fc2_in = BF16_BYTES * Tk * m->expert_ffn / t;
+    L.fc2_in_routed = L.fc2_in;
     L.out_grads += L.act_in + BF16_BYTES * Tk * a->hidden;
     if (m->shared_ffn > 0) {
         double sh_act = BF16_BYTES * T * gate * m->shared_ffn / t;
@@ -661,6 +665,28 @@ double arch_layer_act_bytes(const arch *a, const arch_run *r, int layer, arch_ac
     default:
         return all;
     }
+}
+
+double arch_layer_selective_bytes(const arch *a, const arch_run *r, int layer, unsigned modules)
+{
+    layer_acts L = layer_acts_of(a, r, layer);
+    arch_mixer mixer = arch_layer_mixer(a, layer);
+    arch_ffn ffn = arch_layer_ffn(a, layer);
+    int mla = a->attn == ARCH_ATTN_MLA && (mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA);
+    int parts = (mixer != ARCH_MIX_NONE) + (ffn != ARCH_FFN_NONE);
+    double norm_out = parts > 0 ? L.gemm_inputs_norm / parts : 0.0;   /* one part's norm output */
+    double bytes = 0;
+    if (modules & ARCH_RC_CORE_ATTN)
+        bytes += arch_layer_attn_core_bytes(a, r, layer);
+    if (modules & ARCH_RC_LAYERNORM)   /* Transformer Engine fuses the others into their linear layer */
+        bytes += (mla ? norm_out : 0.0) + (ffn == ARCH_FFN_MOE ? norm_out : 0.0);
+    if ((modules & ARCH_RC_MLA_UP_PROJ) && mla)
+        bytes += L.qkv;
+    if ((modules & ARCH_RC_MLP) && ffn == ARCH_FFN_DENSE)
+        bytes += norm_out + L.act_in + L.fc2_in;
+    if ((modules & ARCH_RC_MOE_ACT) && ffn == ARCH_FFN_MOE)
+        bytes += L.fc2_in_routed;
+    return bytes;
 }
 
 double arch_layer_act_w_bytes(const arch *a, const arch_run *r, int layer, arch_act_mode mode)

@@ -108,6 +108,10 @@ typedef struct arch_run {
     int quantized_inputs;      /* 1: a low-precision GEMM recipe (FP8, MXFP8, blockwise FP8, NVFP4), whose
                                 * linear layers keep their own quantized copy of their input for the backward
                                 * (Transformer Engine: one byte an element, column-wise) instead of the bf16 one */
+    int probs_on_outputs;      /* MoE: 1 = the router's probabilities weigh the experts' outputs as they are
+                                * combined, which keeps those outputs for the backward (Megatron-Core of NeMo
+                                * 24.07); 0 = they weigh the experts' activation function (Megatron-Core's
+                                * weighted SwiGLU, its 2025-26 releases): the combine keeps nothing */
 } arch_run;
 
 /* A GPT-2/3 decoder of the gpt.* keys: MHA, GeLU 4h MLP, LayerNorm, learned
@@ -215,6 +219,24 @@ typedef enum {
 } arch_act_mode;
 
 double arch_layer_act_bytes(const arch *a, const arch_run *r, int layer, arch_act_mode mode);
+
+/* Megatron-Core's selective recomputation modules (--recompute-modules,
+ * its default core_attn), a set of bits: what each recomputes in the
+ * backward instead of keeping from the forward. */
+typedef enum {
+    ARCH_RC_CORE_ATTN = 1u << 0,   /* the attention core: arch_layer_attn_core_bytes (legacy scores; 0 with flash) */
+    ARCH_RC_LAYERNORM = 1u << 1,   /* the norms not fused into the next linear layer (an MLA mixer's, a MoE FFN's):
+                                    * their outputs */
+    ARCH_RC_MLA_UP_PROJ = 1u << 2, /* MLA's query and key/value up-projections and rope: the queries, keys and
+                                    * values the attention core keeps */
+    ARCH_RC_MLP = 1u << 3,         /* a dense MLP (not MoE) from its input: its norm's output, FC1's output and
+                                    * FC2's input */
+    ARCH_RC_MOE_ACT = 1u << 4,     /* the routed experts' activation function: FC2's input */
+} arch_recompute_module;
+#define ARCH_RC_DEFAULT ARCH_RC_CORE_ATTN
+/* Bytes of arch_layer_act_bytes(.., ARCH_ACT_NONE) that the modules
+ * recompute (what selective recomputation frees), one GPU, one microbatch. */
+double arch_layer_selective_bytes(const arch *a, const arch_run *r, int layer, unsigned modules);
 /* Of the above (mode NONE or LGD), what the weight-gradient pass still needs
  * after the input-gradient pass: the linear layers' inputs and their output
  * gradients (zero-bubble's M_W). */

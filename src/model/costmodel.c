@@ -1181,7 +1181,8 @@ static arch_run run_of(const gpt_shape *m)
     return (arch_run){.seq = m->seq, .micro_batch = m->micro_batch, .tp = m->tp, .cp = m->cp > 1 ? m->cp : 1,
                       .ep = m->ep > 1 ? m->ep : 1, .expert_tp1 = m->expert_tp1,
                       .sequence_parallel = m->sequence_parallel, .flash = m->flash,
-                      .capacity_factor = m->capacity_factor, .quantized_inputs = m->fp8 != 0};
+                      .capacity_factor = m->capacity_factor, .quantized_inputs = m->fp8 != 0,
+                      .probs_on_outputs = m->moe_probs_on_outputs};
 }
 
 double costmodel_layer_act_b_bytes(const gpt_shape *m)
@@ -1269,6 +1270,43 @@ static double core_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d,
     return c.time_s;
 }
 
+/* Seconds of what the selective recomputation modules (gpt_shape
+ * .recompute_modules, arch.h arch_recompute_module) run again before a
+ * layer of this kind's backward: the forward kernels of what
+ * arch_layer_selective_bytes frees. */
+static double selective_s(const gpu_params *g, const gpt_shape *m, const dims *d, arch_mixer mixer, arch_ffn ffn,
+                          unsigned modules)
+{
+    op_cost c;
+    memset(&c, 0, sizeof c);
+    kctx k = layer_ctx_of(g, m, d, &c);
+    double s = 0;
+    int attn = mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA;
+    int mla = attn && d->a.attn == ARCH_ATTN_MLA;
+    if (modules & ARCH_RC_CORE_ATTN)
+        s += core_fwd_s(g, m, d, mixer);
+    if (modules & ARCH_RC_LAYERNORM) {
+        if (mla)
+            norm_fwd(k, d);
+        if (ffn == ARCH_FFN_MOE)
+            norm_fwd(k, d);
+    }
+    if ((modules & ARCH_RC_MLA_UP_PROJ) && mla) {
+        const arch_mla *ml = &d->a.mla;
+        double q_in = ml->q_lora_rank > 0 ? (double)ml->q_lora_rank : d->h;
+        k_linear(k, CM_F, d->T, q_in, d->q / d->t);
+        k_linear(k, CM_F, d->T, ml->kv_lora_rank, d->a.heads * ((double)ml->qk_nope_head_dim + ml->v_head_dim) / d->t);
+        rope(k, d);
+    }
+    if ((modules & ARCH_RC_MLP) && ffn == ARCH_FFN_DENSE) {
+        norm_fwd(k, d);
+        mlp_op(k, d, 0, 0);
+    }
+    if ((modules & ARCH_RC_MOE_ACT) && ffn == ARCH_FFN_MOE)
+        act_fwd(k, d, d->Tk * d->a.moe.expert_ffn / d->t);
+    return s + c.time_s;
+}
+
 static double expert_fwd_s(const gpu_params *g, const gpt_shape *m, const dims *d)
 {
     op_cost c;
@@ -1349,14 +1387,15 @@ static void add_mtp(const gpu_params *g, const gpt_shape *m, const dims *d, cons
 
 /* One layer's activations, parameters and forward FLOPs on a GPU (arch.h). */
 typedef struct layer_numbers {
-    double act_b_bytes, act_w_bytes, attn_core_bytes, params, expert_params, fwd_flops;
+    double act_b_bytes, act_w_bytes, selective_bytes, params, expert_params, fwd_flops;
 } layer_numbers;
 
-static layer_numbers layer_numbers_of(const arch *a, const arch_run *r, int layer, arch_act_mode mode)
+static layer_numbers layer_numbers_of(const arch *a, const arch_run *r, int layer, arch_act_mode mode,
+                                      unsigned modules)
 {
     return (layer_numbers){.act_b_bytes = arch_layer_act_bytes(a, r, layer, mode),
                            .act_w_bytes = arch_layer_act_w_bytes(a, r, layer, mode),
-                           .attn_core_bytes = arch_layer_attn_core_bytes(a, r, layer),
+                           .selective_bytes = arch_layer_selective_bytes(a, r, layer, modules),
                            .params = arch_layer_params_gpu(a, r, layer),
                            .expert_params = arch_layer_expert_params_gpu(a, r, layer),
                            .fwd_flops = arch_layer_fwd_flops(a, r, layer)};
@@ -1423,19 +1462,19 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
     op_cost kinds[ARCH_MIX_KINDS][ARCH_FFN_KINDS][CM_OPS], emb[CM_OPS], head[CM_OPS];
     layer_numbers per_kind[ARCH_MIX_KINDS][ARCH_FFN_KINDS];
     int have[ARCH_MIX_KINDS][ARCH_FFN_KINDS] = {{0}};
-    double core_s[ARCH_MIX_KINDS];
+    double sel_s[ARCH_MIX_KINDS][ARCH_FFN_KINDS];
     arch_act_mode mode = m->recompute_lgd ? ARCH_ACT_LGD : ARCH_ACT_NONE;
+    unsigned modules = m->recompute_modules ? m->recompute_modules : ARCH_RC_DEFAULT;
     for (int l = 0; l < a->layers; l++) {
         arch_mixer mx = arch_layer_mixer(a, l);
         arch_ffn ff = arch_layer_ffn(a, l);
         if (!have[mx][ff]) {
             layer_ops(g, m, &d, mx, ff, kinds[mx][ff]);
-            per_kind[mx][ff] = layer_numbers_of(a, &r, l, mode);
+            per_kind[mx][ff] = layer_numbers_of(a, &r, l, mode, modules);
+            sel_s[mx][ff] = selective_s(g, m, &d, mx, ff, modules);
         }
         have[mx][ff] = 1;
     }
-    for (int mx = 0; mx < ARCH_MIX_KINDS; mx++)
-        core_s[mx] = core_fwd_s(g, m, &d, (arch_mixer)mx);
     costmodel_embedding(g, m, emb);
     costmodel_head(g, m, head);
     double a2a_compute_s = a->moe.experts > 0 ? expert_fwd_s(g, m, &d) : 0.0;
@@ -1474,8 +1513,8 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
                 max_layer_b = lb;
                 max_layer_w = lw;
             }
-            sc->attn_core_bytes += ln->attn_core_bytes;
-            sc->attn_core_s += core_s[mx];
+            sc->attn_core_bytes += ln->selective_bytes;
+            sc->attn_core_s += sel_s[mx][arch_layer_ffn(a, layer)];
             sc->param_count += ln->params;
             sc->expert_param_count += ln->expert_params;
             adapter_params += kinds[mx][arch_layer_ffn(a, layer)][CM_F].adapter_params;
@@ -1722,7 +1761,8 @@ int costmodel_build(const experiment *e, int nstages, workload *w, pg_status *st
         .arch = have_arch ? &model : NULL,
         .cp = e->cp, .ep = e->ep, .expert_tp1 = experiment_expert_tp1(e), .sequence_parallel = e->tp_sequence_parallel,
         .flash = e->attention == ATTENTION_FLASH, .doc_len = e->gpt_doc_len, .fp8 = (int)e->precision,
-        .capacity_factor = e->moe_capacity_factor, .recompute_lgd = e->recompute == RECOMPUTE_LGD,
+        .capacity_factor = e->moe_capacity_factor, .moe_probs_on_outputs = e->moe_probs_on_outputs,
+        .recompute_lgd = e->recompute == RECOMPUTE_LGD, .recompute_modules = (unsigned)e->recompute_modules,
         .main_grad_bytes = experiment_grad_bytes(e),
         .first_fixed = e->stage_first_layers != STAGE_LAYERS_EVEN, .first_layers = e->stage_first_layers,
         .last_fixed = e->stage_last_layers != STAGE_LAYERS_EVEN, .last_layers = e->stage_last_layers,

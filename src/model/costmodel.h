@@ -261,7 +261,10 @@ typedef struct gpt_shape {
     int fp8;             /* the linear layers' GEMM recipe, a precision_kind (experiment.h): 0 = bf16;
                           * FP8 recipes at the GPU's FP8 rate, nvfp4 at its FP4 rate, with their casts */
     double capacity_factor; /* MoE: 0 = dropless */
+    int moe_probs_on_outputs; /* MoE: arch_run.probs_on_outputs (memory only) */
     int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */
+    unsigned recompute_modules; /* what selective recomputation recomputes (stage_cost.attn_core_bytes /
+                                 * _s): arch.h arch_recompute_module bits; 0 = ARCH_RC_DEFAULT */
     double main_grad_bytes; /* bytes per weight of the gradient buffer the weight-gradient GEMMs accumulate
                              * into, microbatch after microbatch (Megatron's gradient_accumulation_fusion:
                              * 4 = fp32 main_grad); 0 = not charged */

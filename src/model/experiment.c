@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/arch.h"
 #include "util/datapath.h"
 #include "util/pglimits.h"
 #include "util/units.h"
@@ -48,6 +49,7 @@ typedef enum {
     T_TEXT,       /* free text, stored as char[size] */
     T_SCHEDULE,   /* a generator name or file:PATH, stored as char[size] */
     T_CHOICE,     /* one of a list of words (stored as int), or a data file path if path_value >= 0 */
+    T_WORDS,      /* a comma-separated set of words of a list, stored as int: their values (bits) or'ed */
 } key_type;
 
 typedef struct choice {
@@ -92,6 +94,7 @@ static const choice BOOLS[] = {{"false", 0}, {"true", 1}, {"no", 0}, {"yes", 1},
 static const choice DP_ALGOS[] = {{"auto", 0}, {"ring", 1}, {"hierarchical", 2}, {NULL, 0}};
 static const choice COLL_MODES[] = {{"fused", 0}, {"stepwise", 1}, {NULL, 0}};
 static const choice ETP_WORDS[] = {{"tp", 0}, {NULL, 0}};
+static const choice MOE_PROBS[] = {{"activation", 0}, {"combine", 1}, {NULL, 0}};
 static const choice EP_DISPATCHERS[] = {{"alltoall", EP_DISPATCH_ALLTOALL}, {"hybridep", EP_DISPATCH_HYBRIDEP},
                                         {NULL, 0}};
 static const choice HEADROOMS[] = {{"auto", 1}, {"none", 0}, {NULL, 0}};
@@ -116,9 +119,26 @@ static const choice COPY_MODELS[] = {
 static const choice STAGE_LAYERS_WORDS[] = {{"even", STAGE_LAYERS_EVEN}, {NULL, 0}};
 static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice LORA_TARGET_WORDS[] = {{"all", LORA_TARGETS_ALL}, {"qkv", LORA_TARGETS_QKV}, {NULL, 0}};
+static const choice RECOMPUTE_MODULES[] = {
+    {"core_attn", ARCH_RC_CORE_ATTN}, {"layernorm", ARCH_RC_LAYERNORM}, {"mla_up_proj", ARCH_RC_MLA_UP_PROJ},
+    {"mlp", ARCH_RC_MLP}, {"moe_act", ARCH_RC_MOE_ACT}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
                                     {"lgd", RECOMPUTE_LGD}, {NULL, 0}};
+
+void experiment_recompute_modules_words(int bits, char *buf, size_t len)
+{
+    size_t used = 0;
+    if (len > 0)
+        buf[0] = '\0';
+    for (const choice *c = RECOMPUTE_MODULES; c->word && used < len; c++)
+        if (bits & c->value) {
+            int n = snprintf(buf + used, len - used, "%s%s", used ? "," : "", c->word);
+            if (n < 0)
+                break;
+            used += (size_t)n;
+        }
+}
 
 #define F(field) offsetof(experiment, field)
 #define SZ(field) sizeof(((experiment *)0)->field)
@@ -134,6 +154,7 @@ static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE
 #define TEXT_KEY(k, type, doc, field, def, help) {k, type, doc, def, 0, 0, 0, F(field), SZ(field), NULL, -1, 0, help}
 #define CHOICE_KEY(k, doc, field, def, choices, pathv, pathf, help) \
     {k, T_CHOICE, doc, def, 0, 0, 0, F(field), 0, choices, pathv, pathf, help}
+#define WORDS_KEY(k, doc, field, def, words, help) {k, T_WORDS, doc, def, 0, 0, 0, F(field), 0, words, -1, 0, help}
 #define NO_PATH (-1)
 #define HUGE_NUM 1e300
 
@@ -290,6 +311,11 @@ static const key_spec SCHEMA[] = {
                "legacy (Megatron's 2021-22 fused-softmax path, scores stored)"),
     NUM_KEY("moe.capacity_factor", moe_capacity_factor, T_NUMBER, "factor", "0", 0, HUGE_NUM, 0,
             "MoE models: tokens an expert takes, as a multiple of its even share (capacity factor); 0 = dropless"),
+    CHOICE_KEY("moe.probs", "activation|combine", moe_probs_on_outputs, "activation", MOE_PROBS, NO_PATH, 0,
+               "MoE models, memory: where the router's probabilities weigh the tokens: activation = in the "
+               "experts' activation function (Megatron-Core's weighted SwiGLU, its 2025-26 releases), so the "
+               "combine keeps nothing for the backward; combine = on the experts' outputs as they are combined "
+               "(older Megatron-Core, e.g. NeMo 24.07's), which keeps the outputs, top_k x hidden bytes a token"),
     CHOICE_KEY("network", "ideal|cluster|PATH", network, "ideal", NETWORKS, NET_PLATFORM, F(platform_path),
                "ideal (latency only), cluster (generated from cluster.*), or a SimGrid platform XML path"),
     NUM_KEY("ideal.latency", ideal_latency_s, T_DURATION, "seconds", "0", 0, MAX_DURATION, 0,
@@ -392,6 +418,14 @@ static const key_spec SCHEMA[] = {
                "activation recomputation: full (each layer keeps its input; the backward recomputes one layer at "
                "a time), selective (the attention core), lgd (norms, activation function and dropout, keeping "
                "the GEMM inputs: PipeOffload's), or plan (the rematerialization ILP under memory.capacity)"),
+    WORDS_KEY("recompute.modules", "WORD[,WORD...]", recompute_modules, "core_attn", RECOMPUTE_MODULES,
+              "recompute=selective or plan: what selective recomputation recomputes before each layer's backward "
+              "(Megatron-Core's --recompute-modules), a comma-separated list of: core_attn (the attention core: "
+              "the legacy path's scores; with flash attention it reruns the kernel and frees nothing counted), "
+              "layernorm (the norms Transformer Engine does not fuse into a linear layer: an MLA mixer's and a MoE "
+              "layer's), mla_up_proj (MLA's query and key/value up-projections and rope), mlp (a dense MLP from "
+              "its input), moe_act (the routed experts' activation function); Megatron's moe and shared_experts "
+              "are not modelled"),
     CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,
                "split backward: after B keep what W needs (keep), or keep only the stage input and recompute "
                "the forward before W (recompute: the backward option of forward-backward rematerialization planning)"),
@@ -476,7 +510,7 @@ const char *experiment_suggest_key(const char *key)
 static void describe(const key_spec *k, char *buf, size_t len)
 {
     char range[128] = "";
-    if (k->type != T_TEXT && k->type != T_SCHEDULE && k->type != T_CHOICE) {
+    if (k->type != T_TEXT && k->type != T_SCHEDULE && k->type != T_CHOICE && k->type != T_WORDS) {
         if (k->max < HUGE_NUM && k->min_open)
             snprintf(range, sizeof range, " > %.15g and <= %.15g", k->min, k->max);
         else if (k->max < HUGE_NUM)
@@ -512,11 +546,13 @@ static void describe(const key_spec *k, char *buf, size_t len)
     case T_SCHEDULE:
         snprintf(buf, len, "a schedule name or file:PATH, at most %zu bytes", k->size - 1);
         break;
-    case T_CHOICE: {
+    case T_CHOICE:
+    case T_WORDS: {
         size_t used = 0;
         buf[0] = '\0';
+        const char *first = k->type == T_WORDS ? "a comma-separated list of " : "one of ";
         for (const choice *c = k->choices; c->word && used < len; c++) {
-            int n = snprintf(buf + used, len - used, "%s%s", c == k->choices ? "one of " : ", ", c->word);
+            int n = snprintf(buf + used, len - used, "%s%s", c == k->choices ? first : ", ", c->word);
             if (n < 0)
                 break;
             used += (size_t)n;
@@ -625,6 +661,30 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
                 return fail_value(st, k, at, value, "file: needs a path");
         }
         memcpy(base + k->offset, value, n + 1);
+        return 0;
+    }
+    case T_WORDS: {
+        int bits = 0;
+        const char *p = value;
+        for (;;) {
+            const char *end = strchr(p, ',');
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            char word[KEY_CMP_MAX];
+            if (n >= sizeof word)
+                return fail_value(st, k, at, value, NULL);
+            memcpy(word, p, n);
+            word[n] = '\0';
+            const choice *c = k->choices;
+            while (c->word && !trimmed_eq(word, c->word))
+                c++;
+            if (!c->word)
+                return fail_value(st, k, at, value, word[strspn(word, " \t")] ? NULL : "an empty word");
+            bits |= c->value;
+            if (!end)
+                break;
+            p = end + 1;
+        }
+        *(int *)(base + k->offset) = bits;
         return 0;
     }
     case T_CHOICE: {
@@ -925,6 +985,10 @@ static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, 
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
 static int offload_is_plan(const experiment *e) { return e->offload == OFFLOAD_PLAN; }
+static int recompute_is_selective(const experiment *e)
+{
+    return (e->recompute == RECOMPUTE_SELECTIVE || e->recompute == RECOMPUTE_PLAN) && wl_is_modelled(e);
+}
 static int offload_has_rules(const experiment *e) { return e->offload_rules && e->offload != OFFLOAD_NONE; }
 static int offload_is_policy(const experiment *e)
 {
@@ -950,6 +1014,9 @@ static const applicability APPLIES[] = {
     {"kernel_queue.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"moe.capacity_factor", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"moe.probs", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"recompute.modules", recompute_is_selective, "recompute=selective or recompute=plan, with workload=gpt or "
+                                                  "workload=hf:PATH"},
     {"uniform.", wl_is_uniform, "workload=uniform"},
     {"cluster.gpu", gpu_type_applies, "network=cluster, or network=ideal with workload=gpt or workload=hf:PATH"},
     {"cluster.", net_is_cluster, "network=cluster"},

@@ -62,6 +62,9 @@ typedef enum { RECOMPUTE_NONE, RECOMPUTE_FULL, RECOMPUTE_SELECTIVE, RECOMPUTE_PL
 typedef enum { PRECISION_BF16, PRECISION_FP8, PRECISION_MXFP8, PRECISION_FP8_BLOCK, PRECISION_NVFP4 } precision_kind;
 /* The key's word for p ("bf16", "fp8", "mxfp8", "fp8-block", "nvfp4"). */
 const char *experiment_precision_word(precision_kind p);
+/* recompute.modules's bits (arch.h arch_recompute_module) as its words,
+ * comma-separated, in buf. */
+void experiment_recompute_modules_words(int bits, char *buf, size_t len);
 typedef enum { ATTENTION_FLASH, ATTENTION_LEGACY } attention_kind;
 typedef enum { GRAD_FP32, GRAD_BF16 } grad_precision_kind;
 /* dp.sharding: what the data-parallel replicas shard among a shard group
@@ -123,6 +126,7 @@ typedef struct experiment {
     precision_kind precision;       /* GEMM precision (fp8: the GPU's FP8 rate) */
     attention_kind attention;       /* flash (default) or Megatron's legacy fused-softmax path */
     double moe_capacity_factor;     /* 0 = dropless (tokens routed as the router says) */
+    int moe_probs_on_outputs;       /* moe.probs: 1 = combine (arch.h arch_run.probs_on_outputs), 0 = activation */
 
     /* network / platform */
     network_kind network;
@@ -160,6 +164,7 @@ typedef struct experiment {
     int offload_copy_slots;         /* offload.copy_slots: unfinished D2H copies a rank may have; 0 = any */
 #define PIPEOFFLOAD_COPY_SLOTS 1    /* offload.preset's: PipeOffload's offload_release waits for the last copy */
     recompute_policy recompute;
+    int recompute_modules;          /* recompute.modules: model/arch.h arch_recompute_module bits */
     int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1); resolved: the same as
                                      * dp_sharding == DP_SHARD_OPTIMIZER */
     dp_shard_mode dp_sharding;      /* dp.sharding, resolved with memory.zero1 */

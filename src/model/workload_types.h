@@ -29,12 +29,15 @@ typedef struct stage_cost {
     double fwd_flops;            /* model FLOPs of F on one GPU (B + W = 2x), for MFU */
     double workspace_bytes;      /* transient buffers while an op of this stage runs */
     int layers;                  /* transformer layers in the stage (informational) */
-    /* Selective recomputation (Megatron's: the attention core only).  Set by
-     * profiles (given, or from the model shape); when has_attn_core is 0
-     * memory_attn_core_bytes / memory_attn_core_s (model/memory.h) derive
-     * them from the zero-bubble formulas. */
+    /* Selective recomputation (Megatron's; named for its default module, the
+     * attention core).  Set by profiles (given, or from the model shape) and
+     * by the cost model for the modules recompute.modules names
+     * (model/arch.h arch_recompute_module: the attention core, MLA's
+     * up-projections, norms, a dense MLP, the experts' activation); when
+     * has_attn_core is 0 memory_attn_core_bytes / memory_attn_core_s
+     * (model/memory.h) derive them from the zero-bubble formulas. */
     int has_attn_core;
-    double attn_core_bytes;      /* part of act_b_bytes the attention core stores (the 5as term of M_B) */
+    double attn_core_bytes;      /* part of act_b_bytes the modules store (the attention core's: the 5as term of M_B) */
     double attn_core_s;          /* reference seconds to recompute it */
     /* Expert parallelism (MoE models, ep > 1): each of the stage's moe_layers
      * runs, per microbatch, a dispatch and a combine all-to-all among its ep

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/arch.h"
 #include "report/report_util.h"
 #include "util/units.h"
 
@@ -102,8 +103,16 @@ static void header(const report_input *in, strbuf *sb)
         sb_appendf(sb, "parallel   tp %d, cp %d, dp %d, pp %d (ep %d)\n", e->tp, e->cp, e->dp, pp, e->ep);
         sb_appendf(sb, "batch      %d per microbatch, %ld per iteration\n", e->micro_batch_size,
                    rpt_global_batch_size(in));
-        sb_appendf(sb, "policies   recompute %s, offload %s, %s, %s attention\n", rpt_recompute_word(e->recompute),
-                   rpt_offload_word(e->offload), rpt_precision_word(e->precision), rpt_attention_word(e->attention));
+        char modules[128] = "";
+        if ((e->recompute == RECOMPUTE_SELECTIVE || e->recompute == RECOMPUTE_PLAN) &&
+            e->recompute_modules != ARCH_RC_DEFAULT) {
+            char words[120];
+            experiment_recompute_modules_words(e->recompute_modules, words, sizeof words);
+            snprintf(modules, sizeof modules, " (%s)", words);
+        }
+        sb_appendf(sb, "policies   recompute %s%s, offload %s, %s, %s attention\n", rpt_recompute_word(e->recompute),
+                   modules, rpt_offload_word(e->offload), rpt_precision_word(e->precision),
+                   rpt_attention_word(e->attention));
     }
     if (in->plan_note && in->plan_note->kind) {
         const report_plan_note *pn = in->plan_note;

@@ -18,6 +18,16 @@
  * release, an H2D copy's start one more allocation (event indices with
  * COPY_BIT set name copies).  Without a plan the replay is the one above,
  * event for event.
+ *
+ * Megatron-Core's combined 1F1B steps (metrics_input.combined_pairs: a
+ * forward and the backward after it, marked overlap_next in the schedule)
+ * interleave the two ops layer by layer, the forward of layer l beside the
+ * backward of the layer the other microbatch left last, so that the step
+ * holds about one layer more than before it, not a whole forward more (the
+ * timeline records the forward first, then the backward).  The replay says
+ * so: the forward allocates its stage's largest layer at its start and the
+ * rest at its end, where the backward (which starts there) releases what it
+ * frees at its start instead of its end.
  */
 #include "sim/metrics.h"
 
@@ -170,11 +180,66 @@ typedef struct rank_records {
     const size_t *cidx; size_t nc;
 } rank_records;
 
+/* The ops of one rank's combined steps (header): keys of the forwards and
+ * of the backwards that follow them, each sorted. */
+typedef struct combined_ops {
+    uint64_t *first, *second;
+    size_t nfirst, nsecond;
+} combined_ops;
+
+static uint64_t op_key(int kind, int stage, int mb)
+{
+    return ((uint64_t)(uint8_t)kind << 56) | ((uint64_t)(uint32_t)stage << 24) | (uint64_t)(uint32_t)mb;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void combined_ops_of(const metrics_input *in, int rank, combined_ops *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!in->combined_pairs || in->plan || !in->sched || rank >= in->sched->pp)
+        return;
+    const sched_op *ops = in->sched->ops[rank];
+    int n = in->sched->nops[rank];
+    for (int j = 0; j + 1 < n; j++)
+        c->nfirst += ops[j].overlap_next && ops[j].kind == OP_F;
+    if (c->nfirst == 0)
+        return;
+    c->first = pg_xmalloc(c->nfirst * sizeof *c->first);
+    c->second = pg_xmalloc(c->nfirst * sizeof *c->second);
+    for (int j = 0; j + 1 < n; j++)
+        if (ops[j].overlap_next && ops[j].kind == OP_F) {
+            c->first[c->nsecond] = op_key(OP_F, ops[j].stage, ops[j].mb);
+            c->second[c->nsecond++] = op_key(ops[j + 1].kind, ops[j + 1].stage, ops[j + 1].mb);
+        }
+    qsort(c->first, c->nfirst, sizeof *c->first, key_cmp);
+    qsort(c->second, c->nsecond, sizeof *c->second, key_cmp);
+}
+
+static int combined_has(const uint64_t *keys, size_t n, const tl_op *op)
+{
+    uint64_t k = op_key(op->kind, op->stage, op->mb);
+    return n > 0 && bsearch(&k, keys, n, sizeof k, key_cmp) != NULL;
+}
+
+/* A combined step's forward allocates at its start only its stage's
+ * largest layer (header). */
+static double combined_lead_bytes(const stage_cost *c, double alloc)
+{
+    return c->layer_act_b_bytes > 0 && c->layer_act_b_bytes < alloc ? c->layer_act_b_bytes : alloc;
+}
+
 /* Replays one rank's memory events, calling fn once per distinct instant.
  * starts/ends are scratch arrays of at least n + nc events. */
 static void walk_rank(const metrics_input *in, int rank, const rank_records *rr, int v,
                       ev *starts, ev *ends, metrics_memory_fn fn, void *ctx)
 {
+    combined_ops comb;
+    combined_ops_of(in, rank, &comb);
     const timeline *tl = in->tl;
     const tl_copy *copies = in->tl->copies;
     size_t ns = 0, ne = 0;
@@ -206,9 +271,14 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
             }
             const tl_op op_rec = timeline_op(tl, ends[k].op), *op = &op_rec;
             const stage_cost *c = op_cost(in, op);
-            if (op->kind == OP_W || op->kind == OP_BW) act_chunks--;
+            int second = combined_has(comb.second, comb.nsecond, op);
+            if ((op->kind == OP_W || op->kind == OP_BW) && !second) act_chunks--;
+            if (combined_has(comb.first, comb.nfirst, op)) {
+                act_chunks++;
+                if (c) act_bytes += c->act_b_bytes - combined_lead_bytes(c, c->act_b_bytes);
+            }
             if (!c) continue;
-            act_bytes -= release_bytes(in, c, op);
+            if (!second) act_bytes -= release_bytes(in, c, op);
             ws_bytes -= c->workspace_bytes;
         }
         for (; i < ns && starts[i].t == t; i++) {
@@ -218,13 +288,20 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
             }
             const tl_op op_rec = timeline_op(tl, starts[i].op), *op = &op_rec;
             const stage_cost *c = op_cost(in, op);
-            if (op->kind == OP_F) act_chunks++;
+            int first = combined_has(comb.first, comb.nfirst, op);
+            int second = combined_has(comb.second, comb.nsecond, op);
+            if (op->kind == OP_F && !first) act_chunks++;
+            if (second && op->kind == OP_BW) act_chunks--;
             if (!c) continue;
-            act_bytes += alloc_bytes(in, c, op, fused);
+            double alloc = alloc_bytes(in, c, op, fused);
+            act_bytes += first ? combined_lead_bytes(c, alloc) : alloc;
+            if (second) act_bytes -= release_bytes(in, c, op);
             ws_bytes += c->workspace_bytes;
         }
         fn(ctx, rank, t, act_bytes, ws_bytes, (double)act_chunks / v);
     }
+    free(comb.first);
+    free(comb.second);
 }
 
 static int stages_per_rank(const metrics_input *in)

@@ -158,6 +158,9 @@ typedef struct metrics_input {
     int offload;                     /* 1: the experiment has an offload policy (offload_k is computed) */
     double iter_overhead_s;          /* per iteration: the framework's work outside the ops (the GPU type's
                                       * fitted iter_overhead), added after the optimizer step */
+    int combined_pairs;              /* 1: ops marked overlap_next ran as Megatron-Core's combined 1F1B steps
+                                      * (sim.h sim_parallel.combined_pairs; without a plan): their memory is
+                                      * replayed layer-interleaved (metrics.c) */
 } metrics_input;
 
 void metrics_compute(const metrics_input *in, run_metrics *out);
