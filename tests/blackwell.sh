@@ -119,6 +119,24 @@ every_row "the GPT-OSS rows recompute layernorm and moe_act" "GPT OSS 120B | DGX
     "^recompute.modules: layernorm,moe_act$"
 if grep -q "^moe.probs" "$TMP"/emit/*.yaml; then not_ok "no Megatron-Bridge row keeps the experts' outputs"
 else ok "no Megatron-Bridge row keeps the experts' outputs"; fi
+# memory.fp8_params: the distributed optimizer all-gathers one byte a weight instead of two (less time), and
+# each GPU keeps one byte less per weight (its static memory, here 4 layers of h 1024 over pp 2)
+W=(run --set workload=gpt --set gpt.layers=4 --set gpt.hidden=1024 --set gpt.heads=16 --set gpt.seq=1024 --set pp=2
+   --set dp=4 --set memory.zero1=true --set network=cluster --set precision=fp8 --format json)
+gather_and_static() {   # "ALLGATHER_S STATIC_BYTES" of rank 0
+    "$BIN" "${W[@]}" "$@" | python3 -c 'import json,sys; d=json.load(sys.stdin)
+print(d["iteration"]["dp_param_allgather_seconds"], d["ranks"][0]["peak_breakdown"]["static_bytes"])'
+}
+read -r g16 s16 <<<"$(gather_and_static)"
+read -r g8 s8 <<<"$(gather_and_static --set memory.fp8_params=true)"
+if python3 -c "import sys; g16, s16, g8, s8 = map(float, sys.argv[1:]); sys.exit(not (g8 < g16 and s8 < s16))" \
+    "$g16" "$s16" "$g8" "$s8" 2>/dev/null; then ok "memory.fp8_params: a faster all-gather, less static memory"
+else not_ok "memory.fp8_params: a faster all-gather, less static memory" "$g16 $s16 / $g8 $s8"; fi
+# the per-tensor and MXFP8 recipes keep FP8 weights (fp8_param_gather), the NVFP4 and BF16 ones do not
+every_row "the MXFP8 rows keep FP8 weights" "| MXFP8 " "^memory.fp8_params: true$"
+every_row "the FP8-CS rows keep FP8 weights" "| FP8-CS " "^memory.fp8_params: true$"
+if grep -l -- "| NVFP4 \|| BF16 " "$TMP"/emit/*.yaml | xargs grep -l "^memory.fp8_params" >/dev/null 2>&1
+then not_ok "no NVFP4 or BF16 row keeps FP8 weights"; else ok "no NVFP4 or BF16 row keeps FP8 weights"; fi
 one=$(grep -l -- "LLAMA.*| MXFP8 " "$TMP"/emit/*.yaml | head -1)
 expect_rc "an emitted GB200 row runs" 0 "$BIN" run "$one" --format json
 # (one model: the simulator and the surrogate agree on every GB200 and GB300 row: tests/parity.sh)

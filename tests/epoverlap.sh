@@ -27,11 +27,26 @@ expect_rc "ep.overlap=true, interleaved" 0 "$BIN" "${MOE[@]}" "${IL[@]}" --set e
 cp "$TMP/out" "$TMP/on.json"
 cp "$TMP/err" "$TMP/on.err"
 # under a memory plan the combined steps run in order (expert.c): run says so, and only then
-expect_rc "ep.overlap=true with recompute=selective (a memory plan) runs" 0 "$BIN" "${MOE[@]}" "${IL[@]}" \
-    --set ep.overlap=true --set recompute=selective
+expect_rc "ep.overlap=true with offload=full (a memory plan) runs" 0 "$BIN" "${MOE[@]}" "${IL[@]}" \
+    --set ep.overlap=true --set offload=full
 expect_err "... saying its combined steps run in order" "warning: ep.overlap's combined steps run in order under the memory plan"
 if grep -q "run in order" "$TMP/on.err"; then not_ok "no such warning without a memory plan" "$(cat "$TMP/on.err")"
 else ok "no such warning without a memory plan"; fi
+# selective recomputation runs inside each backward (job.h job_selective_in_backward), as Megatron-Core runs its
+# recompute modules inside the combined steps: no plan, the steps combined, the stage's modules' bytes not kept
+# (the legacy attention's scores here) and their recomputation in the backward's time
+expect_rc "ep.overlap=true with recompute=selective runs" 0 "$BIN" "${MOE[@]}" "${IL[@]}" --set ep.overlap=true \
+    --set recompute=selective --set attention=legacy
+cp "$TMP/out" "$TMP/sel.json"
+if grep -q "run in order" "$TMP/err"; then not_ok "... its combined steps combined" "$(cat "$TMP/err")"
+else ok "... its combined steps combined"; fi
+expect_rc "the same without recomputation" 0 "$BIN" "${MOE[@]}" "${IL[@]}" --set ep.overlap=true --set attention=legacy
+if python3 -c "
+import json, sys
+s, n = (json.load(open(p)) for p in sys.argv[1:])
+sys.exit(0 if s['max_peak_memory_bytes'] < n['max_peak_memory_bytes'] and s['makespan'] > n['makespan'] else 1)" \
+    "$TMP/sel.json" "$TMP/out"; then ok "... keeping less and taking longer than without"
+else not_ok "... keeping less and taking longer than without"; fi
 expect_rc "ep.overlap=true, 1f1b with pp = 1" 0 "$BIN" "${MOE[@]}" --set pp=1 --set microbatches=4 --set ep.overlap=true
 expect_rc "ep.overlap=true, 1f1b with pp = 2" 2 "$BIN" "${MOE[@]}" --set pp=2 --set microbatches=4 --set ep.overlap=true
 expect_err "names ep.overlap and the interleaved schedule" "ep.overlap.*interleaved"

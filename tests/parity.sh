@@ -103,9 +103,17 @@ expect_rc "validate the H100 summaries with the simulator" 0 "$BIN" validate "$S
 cp "$TMP/out" h100.csv
 check_gaps "NeMo and Megatron-Bridge on H100" h100.csv
 expect_rc "validate the B200 summary with the simulator" 0 "$BIN" validate "$S/mbridge_perf_summary.csv" --gpu b200 \
-    --format csv --emit b200emit
+    --format csv
 cp "$TMP/out" b200.csv
 check_gaps "Megatron-Bridge on B200" b200.csv
+for gpu in b300 gb200 gb300; do
+    emit=()
+    [ $gpu = gb200 ] && emit=(--emit gb200emit)
+    expect_rc "validate the $gpu summary with the simulator" 0 "$BIN" validate "$S/mbridge_perf_summary.csv" \
+        --gpu $gpu --format csv "${emit[@]}"
+    cp "$TMP/out" $gpu.csv
+    check_gaps "Megatron-Bridge on $gpu" $gpu.csv
+done
 # predicted_oom is the simulation's verdict: the emitted row it marks 1 runs out of memory in `run` (exit 3),
 # one it marks 0 fits (exit 0)
 read -r oom_line fit_line < <(python3 -c '
@@ -113,17 +121,11 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert all(r["predicted_oom"] in ("0", "1") for r in rows), "predicted_oom not 0/1"
 print(next(r["line"] for r in rows if r["predicted_oom"] == "1"), next(r["line"] for r in rows if r["predicted_oom"] == "0"))' \
-    b200.csv)
+    gb200.csv)
 expect_rc "a row validate predicts out of memory runs out of memory (line $oom_line)" 3 "$BIN" run \
-    "b200emit/mbridge_perf_summary-line-$oom_line.yaml" --format csv
+    "gb200emit/mbridge_perf_summary-line-$oom_line.yaml" --format csv
 expect_rc "a row validate predicts fitting fits (line $fit_line)" 0 "$BIN" run \
-    "b200emit/mbridge_perf_summary-line-$fit_line.yaml" --format csv
-for gpu in b300 gb200 gb300; do
-    expect_rc "validate the $gpu summary with the simulator" 0 "$BIN" validate "$S/mbridge_perf_summary.csv" \
-        --gpu $gpu --format csv
-    cp "$TMP/out" $gpu.csv
-    check_gaps "Megatron-Bridge on $gpu" $gpu.csv
-done
+    "gb200emit/mbridge_perf_summary-line-$fit_line.yaml" --format csv
 
 # ---- the text report says both ----
 expect_rc "validate's report" 0 "$BIN" validate "$DATA/vtrain/ground_truth_multi_pp1.csv"

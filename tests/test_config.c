@@ -645,6 +645,19 @@ START_TEST(test_modern_keys)
     ck_assert_exact(e.bytes_per_param, 16);
     ck_assert_exact(e.weight_grad_bytes_per_param, 4);
     config_free(&c);
+    /* memory.fp8_params: one byte a weight with an FP8 recipe (1 + 2 + 12; ZeRO-1 keeps 3 whole), the
+     * all-gathers' bytes too; nothing with NVFP4 (the key does not apply) */
+    const char *fp8w[] = {"dp.grad_precision=bf16", "precision=mxfp8", "memory.fp8_params=true", NULL};
+    ck_assert_int_eq(load(NULL, fp8w, &c, &e, &st), 0);
+    ck_assert_exact(e.bytes_per_param, 15);
+    ck_assert_exact(e.weight_grad_bytes_per_param, 3);
+    ck_assert_exact(experiment_weight_bytes(&e), 1);
+    config_free(&c);
+    const char *fp4w[] = {"dp.grad_precision=bf16", "precision=nvfp4", "memory.fp8_params=true", NULL};
+    ck_assert_int_eq(load(NULL, fp4w, &c, &e, &st), 0);
+    ck_assert_exact(e.bytes_per_param, 16);
+    ck_assert_exact(experiment_weight_bytes(&e), 2);
+    config_free(&c);
     const char *given[] = {"memory.bytes_per_param=20", NULL};
     ck_assert_int_eq(load(NULL, given, &c, &e, &st), 0);
     ck_assert_exact(e.bytes_per_param, 20);
@@ -664,6 +677,7 @@ START_TEST(test_modern_keys)
         {{"workload=hf:no/such/config.json", "gpt.seq=4096", NULL}, "'workload'"},
         {{"workload=hf:", "gpt.seq=4096", NULL}, "'workload'"},
         {{"moe.capacity_factor=-1", NULL, NULL}, "'moe.capacity_factor'"},
+        {{"memory.fp8_params=half", NULL, NULL}, "'memory.fp8_params'"},
         {{"cp=0", NULL, NULL}, "'cp'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

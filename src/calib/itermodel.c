@@ -245,7 +245,11 @@ static double group_bw(const gpu_params *g, const train_row *r, int n, long stri
 }
 
 /* Ring all-reduce of bytes over n ranks `stride` apart. */
-#define PARAM_GATHER_BYTES 2.0   /* the distributed optimizer gathers bf16 parameters */
+/* Bytes of a parameter in the data-parallel all-gathers: bf16, or FP8 (experiment.h experiment_weight_bytes). */
+static double param_gather_bytes(const train_row *r)
+{
+    return r->fp8_params ? MEMORY_FP8_WEIGHT_BYTES : MEMORY_BF16_WEIGHT_BYTES;
+}
 
 /* One pass of a ring over n ranks (a reduce-scatter or an all-gather of
  * bytes): n - 1 steps of bytes / n each. */
@@ -528,7 +532,7 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         if (row_sharded(r)) {   /* per layer: FSDP gathers in F, B, BW; both modes reduce-scatter in W, BW */
             int n = sc->layers > 0 ? sc->layers : 1;
             double t_ag = r->sharding == DP_SHARD_FULL
-                              ? ring_pass_s(g, r, PARAM_GATHER_BYTES * sc->param_count / n, r->shard_group, tp_cp)
+                              ? ring_pass_s(g, r, param_gather_bytes(r) * sc->param_count / n, r->shard_group, tp_cp)
                               : 0.0;
             double t_rs = ring_pass_s(g, r, r->grad_bytes * sc->param_count / n, r->shard_group, tp_cp);
             dur[k][OP_F] = layer_stream_s(dur[k][OP_F], n, t_ag, 0.0);
@@ -619,8 +623,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
                     gathered_s = prev_start_s;
                 prev_start_s = t.start[rank][k];
                 const stage_cost *c = &w.stage[op->stage];
-                gathered_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * dense_params(c, eg), r->dp, tp_cp) +
-                              ring_pass_s(g, r, PARAM_GATHER_BYTES * expert_params(c, eg), eg.n, eg.stride);
+                gathered_s += ring_pass_s(g, r, param_gather_bytes(r) * dense_params(c, eg), r->dp, tp_cp) +
+                              ring_pass_s(g, r, param_gather_bytes(r) * expert_params(c, eg), eg.n, eg.stride);
                 if (gathered_s - t.end[rank][k] > gather_late_s)
                     gather_late_s = gathered_s - t.end[rank][k];
             }
@@ -651,7 +655,7 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
         out->dp_allreduce_s = ring_allreduce_s(g, r, r->grad_bytes * held / r->shard_group, groups,
                                                tp_cp * r->shard_group);
         if (r->sharding == DP_SHARD_GRADIENTS)
-            out->dp_allreduce_s += ring_pass_s(g, r, PARAM_GATHER_BYTES * held, r->shard_group, tp_cp);
+            out->dp_allreduce_s += ring_pass_s(g, r, param_gather_bytes(r) * held, r->shard_group, tp_cp);
     } else if (r->zero1) {
         /* Megatron's distributed optimizer: the gradients are reduce-
          * scattered bucket by bucket (in their reduction precision), each
@@ -660,8 +664,8 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
          * the gather under the first forward (overlap_param_gather). */
         double t_rs = nb * ring_pass_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp) +
                       (ne ? ne * ring_pass_s(g, r, r->grad_bytes * max_expert_params / ne, eg.n, eg.stride) : 0.0);
-        double t_ag = ring_pass_s(g, r, PARAM_GATHER_BYTES * max_params, r->dp, tp_cp) +
-                      ring_pass_s(g, r, PARAM_GATHER_BYTES * max_expert_params, eg.n, eg.stride);
+        double t_ag = ring_pass_s(g, r, param_gather_bytes(r) * max_params, r->dp, tp_cp) +
+                      ring_pass_s(g, r, param_gather_bytes(r) * max_expert_params, eg.n, eg.stride);
         out->dp_allreduce_s = r->dp_overlap ? overlap_exposed_s + gather_late_s : t_rs + t_ag;
     } else {
         double t_dp = nb * ring_allreduce_s(g, r, r->grad_bytes * max_params / nb, r->dp, tp_cp) +

@@ -75,6 +75,7 @@ typedef struct train_row {
     double capacity_factor;         /* MoE token dropping at this expert capacity (gpt_shape.capacity_factor);
                                      * 0 = dropless */
     int moe_probs_on_outputs;       /* experiment.h moe.probs=combine (memory only): NeMo 24.07's Megatron-Core */
+    int fp8_params;                 /* experiment.h memory.fp8_params: weights in FP8, all-gathered so */
     row_recompute recompute;
     unsigned recompute_modules;     /* ROW_RECOMPUTE_SELECTIVE: experiment.h recompute.modules (arch.h bits);
                                      * 0 = Megatron's default, core_attn */

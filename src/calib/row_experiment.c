@@ -136,6 +136,8 @@ int row_experiment_make(const train_row *r, const char *hf_path, row_experiment 
     add(x, "tp.comm_overlap=%s", on_off(r->tp_overlap));
     if (r->capacity_factor > 0)
         add(x, "moe.capacity_factor=%.17g", r->capacity_factor);
+    if (r->fp8_params)
+        add(x, "memory.fp8_params=true");
     if (r->moe_probs_on_outputs && r->has_arch && r->arch.moe.experts > 0)
         add(x, "moe.probs=combine");
     add(x, "dp.grad_precision=%s", r->grad_bytes >= 4.0 ? "fp32" : "bf16");

@@ -537,10 +537,7 @@ static void recipe_pipeline_layout(const char *model_key, const char *gpu, train
  * every release: other releases differ in places this table does not
  * follow (DeepSeek-V3 on GB200 recomputes mla_up_proj in v0.3.0 and, at
  * MXFP8, in v0.5.1; v0.5.1's GB300 MXFP8 preset recomputes nothing).
- * bf16: the list of the BF16 preset where it differs (-1: the same).  Not applied to rows that run
- * the combined 1F1B (A2A_OVERLAP_RECIPES): the simulator recomputes through
- * a memory plan, under which combined steps run in order (job.h
- * job_pairs_in_order). */
+ * bf16: the list of the BF16 preset where it differs (-1: the same). */
 static const struct {
     const char *model_key, *gpu;
     int modules, bf16_modules;
@@ -961,11 +958,16 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         r->zero1 = 1;
         r->grad_bytes = SUMMARY_GRAD_BYTES;
         r->recompute = ROW_RECOMPUTE_NONE;
-        if (strcmp(out->source, "mbridge") == 0 && !r->ep_overlap) {
+        if (strcmp(out->source, "mbridge") == 0) {
             r->recompute_modules = recipe_recompute_modules(mkey, gpu, r->fp8 == 0);
             if (r->recompute_modules)
                 r->recompute = ROW_RECOMPUTE_SELECTIVE;
         }
+        /* Megatron-Bridge's per-tensor and MXFP8 recipes keep the weights in FP8 (mixed_precision.py
+         * fp8_param_gather=True; not its blockwise and NVFP4 recipes), except Kimi-K2's MXFP8 preset
+         * (kimi_llm_pretrain.py turns it off) */
+        r->fp8_params = strcmp(out->source, "mbridge") == 0 &&
+                        (r->fp8 == PRECISION_FP8 || (r->fp8 == PRECISION_MXFP8 && strcmp(mkey, "kimi-k2") != 0));
         /* NeMo 24.07's Megatron-Core weighs the experts' outputs in the combine (experiment.h moe.probs) */
         r->moe_probs_on_outputs = strcmp(out->source, "nemo") == 0;
         if (strstr(get(c, col(c, "row_label")), TOKEN_DROP_LABEL))

@@ -20,9 +20,6 @@
  * GPU type says otherwise (an 80 GB part, the common training GPU). */
 #define IDEAL_MEMORY_BYTES (80.0 * 1024 * 1024 * 1024)
 #define SCHEDULE_FILE_PREFIX "file:"
-/* Megatron's distributed optimizer all-gathers the bf16 parameters. */
-#define DIST_OPT_PARAM_BYTES 2.0
-
 /* A key that does not apply (experiment_ignored_keys): a warning on
  * stderr; the run goes on and its exit code is unchanged. */
 static void warn_ignored(const char *msg, void *ctx)
@@ -100,6 +97,12 @@ static void rank_share_times(const workload *w, sched_params *p)
 int job_ep_overlap(const experiment *e)
 {
     return e->ep_overlap && e->ep > 1;
+}
+
+int job_selective_in_backward(const experiment *e)
+{
+    return e->recompute == RECOMPUTE_SELECTIVE && job_ep_overlap(e) && e->offload == OFFLOAD_NONE &&
+           !e->recompute_backward;
 }
 
 const char *job_pairs_in_order(const job *j, const memplan *plan)
@@ -290,6 +293,8 @@ int job_build_schedule_cached(job *j, job_sched_cache *cache, pg_status *st)
     }
     if ((rc = workload_build(e, j->sched.nstages, &j->wl, st)) != 0)
         return job_locate(e, NULL, st);
+    if (job_selective_in_backward(e))
+        memory_selective_in_backward(&j->wl);
     j->have_wl = 1;
     return 0;
 }
@@ -426,7 +431,7 @@ int job_build_parallel(const job *j, job_parallel *jp, pg_status *st)
         .tp_in_ops = e->tp_comm_overlap,
         .grad_bytes_per_param = e->network != NET_IDEAL ? experiment_grad_bytes(e) : 0.0,
         .bucket_bytes = job_dp_bucket_bytes(j), .overlap = e->dp_overlap, .algo = (dp_algo)e->dp_algorithm,
-        .distributed_optimizer = e->memory_zero1, .param_bytes_per_param = DIST_OPT_PARAM_BYTES,
+        .distributed_optimizer = e->memory_zero1, .param_bytes_per_param = experiment_weight_bytes(e),
         .sharding = e->dp_sharding, .shard_group = e->dp_shard_group,
         .stepwise_collectives = e->collectives_stepwise,
         .optimizer_s = any_opt ? jp->optimizer_s : NULL,

@@ -162,6 +162,12 @@ int job_sched_params(const experiment *e, sched_params *p, pg_status *st);
 /* 1 when the job runs Megatron-Core's combined 1F1B steps: ep.overlap with
  * ep > 1 (sched_params.ep_overlap, sim_parallel.combined_pairs). */
 int job_ep_overlap(const experiment *e);
+/* 1: recompute=selective runs inside each backward (model/memory.h
+ * memory_selective_in_backward), not as a memory plan's recompute ops:
+ * with ep.overlap's combined steps, which a memory plan would run in order
+ * (Megatron-Core runs its recompute modules inside the combined steps), and
+ * nothing else that needs a plan (no offload, no recompute.backward). */
+int job_selective_in_backward(const experiment *e);
 /* What the simulator runs in order although the experiment overlaps it,
  * under a memory plan (plan non-empty: offload or recomputation chosen):
  * Megatron-Core's combined steps (ep.overlap) or DualPipeV's overlapped

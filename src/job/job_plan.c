@@ -50,7 +50,7 @@ int job_build_plan(job *j, memplan *out, pg_status *st)
                                                      : PLAN_OFFLOAD_NONE,
         .offload_ratio = e->offload_ratio,
         .fwd = e->recompute == RECOMPUTE_FULL        ? PLAN_FWD_FULL
-               : e->recompute == RECOMPUTE_SELECTIVE ? PLAN_FWD_SELECTIVE
+               : e->recompute == RECOMPUTE_SELECTIVE && !job_selective_in_backward(e) ? PLAN_FWD_SELECTIVE
                                                      : PLAN_FWD_KEEP,
         .bwd = e->recompute_backward ? PLAN_BWD_RECOMPUTE : PLAN_BWD_KEEP,
         .t_comm = e->network == NET_IDEAL ? e->ideal_latency_s : 0.0,

@@ -441,6 +441,10 @@ static const key_spec SCHEMA[] = {
     CHOICE_KEY("memory.zero1", "true|false", memory_zero1, "false", BOOLS, NO_PATH, 0,
                "ZeRO-1 (Megatron's distributed optimizer): shard the optimizer state (bytes_per_param beyond the "
                "weight and gradient) over the dp replicas"),
+    CHOICE_KEY("memory.fp8_params", "true|false", memory_fp8_params, "false", BOOLS, NO_PATH, 0,
+               "precision=fp8, mxfp8 or fp8-block: keep the model's weights in FP8, one byte a weight instead of "
+               "bf16's two, and all-gather them so (Megatron's --fp8-param-gather, which Megatron-Bridge's "
+               "per-tensor and MXFP8 recipes turn on); the fp32 master weights stay in the optimizer state"),
 };
 #define NKEYS (sizeof SCHEMA / sizeof SCHEMA[0])
 
@@ -722,7 +726,7 @@ static int set_value(experiment *e, const key_spec *k, const char *value, pg_ori
  * with the gradient precision asked for; given = as given. */
 static void resolve_bytes_per_param(experiment *e, int given)
 {
-    e->weight_grad_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES + experiment_grad_bytes(e);
+    e->weight_grad_bytes_per_param = experiment_weight_bytes(e) + experiment_grad_bytes(e);
     if (!given || e->bytes_per_param == 0)
         e->bytes_per_param = e->weight_grad_bytes_per_param + MEMORY_ADAM_STATE_BYTES;
     if (e->weight_grad_bytes_per_param > e->bytes_per_param)
@@ -981,6 +985,11 @@ static int gpu_type_applies(const experiment *e)
 }
 static int headroom_is_auto(const experiment *e) { return e->memory_headroom; }
 static int has_ep(const experiment *e) { return e->ep > 1; }
+static int fp8_recipe(const experiment *e)
+{
+    return wl_is_modelled(e) && (e->precision == PRECISION_FP8 || e->precision == PRECISION_MXFP8 ||
+                                 e->precision == PRECISION_FP8_BLOCK);
+}
 static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }
 static int offload_is_selective(const experiment *e) { return e->offload == OFFLOAD_SELECTIVE; }
@@ -1010,6 +1019,7 @@ static const applicability APPLIES[] = {
     {"lora.targets", lora_is_on, "lora.rank > 0"},
     {"gpt.", wl_is_gpt, "workload=gpt"},
     {"precision", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
+    {"memory.fp8_params", fp8_recipe, "precision=fp8, mxfp8 or fp8-block, with workload=gpt or workload=hf:PATH"},
     {"tp.comm_overlap", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"kernel_queue.", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},
     {"attention", wl_is_modelled, "workload=gpt or workload=hf:PATH (the cost model)"},

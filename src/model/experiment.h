@@ -17,6 +17,7 @@
  * moments that ZeRO-1 (the distributed optimizer) shards.  The
  * experiment's defaults of bytes_per_param rest on them. */
 #define MEMORY_BF16_WEIGHT_BYTES 2.0
+#define MEMORY_FP8_WEIGHT_BYTES 1.0
 #define MEMORY_ADAM_STATE_BYTES 12.0
 
 #define PG_NAME_MAX 512
@@ -165,7 +166,8 @@ typedef struct experiment {
 #define PIPEOFFLOAD_COPY_SLOTS 1    /* offload.preset's: PipeOffload's offload_release waits for the last copy */
     recompute_policy recompute;
     int recompute_modules;          /* recompute.modules: model/arch.h arch_recompute_module bits */
-    int memory_zero1;               /* 1: optimizer state sharded over dp (ZeRO-1); resolved: the same as
+    int memory_zero1;
+    int memory_fp8_params;          /* memory.fp8_params: weights kept and all-gathered in FP8 (experiment_weight_bytes) */               /* 1: optimizer state sharded over dp (ZeRO-1); resolved: the same as
                                      * dp_sharding == DP_SHARD_OPTIMIZER */
     dp_shard_mode dp_sharding;      /* dp.sharding, resolved with memory.zero1 */
     int dp_shard_group;             /* replicas a shard spans, resolved: dp.shard_group, or dp when not given
@@ -207,6 +209,21 @@ static inline int experiment_times_are_tp_groups(const experiment *e)
 static inline double experiment_grad_bytes(const experiment *e)
 {
     return e->grad_precision == GRAD_FP32 ? 4.0 : 2.0;
+}
+
+/* FP8 weights (memory.fp8_params) apply to the FP8 recipes that can keep
+ * them: per-tensor, MXFP8 and blockwise FP8. */
+static inline int experiment_fp8_weights(const experiment *e)
+{
+    return e->memory_fp8_params && (e->precision == PRECISION_FP8 || e->precision == PRECISION_MXFP8 ||
+                                    e->precision == PRECISION_FP8_BLOCK);
+}
+
+/* Bytes of one trained weight as the model keeps it and the data-parallel
+ * all-gathers send it: bf16, or FP8 (memory.fp8_params). */
+static inline double experiment_weight_bytes(const experiment *e)
+{
+    return experiment_fp8_weights(e) ? MEMORY_FP8_WEIGHT_BYTES : MEMORY_BF16_WEIGHT_BYTES;
 }
 
 /* Whole experts on each GPU (etp=1 with tp > 1): the expert-parallel groups

@@ -82,7 +82,7 @@ memory_sharding memory_sharding_of(const experiment *e)
     int group = e->dp_shard_group > 0 ? e->dp_shard_group : e->dp;
     return (memory_sharding){.mode = e->dp_sharding, .group = group,
                              .expert_group = group == e->dp ? experiment_expert_dp(e) : group,
-                             .weight_bytes_per_param = MEMORY_BF16_WEIGHT_BYTES,
+                             .weight_bytes_per_param = experiment_weight_bytes(e),
                              .grad_bytes_per_param = experiment_grad_bytes(e)};
 }
 
@@ -152,4 +152,19 @@ double memory_attn_core_s(const stage_cost *c)
     if (c->has_attn_core)
         return c->attn_core_s;
     return c->f_s * ATTN_CORE_FLOPS_S * ZB_REF_SEQ / (DENSE_FLOPS_H * ZB_REF_HIDDEN + ATTN_CORE_FLOPS_S * ZB_REF_SEQ);
+}
+
+void memory_selective_in_backward(workload *w)
+{
+    for (int s = 0; s < w->nstages; s++) {
+        stage_cost *c = &w->stage[s];
+        double bytes = memory_attn_core_bytes(c), seconds = memory_attn_core_s(c);
+        c->act_b_bytes -= bytes;
+        if (c->act_w_bytes > c->act_b_bytes)
+            c->act_w_bytes = c->act_b_bytes;
+        c->b_s += seconds;
+        c->has_attn_core = 1;
+        c->attn_core_bytes = 0;
+        c->attn_core_s = 0;
+    }
 }

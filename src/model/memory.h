@@ -102,4 +102,13 @@ double memory_attn_core_s(const stage_cost *c);
  * recomputation reruns the layer's all-reduces too). */
 double memory_fwd_recompute_s(const stage_cost *c);
 
+/* Selective recomputation run inside each stage's backward, as Megatron
+ * runs it, instead of as a recompute op of a memory plan: every stage keeps
+ * act_b_bytes less what its modules store (memory_attn_core_bytes), its
+ * backward lasts their recomputation (memory_attn_core_s) longer, and its
+ * selective fields are then zero (nothing is left to recompute).  For jobs
+ * whose schedule cannot run under a memory plan (Megatron-Core's combined
+ * 1F1B steps). */
+void memory_selective_in_backward(workload *w);
+
 #endif

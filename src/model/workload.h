@@ -49,4 +49,5 @@ int workload_build(const experiment *e, int nstages, workload *w, pg_status *st)
  * pair of ranks for point-to-point: 1 at pp = 2, 2 beyond). */
 int workload_nccl_communicators(int tp, int cp, int dp, int ep, int pp);
 
+
 #endif
