@@ -878,7 +878,7 @@ START_TEST(test_layer_profile_scales_the_layer_only)
     ck_assert_int_eq(costmodel_build_shape(&g, &m, 2, &w1, &st), 0);
     for (int s = 0; s < 2; s++) {
         ck_assert(w1.stage[s].f_s > w0.stage[s].f_s * 1.2 && w1.stage[s].f_s < w0.stage[s].f_s * factor);
-        ck_assert_rel(w1.stage[s].attn_core_s, factor * w0.stage[s].attn_core_s, 1e-12);
+        ck_assert_rel(w1.stage[s].selective_s, factor * w0.stage[s].selective_s, 1e-12);
     }
     workload_free(&w0);
     workload_free(&w1);

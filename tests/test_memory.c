@@ -196,10 +196,10 @@ START_TEST(test_selective_defaults)
     ck_assert_int_eq(mid->layers, 4);
     double h = 4096, a = 32, s = 1024, b = 3;
     ck_assert_int_eq(w.micro_batch_size, 3);
-    ck_assert_exact(memory_attn_core_bytes(mid), mid->layers * 5 * a * s * s * b);
-    ck_assert_exact(memory_attn_core_s(mid), mid->f_s * 4 * s / (24 * h + 4 * s));
+    ck_assert_exact(memory_selective_bytes(mid), mid->layers * 5 * a * s * s * b);
+    ck_assert_exact(memory_selective_s(mid), mid->f_s * 4 * s / (24 * h + 4 * s));
     stage_cost u = {.f_s = 1.0, .act_b_bytes = 100.0, .act_w_bytes = 32.0};
-    ck_assert_exact(memory_attn_core_bytes(&u), 100.0 - 34.0);
+    ck_assert_exact(memory_selective_bytes(&u), 100.0 - 34.0);
     workload_free(&w);
 }
 END_TEST

@@ -351,8 +351,8 @@ START_TEST(test_offload_k)
     fixture f;
     fixture_1f1b(&f);
     f.cost[0].w_s = 0;
-    f.cost[0].has_attn_core = 1;
-    f.cost[0].attn_core_bytes = 40;
+    f.cost[0].has_selective = 1;
+    f.cost[0].selective_bytes = 40;
     f.wl.ref_speed_flops = 1e12;
     f.gpu[0].speed_flops = f.gpu[1].speed_flops = 2e12;
     f.gpu[0].host_bw = 50;

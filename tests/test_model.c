@@ -438,8 +438,8 @@ START_TEST(workload_profile_batch_and_tp)
         ck_assert_exact(a->fwd_flops, r->fwd_flops * per_gpu);
         ck_assert_exact(a->act_b_bytes, r->act_b_bytes * per_gpu);
         ck_assert_exact(a->act_w_bytes, r->act_w_bytes * per_gpu);
-        ck_assert_exact(a->attn_core_bytes, r->attn_core_bytes * per_gpu);
-        ck_assert_exact(a->attn_core_s, r->attn_core_s * per_gpu);
+        ck_assert_exact(a->selective_bytes, r->selective_bytes * per_gpu);
+        ck_assert_exact(a->selective_s, r->selective_s * per_gpu);
         ck_assert_exact(a->workspace_bytes, r->workspace_bytes * per_gpu);
         ck_assert_exact(a->boundary_bytes, r->boundary_bytes * batch);
         ck_assert_exact(a->tp_coll_bytes, r->tp_coll_bytes * batch);

@@ -438,7 +438,7 @@ static int predict_layer(const gpu_params *g, const train_row *r, iter_breakdown
     const stage_cost *s1 = &w1.stage[0], *s2 = &w2.stage[0];
     double f = s2->f_s - s1->f_s, b = s2->b_s - s1->b_s, wg = s2->w_s - s1->w_s;
     double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
-                 : r->recompute == ROW_RECOMPUTE_SELECTIVE ? s2->attn_core_s - s1->attn_core_s
+                 : r->recompute == ROW_RECOMPUTE_SELECTIVE ? s2->selective_s - s1->selective_s
                                                            : 0.0;
     out->pipeline_s = f + rec + b + wg;
     out->total_s = out->pipeline_s;
@@ -521,7 +521,7 @@ int iter_predict(const gpu_params *g, const iter_set *set, int i, iter_breakdown
             b += 2.0 * sc->attn_layers * t_kv;
         }
         double rec = r->recompute == ROW_RECOMPUTE_FULL        ? f
-                     : r->recompute == ROW_RECOMPUTE_SELECTIVE ? sc->attn_core_s
+                     : r->recompute == ROW_RECOMPUTE_SELECTIVE ? sc->selective_s
                                                                : 0.0;
         dur[k][OP_F] = f;
         dur[k][OP_B] = rec + b;

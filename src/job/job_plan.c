@@ -19,7 +19,7 @@ static double *offload_bytes_per_stage(const job *j, plan_fwd fwd)
         const stage_cost *c = &j->wl.stage[s];
         double in = memory_input_bytes(&j->wl, s);
         bytes[s] = fwd == PLAN_FWD_FULL        ? (in < c->act_b_bytes ? in : c->act_b_bytes)
-                   : fwd == PLAN_FWD_SELECTIVE ? c->act_b_bytes - memory_attn_core_bytes(c)
+                   : fwd == PLAN_FWD_SELECTIVE ? c->act_b_bytes - memory_selective_bytes(c)
                                                : c->act_b_bytes;
     }
     return bytes;

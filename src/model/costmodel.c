@@ -1488,7 +1488,7 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
         stage_cost *sc = &w->stage[s];
         int nl = stage_layers[s];
         sc->layers = nl;
-        sc->has_attn_core = 1;
+        sc->has_selective = 1;
         double max_layer_b = 0, max_layer_w = 0;
         /* each op one kernel queue (queue_append): the forward runs the embedding, the layers in order and
          * the head; the input and weight gradients the other way round */
@@ -1513,8 +1513,8 @@ int costmodel_build_shape(const gpu_params *g, const gpt_shape *m_in, int nstage
                 max_layer_b = lb;
                 max_layer_w = lw;
             }
-            sc->attn_core_bytes += ln->selective_bytes;
-            sc->attn_core_s += sel_s[mx][arch_layer_ffn(a, layer)];
+            sc->selective_bytes += ln->selective_bytes;
+            sc->selective_s += sel_s[mx][arch_layer_ffn(a, layer)];
             sc->param_count += ln->params;
             sc->expert_param_count += ln->expert_params;
             adapter_params += kinds[mx][arch_layer_ffn(a, layer)][CM_F].adapter_params;

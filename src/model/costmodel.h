@@ -263,7 +263,7 @@ typedef struct gpt_shape {
     double capacity_factor; /* MoE: 0 = dropless */
     int moe_probs_on_outputs; /* MoE: arch_run.probs_on_outputs (memory only) */
     int recompute_lgd;   /* 1: PipeOffload's LGD recomputation (arch.h ARCH_ACT_LGD) */
-    unsigned recompute_modules; /* what selective recomputation recomputes (stage_cost.attn_core_bytes /
+    unsigned recompute_modules; /* what selective recomputation recomputes (stage_cost.selective_bytes /
                                  * _s): arch.h arch_recompute_module bits; 0 = ARCH_RC_DEFAULT */
     double main_grad_bytes; /* bytes per weight of the gradient buffer the weight-gradient GEMMs accumulate
                              * into, microbatch after microbatch (Megatron's gradient_accumulation_fusion:

@@ -133,9 +133,9 @@ double memory_input_bytes(const workload *w, int stage)
     return w->stage[stage - 1].boundary_bytes;
 }
 
-double memory_attn_core_bytes(const stage_cost *c)
+double memory_selective_bytes(const stage_cost *c)
 {
-    double bytes = c->has_attn_core ? c->attn_core_bytes
+    double bytes = c->has_selective ? c->selective_bytes
                                     : c->act_b_bytes - ZB_MB_H_COEFF / ZB_MW_H_COEFF * c->act_w_bytes;
     if (bytes < 0)
         return 0.0;
@@ -147,10 +147,10 @@ double memory_fwd_recompute_s(const stage_cost *c)
     return c->f_s + c->f_tp_coll_s;
 }
 
-double memory_attn_core_s(const stage_cost *c)
+double memory_selective_s(const stage_cost *c)
 {
-    if (c->has_attn_core)
-        return c->attn_core_s;
+    if (c->has_selective)
+        return c->selective_s;
     return c->f_s * ATTN_CORE_FLOPS_S * ZB_REF_SEQ / (DENSE_FLOPS_H * ZB_REF_HIDDEN + ATTN_CORE_FLOPS_S * ZB_REF_SEQ);
 }
 
@@ -158,13 +158,13 @@ void memory_selective_in_backward(workload *w)
 {
     for (int s = 0; s < w->nstages; s++) {
         stage_cost *c = &w->stage[s];
-        double bytes = memory_attn_core_bytes(c), seconds = memory_attn_core_s(c);
+        double bytes = memory_selective_bytes(c), seconds = memory_selective_s(c);
         c->act_b_bytes -= bytes;
         if (c->act_w_bytes > c->act_b_bytes)
             c->act_w_bytes = c->act_b_bytes;
         c->b_s += seconds;
-        c->has_attn_core = 1;
-        c->attn_core_bytes = 0;
-        c->attn_core_s = 0;
+        c->has_selective = 1;
+        c->selective_bytes = 0;
+        c->selective_s = 0;
     }
 }

@@ -13,7 +13,9 @@
  * Recomputation needs two more numbers per stage: what the stage's input
  * weighs (what full recomputation keeps: the previous stage's boundary
  * tensor; the first stage's input is token ids, counted as 0) and what
- * selective recomputation (the attention core) frees and costs.
+ * selective recomputation (the attention core, or the modules
+ * recompute.modules names: model/arch.h arch_recompute_module) frees and
+ * costs.
  */
 #ifndef PG_MODEL_MEMORY_H
 #define PG_MODEL_MEMORY_H
@@ -90,13 +92,13 @@ double memory_static_bytes_sharded(const workload *w, const int *stages, int nst
 double memory_input_bytes(const workload *w, int stage);
 
 /* Selective recomputation of stage c: bytes F no longer stores (at most
- * act_b) and reference seconds of the recompute.  From the profile when it
- * gives them (has_attn_core), else from the zero-bubble model: the 5as term
+ * act_b) and reference seconds of the recompute.  From the profile or the
+ * cost model when they give them (has_selective), else from the zero-bubble model: the 5as term
  * of M_B = sb(34h+5as) is act_b - (34/32) act_w since M_W = 32sbh, and the
  * attention core's share of F's FLOPs, 4s/(24h+4s), is taken at the
  * zero-bubble reference shape (h 4096, s 1024) as the uniform workload is. */
-double memory_attn_core_bytes(const stage_cost *c);
-double memory_attn_core_s(const stage_cost *c);
+double memory_selective_bytes(const stage_cost *c);
+double memory_selective_s(const stage_cost *c);
 /* Reference seconds to recompute the stage's whole forward: F again with
  * the tensor-parallel collectives in it (f_s + f_tp_coll_s; Megatron's full
  * recomputation reruns the layer's all-reduces too). */
@@ -104,8 +106,8 @@ double memory_fwd_recompute_s(const stage_cost *c);
 
 /* Selective recomputation run inside each stage's backward, as Megatron
  * runs it, instead of as a recompute op of a memory plan: every stage keeps
- * act_b_bytes less what its modules store (memory_attn_core_bytes), its
- * backward lasts their recomputation (memory_attn_core_s) longer, and its
+ * act_b_bytes less what its modules store (memory_selective_bytes), its
+ * backward lasts their recomputation (memory_selective_s) longer, and its
  * selective fields are then zero (nothing is left to recompute).  For jobs
  * whose schedule cannot run under a memory plan (Megatron-Core's combined
  * 1F1B steps). */

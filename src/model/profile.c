@@ -325,9 +325,9 @@ static void add_layer(stage_cost *sc, const layer_spec *ls)
         sc->tp_coll_bytes = ls->boundary_bytes;   /* the hidden state its collectives carry */
     sc->param_count += ls->params;
     sc->fwd_flops += ls->fwd_flops;
-    sc->has_attn_core = 1;
-    sc->attn_core_bytes += ls->attn_core_bytes;
-    sc->attn_core_s += ls->attn_core_s;
+    sc->has_selective = 1;
+    sc->selective_bytes += ls->attn_core_bytes;
+    sc->selective_s += ls->attn_core_s;
     if (ls->workspace_bytes > sc->workspace_bytes)
         sc->workspace_bytes = ls->workspace_bytes;
     if (ls->kind == LAYER_TRANSFORMER)

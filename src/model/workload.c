@@ -62,11 +62,11 @@ static int adapt_profile(const experiment *e, workload *w, pg_status *st)
         c->f_s *= per_gpu;
         c->b_s *= per_gpu;
         c->w_s *= per_gpu;
-        c->attn_core_s *= per_gpu;
+        c->selective_s *= per_gpu;
         c->fwd_flops *= per_gpu;
         c->act_b_bytes *= per_gpu;
         c->act_w_bytes *= per_gpu;
-        c->attn_core_bytes *= per_gpu;
+        c->selective_bytes *= per_gpu;
         c->workspace_bytes *= per_gpu;
         c->boundary_bytes *= batch;   /* the whole activation: sent on, and the tp collectives' size */
         c->tp_coll_bytes *= batch;

@@ -34,11 +34,11 @@ typedef struct stage_cost {
      * by the cost model for the modules recompute.modules names
      * (model/arch.h arch_recompute_module: the attention core, MLA's
      * up-projections, norms, a dense MLP, the experts' activation); when
-     * has_attn_core is 0 memory_attn_core_bytes / memory_attn_core_s
+     * has_selective is 0 memory_selective_bytes / memory_selective_s
      * (model/memory.h) derive them from the zero-bubble formulas. */
-    int has_attn_core;
-    double attn_core_bytes;      /* part of act_b_bytes the modules store (the attention core's: the 5as term of M_B) */
-    double attn_core_s;          /* reference seconds to recompute it */
+    int has_selective;
+    double selective_bytes;      /* part of act_b_bytes the modules store (the attention core's: the 5as term of M_B) */
+    double selective_s;          /* reference seconds to recompute it */
     /* Expert parallelism (MoE models, ep > 1): each of the stage's moe_layers
      * runs, per microbatch, a dispatch and a combine all-to-all among its ep
      * GPUs in F, and the same two again (the gradients) in B.  a2a_bytes is

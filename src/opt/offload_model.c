@@ -149,7 +149,7 @@ static void item_options(const offload_plan_input *in, off_model *md, off_item *
 {
     int r = it->rank;
     double bw = route_bw(in, md, r);
-    double attn = memory_attn_core_bytes(&in->wl->stage[it->stage]);
+    double attn = memory_selective_bytes(&in->wl->stage[it->stage]);
     for (int o = 0; o < OPT_COUNT; o++) {
         plan_set(one, it->stage, it->mb, OPTION_CHOICE[o]);
         act_flow fl;

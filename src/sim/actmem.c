@@ -27,9 +27,9 @@ void act_flow_of(const workload *w, const memplan *p, int stage, int mb, act_flo
         out->has_r = 1;
         out->r_ref_s = memory_fwd_recompute_s(c);
     } else if (ch.fwd == PLAN_FWD_SELECTIVE) {
-        out->f_alloc = c->act_b_bytes - memory_attn_core_bytes(c);
+        out->f_alloc = c->act_b_bytes - memory_selective_bytes(c);
         out->has_r = 1;
-        out->r_ref_s = memory_attn_core_s(c);
+        out->r_ref_s = memory_selective_s(c);
     }
     out->r_alloc = c->act_b_bytes - out->f_alloc;
     out->r_alloc_fused = out->r_alloc;
