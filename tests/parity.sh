@@ -126,6 +126,20 @@ expect_rc "a row validate predicts out of memory runs out of memory (line $oom_l
     "gb200emit/mbridge_perf_summary-line-$oom_line.yaml" --format csv
 expect_rc "a row validate predicts fitting fits (line $fit_line)" 0 "$BIN" run \
     "gb200emit/mbridge_perf_summary-line-$fit_line.yaml" --format csv
+# each row runs its release's recipe (rows.c RECOMPUTE_RECIPES): DeepSeek-V3 on GB200 recomputes MLA's
+# up-projections at 26.02 and 26.06 (MXFP8), its dense MLPs at 26.04
+recipe_modules() {   # recipe_modules NAME LABEL MODULES: every emitted row whose header has LABEL recomputes MODULES
+    local files n=0 bad=""
+    files=$(grep -l -- "$2" gb200emit/*.yaml)
+    for f in $files; do
+        n=$((n + 1))
+        grep -q "^recompute.modules: $3$" "$f" || bad="$bad $(basename "$f")"
+    done
+    if [ "$n" -gt 0 ] && [ -z "$bad" ]; then ok "$1 ($n rows)"; else not_ok "$1" "$n rows; not:$bad"; fi
+}
+recipe_modules "DeepSeek-V3 GB200 MXFP8 at 26.02 recomputes mla_up_proj" "DeepSeekV3 | DGX-GB200 | MXFP8 pretrain @ 26.02" mla_up_proj
+recipe_modules "DeepSeek-V3 GB200 MXFP8 at 26.04 recomputes mlp" "DeepSeekV3 | DGX-GB200 | MXFP8 pretrain @ 26.04" mlp
+recipe_modules "DeepSeek-V3 GB200 MXFP8 at 26.06 recomputes mla_up_proj" "DeepSeekV3 | DGX-GB200 | MXFP8 pretrain @ 26.06" mla_up_proj
 
 # ---- the text report says both ----
 expect_rc "validate's report" 0 "$BIN" validate "$DATA/vtrain/ground_truth_multi_pp1.csv"

@@ -532,37 +532,64 @@ static void recipe_pipeline_layout(const char *model_key, const char *gpu, train
 
 /* The selective recomputation of Megatron-Bridge's performance recipes,
  * which the summaries do not state ("recompute: per recipe"): the presets'
- * recompute_modules in scripts/performance/configs/<model>/
- * *_workload_base_configs.py of v0.4.1 (26.04.01), read 2026-11-29, for
- * every release: other releases differ in places this table does not
- * follow (DeepSeek-V3 on GB200 recomputes mla_up_proj in v0.3.0 and, at
- * MXFP8, in v0.5.1; v0.5.1's GB300 MXFP8 preset recomputes nothing).
- * bf16: the list of the BF16 preset where it differs (-1: the same). */
+ * recompute_modules, read 2026-11-29 from the release of each container
+ * (25.11 v0.2.0, 26.02 and 26.02.01 v0.3.x, 26.04 and 26.04.01 v0.4.x,
+ * 26.06 and 26.06.01 v0.5.x: scripts/performance/configs/<model>/
+ * *workload_base_configs.py; 26.08 v0.6.0: src/megatron/bridge/perf_recipes/
+ * <model>/<gpu>/).  The first entry that matches a row's model, GPU type,
+ * release (versions: a space-separated list, NULL any) and recipe
+ * (precision: a precision_kind, ANY_RECIPE any) gives its list; DeepSeek-V3's
+ * changed between releases, the others' did not.  Rows of 25.09 (v0.1.0rc4,
+ * whose run_script.py chooses by conditions not in the summary) take the
+ * entries for any release. */
+#define ANY_RECIPE (-1)
+#define MLA ARCH_RC_MLA_UP_PROJ
 static const struct {
-    const char *model_key, *gpu;
-    int modules, bf16_modules;
+    const char *model_key, *gpu, *versions;
+    int precision, modules;
 } RECOMPUTE_RECIPES[] = {
-    {"deepseek-v3", "gb300", ARCH_RC_MLA_UP_PROJ, ARCH_RC_MOE_ACT},
-    {"deepseek-v3", "gb200", ARCH_RC_MLP, ARCH_RC_MLA_UP_PROJ},
-    {"deepseek-v3", "b300", ARCH_RC_MLA_UP_PROJ, -1},
-    {"deepseek-v3", "b200", ARCH_RC_MLA_UP_PROJ, -1},
-    {"deepseek-v3", "h100-sxm", ARCH_RC_MLA_UP_PROJ | ARCH_RC_MLP, -1},
-    {"kimi-k2", "gb300", ARCH_RC_MLA_UP_PROJ, -1},
-    {"kimi-k2", "gb200", ARCH_RC_MLA_UP_PROJ, -1},
-    {"kimi-k2", "b200", ARCH_RC_MLA_UP_PROJ, -1},
-    {"kimi-k2", "h100-sxm", ARCH_RC_MLA_UP_PROJ | ARCH_RC_MLP, -1},
-    {"gpt-oss-120b", "gb200", ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT, -1},
-    {"gpt-oss-120b", "b200", ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT, -1},
-    {"gpt-oss-120b", "h100-sxm", ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT, -1},
+    {"deepseek-v3", "gb300", "25.11", ANY_RECIPE, ARCH_RC_MOE_ACT},
+    {"deepseek-v3", "gb300", NULL, PRECISION_BF16, ARCH_RC_MOE_ACT},
+    {"deepseek-v3", "gb300", "26.06 26.06.01 26.08", PRECISION_MXFP8, 0},
+    {"deepseek-v3", "gb300", NULL, ANY_RECIPE, MLA},
+    {"deepseek-v3", "gb200", "25.11 26.02 26.02.01", ANY_RECIPE, MLA},
+    {"deepseek-v3", "gb200", NULL, PRECISION_BF16, MLA},
+    {"deepseek-v3", "gb200", "26.06 26.06.01 26.08", PRECISION_MXFP8, MLA},
+    {"deepseek-v3", "gb200", NULL, ANY_RECIPE, ARCH_RC_MLP},
+    {"deepseek-v3", "b200", "26.08", PRECISION_MXFP8, MLA | ARCH_RC_MLP},
+    {"deepseek-v3", "b200", "26.08", PRECISION_NVFP4, MLA | ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
+    {"deepseek-v3", "b200", NULL, ANY_RECIPE, MLA},
+    {"deepseek-v3", "b300", NULL, ANY_RECIPE, MLA},
+    {"deepseek-v3", "h100-sxm", NULL, ANY_RECIPE, MLA | ARCH_RC_MLP},
+    {"kimi-k2", "h100-sxm", NULL, ANY_RECIPE, MLA | ARCH_RC_MLP},
+    {"kimi-k2", NULL, NULL, ANY_RECIPE, MLA},
+    {"gpt-oss-120b", "gb200", NULL, ANY_RECIPE, ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
+    {"gpt-oss-120b", "b200", NULL, ANY_RECIPE, ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
+    {"gpt-oss-120b", "h100-sxm", NULL, ANY_RECIPE, ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
 };
+#undef MLA
+
+/* 1 if the space-separated list names version (NULL: any). */
+static int names_version(const char *list, const char *version)
+{
+    if (list == NULL)
+        return 1;
+    size_t n = strlen(version);
+    for (const char *p = list; (p = strstr(p, version)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
 
 /* The recipe's recompute_modules for a row (above), 0 for none. */
-static unsigned recipe_recompute_modules(const char *model_key, const char *gpu, int bf16)
+static unsigned recipe_recompute_modules(const char *model_key, const char *gpu, const char *version, int precision)
 {
     for (size_t i = 0; i < sizeof RECOMPUTE_RECIPES / sizeof RECOMPUTE_RECIPES[0]; i++)
-        if (strcmp(RECOMPUTE_RECIPES[i].model_key, model_key) == 0 && strcmp(RECOMPUTE_RECIPES[i].gpu, gpu) == 0)
-            return (unsigned)(bf16 && RECOMPUTE_RECIPES[i].bf16_modules >= 0 ? RECOMPUTE_RECIPES[i].bf16_modules
-                                                                             : RECOMPUTE_RECIPES[i].modules);
+        if (strcmp(RECOMPUTE_RECIPES[i].model_key, model_key) == 0 &&
+            (RECOMPUTE_RECIPES[i].gpu == NULL || strcmp(RECOMPUTE_RECIPES[i].gpu, gpu) == 0) &&
+            names_version(RECOMPUTE_RECIPES[i].versions, version) &&
+            (RECOMPUTE_RECIPES[i].precision == ANY_RECIPE || RECOMPUTE_RECIPES[i].precision == precision))
+            return (unsigned)RECOMPUTE_RECIPES[i].modules;
     return 0;
 }
 
@@ -959,7 +986,7 @@ static int load_summary(csv *c, const char *path, unsigned flags, calib_rows *ou
         r->grad_bytes = SUMMARY_GRAD_BYTES;
         r->recompute = ROW_RECOMPUTE_NONE;
         if (strcmp(out->source, "mbridge") == 0) {
-            r->recompute_modules = recipe_recompute_modules(mkey, gpu, r->fp8 == 0);
+            r->recompute_modules = recipe_recompute_modules(mkey, gpu, get(c, col(c, "source_version")), r->fp8);
             if (r->recompute_modules)
                 r->recompute = ROW_RECOMPUTE_SELECTIVE;
         }
