@@ -102,7 +102,7 @@ bad_key() {   # bad_key NAME KEY WORDS SETTINGS...: exit 2, the message names KE
     expect_err "$name: names $key" "key '$key'.*$words"
 }
 bad_key "a module Megatron has and pipegrid does not model" recompute.modules "a comma-separated list of core_attn" \
-    --set recompute=selective --set recompute.modules=moe
+    --set recompute=selective --set recompute.modules=shared_experts
 bad_key "an empty module" recompute.modules "an empty word" --set recompute=selective --set recompute.modules=mla_up_proj,
 # (a key that does not apply is a warning, as every such key)
 expect_rc "modules without selective recomputation run" 0 "$BIN" "${MLA[@]}" --set recompute.modules=mla_up_proj

@@ -160,6 +160,14 @@ START_TEST(hf_deepseek_v3_recompute_modules)
     ck_assert_exact(arch_layer_selective_bytes(&a, &r, 0, ARCH_RC_MLP), mlp);
     ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_MLP), 0);
     ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_CORE_ATTN), 0);               /* flash */
+    /* moe: the layer from its input: the fp32 router probabilities (256 experts), the permuted tokens and
+     * the routed experts' FC1 outputs and FC2 inputs, the shared expert's (2048 wide) likewise; moe_act's
+     * bytes among them */
+    double routed = T * 8, moe = 4 * T * 256 + bf16 * routed * h + bf16 * routed * 2 * 2048 + bf16 * routed * 2048 +
+                                 bf16 * T * 2 * 2048 + bf16 * T * 2048;
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_MOE), moe);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, ARCH_RC_MOE | ARCH_RC_MOE_ACT), moe);
+    ck_assert_exact(arch_layer_selective_bytes(&a, &r, 0, ARCH_RC_MOE), 0);
     unsigned all = ARCH_RC_MLA_UP_PROJ | ARCH_RC_MOE_ACT | ARCH_RC_LAYERNORM | ARCH_RC_CORE_ATTN;
     ck_assert_exact(arch_layer_selective_bytes(&a, &r, 3, all), up_proj + moe_act + 2 * norm_out);
     ck_assert(arch_layer_selective_bytes(&a, &r, 3, all) < arch_layer_act_bytes(&a, &r, 3, ARCH_ACT_NONE));

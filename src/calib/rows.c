@@ -566,6 +566,8 @@ static const struct {
     {"gpt-oss-120b", "gb200", NULL, ANY_RECIPE, ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
     {"gpt-oss-120b", "b200", NULL, ANY_RECIPE, ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
     {"gpt-oss-120b", "h100-sxm", NULL, ANY_RECIPE, ARCH_RC_LAYERNORM | ARCH_RC_MOE_ACT},
+    {"nemotron3-nano", "h100-sxm", NULL, PRECISION_BF16, ARCH_RC_MOE | ARCH_RC_LAYERNORM},
+    {"nemotron3-nano", "h100-sxm", NULL, ANY_RECIPE, ARCH_RC_MOE | ARCH_RC_LAYERNORM | ARCH_RC_CORE_ATTN | ARCH_RC_MOE_ACT},
 };
 #undef MLA
 

@@ -553,6 +553,7 @@ typedef struct layer_acts {
     double act_in;           /* activation function inputs (FC1 outputs) */
     double fc2_in;           /* activation function outputs */
     double fc2_in_routed;    /* of fc2_in, the routed experts' */
+    double moe_other;        /* of other, the MoE layer's (router probabilities, permuted tokens, expert outputs) */
     double other;            /* MoE router probabilities, expert outputs, MLA latents */
     double out_grads;        /* for M_W: the linear layers' output gradients */
 } layer_acts;
@@ -628,6 +629,7 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
         return L;
     }
     const arch_moe *m = &a->moe;
+    double other_before_moe = L.other;
     double Tk = routed_tokens(a, r, &x);
     double expert_in = BF16_BYTES * Tk * a->hidden;
     L.other += FP32_BYTES * T * m->experts / x.rep;                  /* router probabilities */
@@ -646,6 +648,7 @@ static layer_acts layer_acts_of(const arch *a, const arch_run *r, int layer)
     }
     if (r->quantized_inputs)   /* the experts' first GEMM keeps its quantized copy of the permuted tokens */
         L.other -= (BF16_BYTES - QUANTIZED_INPUT_BYTES) / BF16_BYTES * expert_in;
+    L.moe_other = L.other - other_before_moe;
     quantize_gemm_inputs(r, mixer, &L);
     return L;
 }
@@ -684,7 +687,9 @@ double arch_layer_selective_bytes(const arch *a, const arch_run *r, int layer, u
         bytes += L.qkv;
     if ((modules & ARCH_RC_MLP) && ffn == ARCH_FFN_DENSE)
         bytes += norm_out + L.act_in + L.fc2_in;
-    if ((modules & ARCH_RC_MOE_ACT) && ffn == ARCH_FFN_MOE)
+    if ((modules & ARCH_RC_MOE) && ffn == ARCH_FFN_MOE)   /* moe_act's bytes are among these */
+        bytes += L.act_in + L.fc2_in + L.moe_other;
+    else if ((modules & ARCH_RC_MOE_ACT) && ffn == ARCH_FFN_MOE)
         bytes += L.fc2_in_routed;
     return bytes;
 }

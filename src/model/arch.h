@@ -232,6 +232,10 @@ typedef enum {
     ARCH_RC_MLP = 1u << 3,         /* a dense MLP (not MoE) from its input: its norm's output, FC1's output and
                                     * FC2's input */
     ARCH_RC_MOE_ACT = 1u << 4,     /* the routed experts' activation function: FC2's input */
+    ARCH_RC_MOE = 1u << 5,         /* a MoE layer from its input (its norm's output): the router's probabilities,
+                                    * the permuted tokens, every expert's (and the shared expert's) FC1 output and
+                                    * FC2 input; the recomputed dispatch is not sent again (pipegrid's all-to-alls
+                                    * are the forward's and the backward's) */
 } arch_recompute_module;
 #define ARCH_RC_DEFAULT ARCH_RC_CORE_ATTN
 /* Bytes of arch_layer_act_bytes(.., ARCH_ACT_NONE) that the modules

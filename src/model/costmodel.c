@@ -1302,7 +1302,9 @@ static double selective_s(const gpu_params *g, const gpt_shape *m, const dims *d
         norm_fwd(k, d);
         mlp_op(k, d, 0, 0);
     }
-    if ((modules & ARCH_RC_MOE_ACT) && ffn == ARCH_FFN_MOE)
+    if ((modules & ARCH_RC_MOE) && ffn == ARCH_FFN_MOE)
+        mlp_op(k, d, 1, 0);                            /* router, permutation, experts, combine, shared expert */
+    else if ((modules & ARCH_RC_MOE_ACT) && ffn == ARCH_FFN_MOE)
         act_fwd(k, d, d->Tk * d->a.moe.expert_ffn / d->t);
     return s + c.time_s;
 }

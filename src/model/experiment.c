@@ -121,7 +121,7 @@ static const choice BACKWARDS[] = {{"keep", 0}, {"recompute", 1}, {NULL, 0}};
 static const choice LORA_TARGET_WORDS[] = {{"all", LORA_TARGETS_ALL}, {"qkv", LORA_TARGETS_QKV}, {NULL, 0}};
 static const choice RECOMPUTE_MODULES[] = {
     {"core_attn", ARCH_RC_CORE_ATTN}, {"layernorm", ARCH_RC_LAYERNORM}, {"mla_up_proj", ARCH_RC_MLA_UP_PROJ},
-    {"mlp", ARCH_RC_MLP}, {"moe_act", ARCH_RC_MOE_ACT}, {NULL, 0}};
+    {"mlp", ARCH_RC_MLP}, {"moe_act", ARCH_RC_MOE_ACT}, {"moe", ARCH_RC_MOE}, {NULL, 0}};
 static const choice RECOMPUTES[] = {{"none", RECOMPUTE_NONE}, {"full", RECOMPUTE_FULL},
                                     {"selective", RECOMPUTE_SELECTIVE}, {"plan", RECOMPUTE_PLAN},
                                     {"lgd", RECOMPUTE_LGD}, {NULL, 0}};
@@ -424,8 +424,9 @@ static const key_spec SCHEMA[] = {
               "the legacy path's scores; with flash attention it reruns the kernel and frees nothing counted), "
               "layernorm (the norms Transformer Engine does not fuse into a linear layer: an MLA mixer's and a MoE "
               "layer's), mla_up_proj (MLA's query and key/value up-projections and rope), mlp (a dense MLP from "
-              "its input), moe_act (the routed experts' activation function); Megatron's moe and shared_experts "
-              "are not modelled"),
+              "its input), moe_act (the routed experts' activation function), moe (a MoE layer from its input: "
+              "router, permutation, experts; its all-to-alls are not sent again); Megatron's shared_experts is "
+              "not modelled"),
     CHOICE_KEY("recompute.backward", "keep|recompute", recompute_backward, "keep", BACKWARDS, NO_PATH, 0,
                "split backward: after B keep what W needs (keep), or keep only the stage input and recompute "
                "the forward before W (recompute: the backward option of forward-backward rematerialization planning)"),
