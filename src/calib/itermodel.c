@@ -248,7 +248,7 @@ static double group_bw(const gpu_params *g, const train_row *r, int n, long stri
 /* Bytes of a parameter in the data-parallel all-gathers: bf16, or FP8 (experiment.h experiment_weight_bytes). */
 static double param_gather_bytes(const train_row *r)
 {
-    return r->fp8_params ? MEMORY_FP8_WEIGHT_BYTES : MEMORY_BF16_WEIGHT_BYTES;
+    return experiment_weight_bytes_of(r->fp8_params);
 }
 
 /* One pass of a ring over n ranks (a reduce-scatter or an all-gather of

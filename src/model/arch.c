@@ -675,15 +675,14 @@ double arch_layer_selective_bytes(const arch *a, const arch_run *r, int layer, u
     layer_acts L = layer_acts_of(a, r, layer);
     arch_mixer mixer = arch_layer_mixer(a, layer);
     arch_ffn ffn = arch_layer_ffn(a, layer);
-    int mla = a->attn == ARCH_ATTN_MLA && (mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA);
     int parts = (mixer != ARCH_MIX_NONE) + (ffn != ARCH_FFN_NONE);
     double norm_out = parts > 0 ? L.gemm_inputs_norm / parts : 0.0;   /* one part's norm output */
     double bytes = 0;
     if (modules & ARCH_RC_CORE_ATTN)
         bytes += arch_layer_attn_core_bytes(a, r, layer);
-    if (modules & ARCH_RC_LAYERNORM)   /* Transformer Engine fuses the others into their linear layer */
-        bytes += (mla ? norm_out : 0.0) + (ffn == ARCH_FFN_MOE ? norm_out : 0.0);
-    if ((modules & ARCH_RC_MLA_UP_PROJ) && mla)
+    if (modules & ARCH_RC_LAYERNORM)
+        bytes += arch_separate_norms(a, mixer, ffn) * norm_out;
+    if ((modules & ARCH_RC_MLA_UP_PROJ) && arch_mixer_is_mla(a, mixer))
         bytes += L.qkv;
     if ((modules & ARCH_RC_MLP) && ffn == ARCH_FFN_DENSE)
         bytes += norm_out + L.act_in + L.fc2_in;

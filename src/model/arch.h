@@ -139,6 +139,21 @@ static inline int arch_is_moe_layer(const arch *a, int layer)
     return arch_layer_ffn(a, layer) == ARCH_FFN_MOE;
 }
 
+/* 1 for multi-head latent attention in a layer of this mixer. */
+static inline int arch_mixer_is_mla(const arch *a, arch_mixer mixer)
+{
+    return a->attn == ARCH_ATTN_MLA && (mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA);
+}
+
+/* Norms of a layer of these kinds that Transformer Engine does not fuse into
+ * the next linear layer (what recompute.modules' layernorm recomputes): an
+ * MLA mixer's (its down-projections are plain linear layers) and a MoE
+ * FFN's (the router and the permutation come first). */
+static inline int arch_separate_norms(const arch *a, arch_mixer mixer, arch_ffn ffn)
+{
+    return arch_mixer_is_mla(a, mixer) + (ffn == ARCH_FFN_MOE);
+}
+
 /* Mamba-2 widths: d_inner (heads x head_dim), the in_proj output and the
  * conv's channels (x, B, C). */
 double arch_mamba_inner(const arch *a);

@@ -1281,17 +1281,12 @@ static double selective_s(const gpu_params *g, const gpt_shape *m, const dims *d
     memset(&c, 0, sizeof c);
     kctx k = layer_ctx_of(g, m, d, &c);
     double s = 0;
-    int attn = mixer == ARCH_MIX_ATTN || mixer == ARCH_MIX_SWA;
-    int mla = attn && d->a.attn == ARCH_ATTN_MLA;
     if (modules & ARCH_RC_CORE_ATTN)
         s += core_fwd_s(g, m, d, mixer);
-    if (modules & ARCH_RC_LAYERNORM) {
-        if (mla)
+    if (modules & ARCH_RC_LAYERNORM)
+        for (int n = arch_separate_norms(&d->a, mixer, ffn); n > 0; n--)
             norm_fwd(k, d);
-        if (ffn == ARCH_FFN_MOE)
-            norm_fwd(k, d);
-    }
-    if ((modules & ARCH_RC_MLA_UP_PROJ) && mla) {
+    if ((modules & ARCH_RC_MLA_UP_PROJ) && arch_mixer_is_mla(&d->a, mixer)) {
         const arch_mla *ml = &d->a.mla;
         double q_in = ml->q_lora_rank > 0 ? (double)ml->q_lora_rank : d->h;
         k_linear(k, CM_F, d->T, q_in, d->q / d->t);

@@ -988,8 +988,7 @@ static int headroom_is_auto(const experiment *e) { return e->memory_headroom; }
 static int has_ep(const experiment *e) { return e->ep > 1; }
 static int fp8_recipe(const experiment *e)
 {
-    return wl_is_modelled(e) && (e->precision == PRECISION_FP8 || e->precision == PRECISION_MXFP8 ||
-                                 e->precision == PRECISION_FP8_BLOCK);
+    return wl_is_modelled(e) && experiment_precision_keeps_fp8_weights(e->precision);
 }
 static int sched_is_dualpipev(const experiment *e) { return strcmp(e->schedule, "dualpipe-v") == 0; }
 static int sched_is_zbauto(const experiment *e) { return strcmp(e->schedule, "zb-auto") == 0; }

@@ -211,19 +211,28 @@ static inline double experiment_grad_bytes(const experiment *e)
     return e->grad_precision == GRAD_FP32 ? 4.0 : 2.0;
 }
 
-/* FP8 weights (memory.fp8_params) apply to the FP8 recipes that can keep
- * them: per-tensor, MXFP8 and blockwise FP8. */
+/* The FP8 recipes that can keep FP8 weights (memory.fp8_params):
+ * per-tensor, MXFP8 and blockwise FP8. */
+static inline int experiment_precision_keeps_fp8_weights(precision_kind p)
+{
+    return p == PRECISION_FP8 || p == PRECISION_MXFP8 || p == PRECISION_FP8_BLOCK;
+}
+
 static inline int experiment_fp8_weights(const experiment *e)
 {
-    return e->memory_fp8_params && (e->precision == PRECISION_FP8 || e->precision == PRECISION_MXFP8 ||
-                                    e->precision == PRECISION_FP8_BLOCK);
+    return e->memory_fp8_params && experiment_precision_keeps_fp8_weights(e->precision);
 }
 
 /* Bytes of one trained weight as the model keeps it and the data-parallel
  * all-gathers send it: bf16, or FP8 (memory.fp8_params). */
+static inline double experiment_weight_bytes_of(int fp8_weights)
+{
+    return fp8_weights ? MEMORY_FP8_WEIGHT_BYTES : MEMORY_BF16_WEIGHT_BYTES;
+}
+
 static inline double experiment_weight_bytes(const experiment *e)
 {
-    return experiment_fp8_weights(e) ? MEMORY_FP8_WEIGHT_BYTES : MEMORY_BF16_WEIGHT_BYTES;
+    return experiment_weight_bytes_of(experiment_fp8_weights(e));
 }
 
 /* Whole experts on each GPU (etp=1 with tp > 1): the expert-parallel groups

@@ -275,7 +275,10 @@ static void walk_rank(const metrics_input *in, int rank, const rank_records *rr,
             if ((op->kind == OP_W || op->kind == OP_BW) && !second) act_chunks--;
             if (combined_has(comb.first, comb.nfirst, op)) {
                 act_chunks++;
-                if (c) act_bytes += c->act_b_bytes - combined_lead_bytes(c, c->act_b_bytes);
+                if (c) {
+                    double alloc = alloc_bytes(in, c, op, fused);
+                    act_bytes += alloc - combined_lead_bytes(c, alloc);
+                }
             }
             if (!c) continue;
             if (!second) act_bytes -= release_bytes(in, c, op);
